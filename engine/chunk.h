@@ -1,0 +1,56 @@
+// Results of blending: a chunk of columns, or one point.
+#ifndef WORLDGEN_ENGINE_CHUNK_H_
+#define WORLDGEN_ENGINE_CHUNK_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace worldgen {
+
+// Column layout used by every per-column array of a chunk: row-major with x fastest,
+//   index = (z - chunk_z * size) * size + (x - chunk_x * size),
+// so column (x, z) of chunk (cx, cz) is world column (cx * size + lx, cz * size + lz) and sits at
+// lz * size + lx. A column's sample point is its integer corner (x, z), not its centre.
+inline int ColumnIndex(int size, int local_x, int local_z) { return local_z * size + local_x; }
+
+// One biome's weights over a chunk.
+struct BiomeLayer {
+  uint32_t biome_id = 0;
+  std::vector<float> weights;  // size * size values in [0, 1], ColumnIndex layout.
+};
+
+// The blend of one chunk. Sparse: only biomes whose weight is non-zero somewhere in the chunk appear,
+// sorted by biome id. For every column the layers' weights sum to 1 (within float rounding).
+struct ChunkBlend {
+  int64_t chunk_x = 0;
+  int64_t chunk_z = 0;
+  int size = 0;
+  // True when every lattice sample near the chunk has the same biome: then `layers` has exactly one
+  // entry whose weights are all exactly 1.0f.
+  bool single_biome = false;
+  std::vector<BiomeLayer> layers;
+  std::vector<float> heights;            // Blended height per column (if requested), else empty.
+  std::vector<uint32_t> dominant_biome;  // Arg-max biome id per column (if requested), else empty.
+};
+
+struct BiomeWeight {
+  uint32_t biome_id = 0;
+  float weight = 0.0f;
+};
+
+// The blend at one point: non-zero weights only, sorted by biome id.
+struct PointBlend {
+  std::vector<BiomeWeight> weights;
+  float height = 0.0f;          // Blended height (if requested), else 0.
+  uint32_t dominant_biome = 0;  // Arg-max biome id; ties go to the lowest id.
+};
+
+// What to compute besides weights.
+struct BlendOptions {
+  bool heights = false;
+  bool dominant_biome = false;
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_ENGINE_CHUNK_H_

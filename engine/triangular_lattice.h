@@ -1,0 +1,60 @@
+// TriangularLattice: the jittered triangular point lattice that scattered blending samples on.
+//
+// Vertex (i, j) sits at  interval * (i + j/2, j * sqrt(3)/2)  and is displaced by `jitter` blocks in a
+// direction hashed from (seed, i, j). Neighbouring vertices are `interval` apart, every point of the
+// plane is within interval/sqrt(3) of an unjittered vertex, and so within interval/sqrt(3) + jitter of
+// a jittered one.
+// Thread safety: immutable after construction; safe for concurrent use.
+#ifndef WORLDGEN_ENGINE_TRIANGULAR_LATTICE_H_
+#define WORLDGEN_ENGINE_TRIANGULAR_LATTICE_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace worldgen {
+
+struct LatticeIndex {
+  int32_t i = 0;
+  int32_t j = 0;
+};
+
+struct LatticeOffset {
+  int32_t di = 0;
+  int32_t dj = 0;
+};
+
+class TriangularLattice {
+ public:
+  static constexpr double kSqrt3 = 1.7320508075688772;
+
+  // interval > 0 (blocks between neighbours); 0 <= jitter_fraction <= 0.5 (of interval).
+  TriangularLattice(uint64_t seed, double interval, double jitter_fraction);
+
+  double interval() const { return interval_; }
+  double jitter() const { return jitter_; }  // In blocks.
+  // Largest distance from any point of the plane to its nearest unjittered vertex: interval/sqrt(3).
+  double max_vertex_distance() const { return interval_ / kSqrt3; }
+
+  // The jittered position of vertex (i, j).
+  void Position(int32_t i, int32_t j, double* x, double* z) const;
+
+  // The unjittered vertex nearest to (x, z) (ties broken deterministically).
+  LatticeIndex NearestVertex(double x, double z) const;
+
+  // Hexagonal-layer search (seed 001): offsets (di, dj) of every vertex whose jittered position can lie
+  // within `reach` blocks of a query point, relative to the query's NearestVertex. Layers are walked
+  // outward until a layer's nearest vertex is beyond reach + max_vertex_distance + jitter; offsets
+  // farther than that bound are dropped. Sorted by (dj, di), so adding a base vertex yields absolute
+  // vertices in the canonical (j, i) order that blending sums in.
+  std::vector<LatticeOffset> SearchOffsets(double reach) const;
+
+ private:
+  uint64_t seed_;
+  double interval_;
+  double jitter_;
+  double row_height_;  // interval * sqrt(3) / 2
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_ENGINE_TRIANGULAR_LATTICE_H_

@@ -1,0 +1,70 @@
+// World: a validated WorldSpec turned into something that answers blending queries.
+//
+//   auto world = World::Create(DefaultWorldSpec());          // StatusOr<shared_ptr<const World>>
+//   auto chunk = (*world)->BlendChunk(3, -2, 16, {.heights = true}, &cache);
+//   auto point = (*world)->BlendPoint(100.5, -7.25, {}, &cache);
+//
+// Determinism: for one spec, every float returned is bit-identical whether it comes from BlendPoint or
+// from any chunk size containing the column, on any thread, in any order, with or without a cache.
+//
+// Thread safety: a World is immutable after Create; all const methods are safe for concurrent use.
+#ifndef WORLDGEN_ENGINE_WORLD_H_
+#define WORLDGEN_ENGINE_WORLD_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/biome_sample_cache.h"
+#include "engine/biome_source.h"
+#include "engine/chunk.h"
+#include "engine/height_field.h"
+#include "engine/scattered_blender.h"
+#include "engine/world_spec.h"
+
+namespace worldgen {
+
+class World {
+ public:
+  // Validates `spec` (see ValidateWorldSpec) and builds the biome source, lattice and blender.
+  static absl::StatusOr<std::shared_ptr<const World>> Create(WorldSpec spec);
+
+  // The spec, with biomes sorted by id.
+  const WorldSpec& spec() const { return spec_; }
+  // Process-unique id of this World object; keys its tiles in a shared BiomeSampleCache.
+  uint64_t uid() const { return uid_; }
+
+  // OK, or INVALID_ARGUMENT if size is outside [1, kMaxChunkSize] or any column of the chunk lies
+  // outside [-kMaxWorldCoordinate, kMaxWorldCoordinate].
+  static absl::Status ValidateChunk(int64_t chunk_x, int64_t chunk_z, int size);
+  // OK, or INVALID_ARGUMENT if x or z is not finite or outside the world bounds.
+  static absl::Status ValidatePoint(double x, double z);
+
+  // Blends chunk (chunk_x, chunk_z) of size x size columns. `cache` may be null.
+  absl::StatusOr<ChunkBlend> BlendChunk(int64_t chunk_x, int64_t chunk_z, int size,
+                                        const BlendOptions& options,
+                                        BiomeSampleCache* cache = nullptr) const;
+
+  // Blends the single point (x, z), directly from the lattice (no chunk). `cache` may be null.
+  absl::StatusOr<PointBlend> BlendPoint(double x, double z, const BlendOptions& options,
+                                        BiomeSampleCache* cache = nullptr) const;
+
+  // The unblended biome id the biome source returns at (x, z).
+  uint32_t SourceBiomeAt(double x, double z) const;
+
+  const ScatteredBlender& blender() const { return *blender_; }
+  const BiomeSource& source() const { return *source_; }
+
+ private:
+  World() = default;
+  WorldSpec spec_;
+  uint64_t uid_ = 0;
+  std::unique_ptr<BiomeSource> source_;
+  std::unique_ptr<HeightField> heights_;
+  std::unique_ptr<ScatteredBlender> blender_;
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_ENGINE_WORLD_H_

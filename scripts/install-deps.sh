@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages of the given groups from apt-packages.txt (the project's one package list).
+# Usage: scripts/install-deps.sh GROUP [GROUP...]      (groups: build test runtime docker)
+#        scripts/install-deps.sh --print GROUP...       (print the package names, install nothing)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+print_only=0
+if [[ "${1:-}" == "--print" ]]; then print_only=1; shift; fi
+[[ $# -ge 1 ]] || { echo "usage: $0 [--print] GROUP..." >&2; exit 2; }
+pkgs=()
+for group in "$@"; do
+  mapfile -t found < <(awk -v g="$group" '$1 == g { print $2 }' "$here/apt-packages.txt")
+  [[ ${#found[@]} -gt 0 ]] || { echo "install-deps: unknown group '$group'" >&2; exit 2; }
+  pkgs+=("${found[@]}")
+done
+if [[ $print_only -eq 1 ]]; then printf '%s\n' "${pkgs[@]}" | sort -u; exit 0; fi
+missing=()
+for p in $(printf '%s\n' "${pkgs[@]}" | sort -u); do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then echo "install-deps: all ${#pkgs[@]} packages present"; exit 0; fi
+SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
