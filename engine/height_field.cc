@@ -1,0 +1,25 @@
+#include "engine/height_field.h"
+
+#include "engine/hash.h"
+#include "engine/noise.h"
+
+namespace worldgen {
+namespace {
+constexpr uint64_t kHeightStream = 0x4e16;
+}  // namespace
+
+HeightField::HeightField(const WorldSpec& spec) {
+  params_.reserve(spec.biomes.size());
+  uint64_t height_seed = DeriveSeed(spec.seed, kHeightStream);
+  for (const BiomeSpec& b : spec.biomes) {
+    params_.push_back({DeriveSeed(height_seed, b.id), b.height_base, b.height_amplitude,
+                       b.height_frequency});
+  }
+}
+
+double HeightField::BiomeHeight(int biome_index, double x, double z) const {
+  const BiomeHeightParams& p = params_[static_cast<size_t>(biome_index)];
+  return p.base + p.amplitude * FractalNoise2D(p.seed, x, z, p.frequency, kOctaves);
+}
+
+}  // namespace worldgen

@@ -1,0 +1,134 @@
+#include "engine/world.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+
+namespace worldgen {
+namespace {
+
+std::atomic<uint64_t> next_world_uid{1};
+
+bool WithinWorld(double v) { return std::isfinite(v) && std::fabs(v) <= kMaxWorldCoordinate; }
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
+  if (absl::Status s = ValidateWorldSpec(spec); !s.ok()) return s;
+  std::sort(spec.biomes.begin(), spec.biomes.end(),
+            [](const BiomeSpec& a, const BiomeSpec& b) { return a.id < b.id; });
+  std::shared_ptr<World> world(new World());
+  world->spec_ = std::move(spec);
+  world->uid_ = next_world_uid.fetch_add(1, std::memory_order_relaxed);
+  world->source_ = MakeBiomeSource(world->spec_);
+  world->heights_ = std::make_unique<HeightField>(world->spec_);
+  world->blender_ = std::make_unique<ScatteredBlender>(world->spec_, *world->source_, world->uid_);
+  return std::shared_ptr<const World>(std::move(world));
+}
+
+absl::Status World::ValidateChunk(int64_t chunk_x, int64_t chunk_z, int size) {
+  if (size < 1 || size > kMaxChunkSize) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("chunk size %d is outside [1, %d]", size, kMaxChunkSize));
+  }
+  // Chunk coordinates so large that cx * size overflows are rejected before multiplying.
+  const int64_t limit = static_cast<int64_t>(kMaxWorldCoordinate) / size + 1;
+  for (auto [name, c] : {std::pair{"x", chunk_x}, std::pair{"z", chunk_z}}) {
+    bool inside = c >= -limit && c <= limit &&
+                  std::fabs(static_cast<double>(c * size)) <= kMaxWorldCoordinate &&
+                  std::fabs(static_cast<double>(c * size + size - 1)) <= kMaxWorldCoordinate;
+    if (!inside) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "chunk %s = %d (size %d) has columns outside the world bounds [-%.0f, %.0f]", name, c,
+          size, kMaxWorldCoordinate, kMaxWorldCoordinate));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status World::ValidatePoint(double x, double z) {
+  for (auto [name, v] : {std::pair{"x", x}, std::pair{"z", z}}) {
+    if (!std::isfinite(v)) {
+      return absl::InvalidArgumentError(absl::StrFormat("point %s = %g is not finite", name, v));
+    }
+    if (!WithinWorld(v)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "point %s = %g is outside the world bounds [-%.0f, %.0f]", name, v, kMaxWorldCoordinate,
+          kMaxWorldCoordinate));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, int size,
+                                             const BlendOptions& options,
+                                             BiomeSampleCache* cache) const {
+  if (absl::Status s = ValidateChunk(chunk_x, chunk_z, size); !s.ok()) return s;
+  ChunkBlend chunk;
+  chunk.chunk_x = chunk_x;
+  chunk.chunk_z = chunk_z;
+  chunk.size = size;
+  const int64_t x0 = chunk_x * size, z0 = chunk_z * size;
+  std::vector<IndexedLayer> layers;
+  chunk.single_biome = blender_->BlendColumns(x0, z0, size, cache, &layers);
+  chunk.layers.reserve(layers.size());
+  for (IndexedLayer& layer : layers) {
+    chunk.layers.push_back({spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
+  }
+
+  const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
+  if (options.heights) {
+    chunk.heights.resize(columns);
+    for (int lz = 0; lz < size; ++lz) {
+      for (int lx = 0; lx < size; ++lx) {
+        const size_t col = static_cast<size_t>(ColumnIndex(size, lx, lz));
+        const double x = static_cast<double>(x0 + lx), z = static_cast<double>(z0 + lz);
+        double h = 0.0;
+        for (size_t k = 0; k < layers.size(); ++k) {
+          float w = chunk.layers[k].weights[col];
+          if (w != 0.0f) h += static_cast<double>(w) * heights_->BiomeHeight(layers[k].biome, x, z);
+        }
+        chunk.heights[col] = static_cast<float>(h);
+      }
+    }
+  }
+  if (options.dominant_biome) {
+    chunk.dominant_biome.resize(columns);
+    for (size_t col = 0; col < columns; ++col) {
+      size_t best = 0;
+      for (size_t k = 1; k < chunk.layers.size(); ++k) {
+        if (chunk.layers[k].weights[col] > chunk.layers[best].weights[col]) best = k;
+      }
+      chunk.dominant_biome[col] = chunk.layers[best].biome_id;
+    }
+  }
+  return chunk;
+}
+
+absl::StatusOr<PointBlend> World::BlendPoint(double x, double z, const BlendOptions& options,
+                                             BiomeSampleCache* cache) const {
+  if (absl::Status s = ValidatePoint(x, z); !s.ok()) return s;
+  std::vector<std::pair<int, float>> weights;
+  blender_->BlendPoint(x, z, cache, &weights);
+  PointBlend point;
+  point.weights.reserve(weights.size());
+  size_t best = 0;
+  double h = 0.0;
+  for (size_t k = 0; k < weights.size(); ++k) {
+    const auto [biome, w] = weights[k];
+    point.weights.push_back({spec_.biomes[static_cast<size_t>(biome)].id, w});
+    if (w > weights[best].second) best = k;
+    if (options.heights) h += static_cast<double>(w) * heights_->BiomeHeight(biome, x, z);
+  }
+  if (!point.weights.empty()) point.dominant_biome = point.weights[best].biome_id;
+  if (options.heights) point.height = static_cast<float>(h);
+  return point;
+}
+
+uint32_t World::SourceBiomeAt(double x, double z) const {
+  return spec_.biomes[static_cast<size_t>(source_->BiomeIndexAt(x, z))].id;
+}
+
+}  // namespace worldgen

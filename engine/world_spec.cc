@@ -1,0 +1,164 @@
+#include "engine/world_spec.h"
+
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_format.h"
+#include "engine/triangular_lattice.h"
+
+namespace worldgen {
+namespace {
+
+// Blend radius may be at most this many sampling intervals: keeps points per column bounded.
+constexpr double kMaxRadiusInIntervals = 32.0;
+constexpr double kMaxBlendRadius = 1024.0;
+constexpr size_t kMaxNameLength = 64;
+
+absl::Status OutOfRange(absl::string_view field, double value, double lo, double hi,
+                        absl::string_view why = "") {
+  return absl::InvalidArgumentError(absl::StrFormat("%s = %g is outside [%g, %g]%s%s", field, value,
+                                                    lo, hi, why.empty() ? "" : ": ", why));
+}
+
+// Finite and within [lo, hi].
+bool InRange(double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; }
+
+bool ValidWorldName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxNameLength) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateBlendRadius(absl::string_view field, double radius, double min_radius,
+                                 double max_radius) {
+  if (!InRange(radius, min_radius, max_radius)) {
+    return OutOfRange(field, radius, min_radius, max_radius,
+                      "the radius must cover the lattice's largest gap (sampling_interval * "
+                      "(1/sqrt(3) + jitter + 1/4)) and at most 32 intervals");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+double MinBlendRadius(double sampling_interval, double jitter) {
+  return sampling_interval * (1.0 / TriangularLattice::kSqrt3 + jitter + 0.25);
+}
+
+absl::Status ValidateWorldSpec(const WorldSpec& spec) {
+  if (!ValidWorldName(spec.name)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "name = \"%s\" is invalid: need 1..64 characters of [A-Za-z0-9_.-]", spec.name));
+  }
+  if (!InRange(spec.sampling_interval, 1.0, 256.0)) {
+    return OutOfRange("sampling_interval", spec.sampling_interval, 1.0, 256.0);
+  }
+  if (!InRange(spec.jitter, 0.0, 0.5)) {
+    return OutOfRange("jitter", spec.jitter, 0.0, 0.5, "a fraction of sampling_interval");
+  }
+  double min_radius = MinBlendRadius(spec.sampling_interval, spec.jitter);
+  double max_radius = std::min(kMaxBlendRadius, kMaxRadiusInIntervals * spec.sampling_interval);
+  if (absl::Status s = ValidateBlendRadius("blend_radius", spec.blend_radius, min_radius, max_radius);
+      !s.ok()) {
+    return s;
+  }
+  if (!InRange(spec.climate.temperature_frequency, 1e-9, 1.0)) {
+    return OutOfRange("climate.temperature_frequency", spec.climate.temperature_frequency, 1e-9, 1.0);
+  }
+  if (!InRange(spec.climate.humidity_frequency, 1e-9, 1.0)) {
+    return OutOfRange("climate.humidity_frequency", spec.climate.humidity_frequency, 1e-9, 1.0);
+  }
+  if (spec.climate.octaves < 1 || spec.climate.octaves > 8) {
+    return OutOfRange("climate.octaves", spec.climate.octaves, 1, 8);
+  }
+  if (spec.biomes.empty() || spec.biomes.size() > static_cast<size_t>(kMaxBiomes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "biomes has %d entries; a world needs 1..%d biomes", spec.biomes.size(), kMaxBiomes));
+  }
+  absl::flat_hash_set<uint32_t> ids;
+  absl::flat_hash_set<std::string> names;
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    const BiomeSpec& b = spec.biomes[k];
+    std::string where = absl::StrFormat("biomes[%d] (id %u)", k, b.id);
+    if (!ids.insert(b.id).second) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: duplicate biome id", where));
+    }
+    if (b.name.empty() || b.name.size() > kMaxNameLength) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: name must have 1..64 characters", where));
+    }
+    if (!names.insert(b.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: duplicate biome name \"%s\"", where, b.name));
+    }
+    if (!InRange(b.temperature, -1.0, 1.0)) {
+      return OutOfRange(where + ".temperature", b.temperature, -1.0, 1.0);
+    }
+    if (!InRange(b.humidity, -1.0, 1.0)) {
+      return OutOfRange(where + ".humidity", b.humidity, -1.0, 1.0);
+    }
+    if (!InRange(b.height_base, -100000.0, 100000.0)) {
+      return OutOfRange(where + ".height_base", b.height_base, -100000.0, 100000.0);
+    }
+    if (!InRange(b.height_amplitude, 0.0, 100000.0)) {
+      return OutOfRange(where + ".height_amplitude", b.height_amplitude, 0.0, 100000.0);
+    }
+    if (!InRange(b.height_frequency, 1e-9, 1.0)) {
+      return OutOfRange(where + ".height_frequency", b.height_frequency, 1e-9, 1.0);
+    }
+    if (b.blend_radius != 0.0) {
+      if (absl::Status s =
+              ValidateBlendRadius(where + ".blend_radius", b.blend_radius, min_radius, max_radius);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+WorldSpec DefaultWorldSpec() {
+  WorldSpec spec;
+  spec.name = "default";
+  spec.seed = 0x5eed2026ULL;
+  spec.sampling_interval = 8.0;
+  spec.jitter = 0.35;
+  spec.blend_radius = 24.0;
+  auto biome = [](uint32_t id, const char* name, uint8_t r, uint8_t g, uint8_t b, double temperature,
+                  double humidity, double base, double amplitude, double frequency,
+                  double radius = 0.0) {
+    BiomeSpec s;
+    s.id = id;
+    s.name = name;
+    s.color_r = r;
+    s.color_g = g;
+    s.color_b = b;
+    s.temperature = temperature;
+    s.humidity = humidity;
+    s.height_base = base;
+    s.height_amplitude = amplitude;
+    s.height_frequency = frequency;
+    s.blend_radius = radius;
+    return s;
+  };
+  spec.biomes = {
+      biome(0, "ocean", 38, 82, 168, 0.05, 0.55, 40.0, 6.0, 0.006, 32.0),
+      biome(1, "beach", 226, 212, 150, 0.20, 0.30, 62.0, 1.5, 0.02),
+      biome(2, "plains", 132, 190, 92, 0.10, 0.00, 68.0, 4.0, 0.008),
+      biome(3, "forest", 52, 128, 56, -0.05, 0.20, 70.0, 8.0, 0.012),
+      biome(4, "desert", 222, 196, 120, 0.55, -0.40, 66.0, 6.0, 0.01),
+      biome(5, "savanna", 182, 168, 84, 0.40, -0.10, 70.0, 5.0, 0.009),
+      biome(6, "taiga", 62, 104, 86, -0.35, 0.15, 74.0, 10.0, 0.012),
+      biome(7, "mountains", 128, 128, 132, -0.20, -0.35, 104.0, 42.0, 0.007, 32.0),
+      biome(8, "snowy_tundra", 236, 242, 250, -0.55, -0.05, 72.0, 4.0, 0.01),
+      biome(9, "swamp", 72, 92, 60, 0.30, 0.45, 61.0, 2.0, 0.015),
+      biome(10, "jungle", 36, 150, 40, 0.55, 0.25, 76.0, 12.0, 0.014),
+  };
+  return spec;
+}
+
+}  // namespace worldgen
