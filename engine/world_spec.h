@@ -46,8 +46,8 @@ enum class BiomeSourceKind {
 };
 
 struct ClimateSpec {
-  double temperature_frequency = 1.0 / 1200.0;  // cycles per block, (0, 1]
-  double humidity_frequency = 1.0 / 900.0;      // cycles per block, (0, 1]
+  double temperature_frequency = 1.0 / 2400.0;  // cycles per block, (0, 1]
+  double humidity_frequency = 1.0 / 1800.0;     // cycles per block, (0, 1]
   int octaves = 3;                              // [1, 8]
 };
 

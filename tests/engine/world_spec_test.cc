@@ -1,0 +1,88 @@
+#include "engine/world_spec.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace worldgen {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(WorldSpecTest, DefaultWorldIsValidAndRich) {
+  WorldSpec spec = DefaultWorldSpec();
+  EXPECT_TRUE(ValidateWorldSpec(spec).ok()) << ValidateWorldSpec(spec);
+  EXPECT_GE(spec.biomes.size(), 8u);
+}
+
+TEST(WorldSpecTest, MinBlendRadiusCoversTheLargestGap) {
+  // interval/sqrt(3) (farthest from a vertex) + jitter + a quarter interval of padding.
+  EXPECT_NEAR(MinBlendRadius(8.0, 0.35), 8.0 * (0.5773502691896258 + 0.35 + 0.25), 1e-12);
+}
+
+struct BadSpecCase {
+  const char* what;
+  std::function<void(WorldSpec&)> mutate;
+  const char* message;
+};
+
+class BadSpecTest : public ::testing::TestWithParam<BadSpecCase> {};
+
+TEST_P(BadSpecTest, IsRejectedWithAMessageNamingTheField) {
+  WorldSpec spec = DefaultWorldSpec();
+  GetParam().mutate(spec);
+  absl::Status status = ValidateWorldSpec(spec);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << GetParam().what;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(GetParam().message)) << status;
+}
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+INSTANTIATE_TEST_SUITE_P(
+    AllFields, BadSpecTest,
+    ::testing::Values(
+        BadSpecCase{"empty name", [](WorldSpec& s) { s.name = ""; }, "name"},
+        BadSpecCase{"name with space", [](WorldSpec& s) { s.name = "a b"; }, "name"},
+        BadSpecCase{"interval 0", [](WorldSpec& s) { s.sampling_interval = 0; }, "sampling_interval"},
+        BadSpecCase{"interval NaN", [](WorldSpec& s) { s.sampling_interval = kNaN; },
+                    "sampling_interval"},
+        BadSpecCase{"interval huge", [](WorldSpec& s) { s.sampling_interval = 1e9; },
+                    "sampling_interval"},
+        BadSpecCase{"jitter negative", [](WorldSpec& s) { s.jitter = -0.1; }, "jitter"},
+        BadSpecCase{"jitter > 0.5", [](WorldSpec& s) { s.jitter = 0.7; }, "jitter"},
+        BadSpecCase{"radius too small", [](WorldSpec& s) { s.blend_radius = 5; }, "blend_radius"},
+        BadSpecCase{"radius too large", [](WorldSpec& s) { s.blend_radius = 1000; }, "blend_radius"},
+        BadSpecCase{"radius inf", [](WorldSpec& s) { s.blend_radius = kInf; }, "blend_radius"},
+        BadSpecCase{"climate freq 0", [](WorldSpec& s) { s.climate.temperature_frequency = 0; },
+                    "climate.temperature_frequency"},
+        BadSpecCase{"humidity freq NaN", [](WorldSpec& s) { s.climate.humidity_frequency = kNaN; },
+                    "climate.humidity_frequency"},
+        BadSpecCase{"octaves 0", [](WorldSpec& s) { s.climate.octaves = 0; }, "climate.octaves"},
+        BadSpecCase{"octaves 99", [](WorldSpec& s) { s.climate.octaves = 99; }, "climate.octaves"},
+        BadSpecCase{"no biomes", [](WorldSpec& s) { s.biomes.clear(); }, "biomes"},
+        BadSpecCase{"too many biomes", [](WorldSpec& s) { s.biomes.resize(kMaxBiomes + 1); },
+                    "biomes"},
+        BadSpecCase{"duplicate id", [](WorldSpec& s) { s.biomes[1].id = s.biomes[0].id; },
+                    "duplicate biome id"},
+        BadSpecCase{"duplicate name", [](WorldSpec& s) { s.biomes[1].name = s.biomes[0].name; },
+                    "duplicate biome name"},
+        BadSpecCase{"empty biome name", [](WorldSpec& s) { s.biomes[2].name = ""; }, "biomes[2]"},
+        BadSpecCase{"temperature 2", [](WorldSpec& s) { s.biomes[3].temperature = 2; },
+                    "biomes[3] (id 3).temperature"},
+        BadSpecCase{"humidity NaN", [](WorldSpec& s) { s.biomes[3].humidity = kNaN; },
+                    "biomes[3] (id 3).humidity"},
+        BadSpecCase{"height base", [](WorldSpec& s) { s.biomes[0].height_base = 1e9; },
+                    "height_base"},
+        BadSpecCase{"negative amplitude", [](WorldSpec& s) { s.biomes[0].height_amplitude = -1; },
+                    "height_amplitude"},
+        BadSpecCase{"height frequency 0", [](WorldSpec& s) { s.biomes[0].height_frequency = 0; },
+                    "height_frequency"},
+        BadSpecCase{"biome radius too small", [](WorldSpec& s) { s.biomes[4].blend_radius = 2; },
+                    "biomes[4] (id 4).blend_radius"}));
+
+}  // namespace
+}  // namespace worldgen

@@ -1,0 +1,171 @@
+#include "engine/world.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/engine/blend_test_util.h"
+
+namespace worldgen {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::DefaultWorld;
+using testing::FloatBits;
+using testing::TestCoordinate;
+
+TEST(WorldTest, CreateRejectsAnInvalidSpec) {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.blend_radius = -1;
+  auto world = World::Create(spec);
+  ASSERT_FALSE(world.ok());
+  EXPECT_EQ(world.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(world.status().message()), HasSubstr("blend_radius"));
+}
+
+TEST(WorldTest, CreateSortsBiomesById) {
+  WorldSpec spec = DefaultWorldSpec();
+  std::reverse(spec.biomes.begin(), spec.biomes.end());
+  auto world = *World::Create(spec);
+  for (size_t k = 1; k < world->spec().biomes.size(); ++k) {
+    EXPECT_LT(world->spec().biomes[k - 1].id, world->spec().biomes[k].id);
+  }
+  // Order of the table does not change output.
+  EXPECT_EQ(testing::HashChunk(*world->BlendChunk(3, 4, 16, {})),
+            testing::HashChunk(*DefaultWorld().BlendChunk(3, 4, 16, {})));
+}
+
+TEST(WorldTest, BadChunksAreRejectedNotClamped) {
+  const World& world = DefaultWorld();
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  struct Case {
+    int64_t cx, cz;
+    int size;
+    const char* message;
+  } cases[] = {
+      {0, 0, 0, "chunk size 0"},
+      {0, 0, -16, "chunk size -16"},
+      {0, 0, kMaxChunkSize + 1, "chunk size"},
+      {big, 0, 16, "chunk x"},
+      {0, -big, 16, "chunk z"},
+      {std::numeric_limits<int64_t>::min(), 0, 16, "chunk x"},
+      {int64_t{1} << 21, 0, 16, "outside the world bounds"},
+      {0, -(int64_t{1} << 21) - 1, 16, "chunk z"},
+  };
+  for (const Case& c : cases) {
+    auto chunk = world.BlendChunk(c.cx, c.cz, c.size, {});
+    ASSERT_FALSE(chunk.ok()) << c.cx << "," << c.cz << " size " << c.size;
+    EXPECT_EQ(chunk.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(chunk.status().message()), HasSubstr(c.message));
+  }
+  // The last chunks inside the bounds are fine.
+  EXPECT_TRUE(world.BlendChunk((int64_t{1} << 21) - 1, -(int64_t{1} << 21), 16, {}).ok());
+}
+
+TEST(WorldTest, BadPointsAreRejected) {
+  const World& world = DefaultWorld();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (auto [x, z] : {std::pair{nan, 0.0}, std::pair{0.0, inf}, std::pair{-inf, 1.0},
+                      std::pair{1e300, 0.0}, std::pair{0.0, -kMaxWorldCoordinate - 1}}) {
+    auto point = world.BlendPoint(x, z, {});
+    ASSERT_FALSE(point.ok()) << x << "," << z;
+    EXPECT_EQ(point.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(world.BlendPoint(kMaxWorldCoordinate, -kMaxWorldCoordinate, {}).ok());
+}
+
+TEST(WorldTest, WorksAtTheEdgeOfTheWorld) {
+  const World& world = DefaultWorld();
+  const int64_t last = (int64_t{1} << 21) - 1;  // 2^25 / 16 - 1
+  ChunkBlend chunk = *world.BlendChunk(last, -last - 1, 16, {.heights = true});
+  for (size_t col = 0; col < 256; ++col) {
+    double sum = 0;
+    for (const auto& layer : chunk.layers) sum += layer.weights[col];
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+    EXPECT_TRUE(std::isfinite(chunk.heights[col]));
+  }
+}
+
+TEST(WorldTest, HeightsStayWithinTheBiomesRanges) {
+  const World& world = DefaultWorld();
+  double lo = 1e9, hi = -1e9;
+  for (const BiomeSpec& b : world.spec().biomes) {
+    lo = std::min(lo, b.height_base - b.height_amplitude);
+    hi = std::max(hi, b.height_base + b.height_amplitude);
+  }
+  for (uint64_t k = 0; k < 100; ++k) {
+    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 20, -800, 800),
+                                          TestCoordinate(k, 21, -800, 800), 16, {.heights = true});
+    for (float h : chunk.heights) {
+      ASSERT_GE(h, lo - 1e-3);
+      ASSERT_LE(h, hi + 1e-3);
+    }
+  }
+}
+
+TEST(WorldTest, SingleBiomeHeightIsThatBiomesHeight) {
+  const World& world = DefaultWorld();
+  HeightField field(world.spec());
+  for (uint64_t k = 0; k < 300; ++k) {
+    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 22, -800, 800),
+                                          TestCoordinate(k, 23, -800, 800), 16, {.heights = true});
+    if (!chunk.single_biome) continue;
+    int index = 0;
+    while (world.spec().biomes[index].id != chunk.layers[0].biome_id) ++index;
+    double expected = field.BiomeHeight(index, chunk.chunk_x * 16.0 + 3, chunk.chunk_z * 16.0 + 7);
+    EXPECT_EQ(FloatBits(chunk.heights[ColumnIndex(16, 3, 7)]), FloatBits(static_cast<float>(expected)));
+    return;
+  }
+  FAIL() << "no single-biome chunk found";
+}
+
+TEST(WorldTest, DominantBiomeFollowsTheSourceMap) {
+  // Blending moves borders a little (seed 001's "noisy borders") but the blended map must still be
+  // the source's map almost everywhere.
+  const World& world = DefaultWorld();
+  int agree = 0, total = 0;
+  for (uint64_t k = 0; k < 60; ++k) {
+    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 24, -600, 600),
+                                          TestCoordinate(k, 25, -600, 600), 16, {.dominant_biome = true});
+    for (int lz = 0; lz < 16; lz += 3) {
+      for (int lx = 0; lx < 16; lx += 3) {
+        ++total;
+        agree += chunk.dominant_biome[ColumnIndex(16, lx, lz)] ==
+                 world.SourceBiomeAt(chunk.chunk_x * 16.0 + lx, chunk.chunk_z * 16.0 + lz);
+      }
+    }
+  }
+  EXPECT_GT(agree, total * 9 / 10);
+}
+
+TEST(WorldTest, PerBiomeRadiusKeepsPartitionOfUnityAndDeterminism) {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.name = "wide";
+  for (BiomeSpec& b : spec.biomes) b.blend_radius = 12.0 + 4.0 * (b.id % 5);
+  auto world = *World::Create(spec);
+  for (uint64_t k = 0; k < 200; ++k) {
+    int64_t x = TestCoordinate(k, 26, -9000, 9000), z = TestCoordinate(k, 27, -9000, 9000);
+    ChunkBlend chunk = *world->BlendChunk(testing::FloorDiv(x, 16), testing::FloorDiv(z, 16), 16, {});
+    size_t col = static_cast<size_t>(ColumnIndex(16, static_cast<int>(x - chunk.chunk_x * 16),
+                                                 static_cast<int>(z - chunk.chunk_z * 16)));
+    PointBlend p = *world->BlendPoint(static_cast<double>(x), static_cast<double>(z), {});
+    double sum = 0;
+    size_t nonzero = 0;
+    for (const auto& layer : chunk.layers) {
+      sum += layer.weights[col];
+      if (layer.weights[col] != 0.0f) {
+        ASSERT_LT(nonzero, p.weights.size());
+        EXPECT_EQ(FloatBits(layer.weights[col]), FloatBits(p.weights[nonzero].weight));
+        ++nonzero;
+      }
+    }
+    EXPECT_EQ(nonzero, p.weights.size());
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace worldgen
