@@ -1,11 +1,11 @@
 #include "engine/biome_sample_cache.h"
 
 #include <list>
+#include <mutex>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
-#include "absl/synchronization/mutex.h"
 
 namespace worldgen {
 
@@ -20,7 +20,7 @@ class BiomeSampleCache::Shard {
   explicit Shard(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
 
   std::shared_ptr<const BiomeTile> Find(const BiomeTileKey& key) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(key);
     if (it == index_.end()) {
       ++misses_;
@@ -33,7 +33,7 @@ class BiomeSampleCache::Shard {
 
   void Insert(const BiomeTileKey& key, std::shared_ptr<const BiomeTile> tile) {
     if (capacity_bytes_ < kBytesPerEntry) return;
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     if (index_.contains(key)) return;  // Another thread computed the same tile first.
     lru_.emplace_front(key, std::move(tile));
     index_.emplace(key, lru_.begin());
@@ -47,7 +47,7 @@ class BiomeSampleCache::Shard {
   }
 
   void AddTo(Stats* stats) const {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stats->hits += hits_;
     stats->misses += misses_;
     stats->evictions += evictions_;
@@ -56,15 +56,16 @@ class BiomeSampleCache::Shard {
   }
 
  private:
+  // Guarded by mu_: everything below.
   using Entry = std::pair<BiomeTileKey, std::shared_ptr<const BiomeTile>>;
   const size_t capacity_bytes_;
-  mutable absl::Mutex mu_;
-  std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<BiomeTileKey, std::list<Entry>::iterator> index_ ABSL_GUARDED_BY(mu_);
-  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t evictions_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable std::mutex mu_;  // std::mutex so ThreadSanitizer sees it.
+  std::list<Entry> lru_;
+  absl::flat_hash_map<BiomeTileKey, std::list<Entry>::iterator> index_;
+  uint64_t bytes_ = 0;
+  uint64_t hits_ = 0;
+  uint64_t misses_ = 0;
+  uint64_t evictions_ = 0;
 };
 
 BiomeSampleCache::BiomeSampleCache(size_t capacity_bytes, int shards)

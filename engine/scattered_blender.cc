@@ -39,7 +39,7 @@ std::shared_ptr<const std::vector<LatticeOffset>> ScatteredBlender::OffsetsForRe
   // Memoized per whole block of extent, computed for the rounded-up extent (a superset is harmless:
   // the exact culling happens per point).
   int64_t key = static_cast<int64_t>(std::ceil(half_diagonal));
-  absl::MutexLock lock(&offsets_mu_);
+  std::lock_guard<std::mutex> lock(offsets_mu_);
   auto& slot = offsets_by_extent_[key];
   if (slot == nullptr) {
     slot = std::make_shared<const std::vector<LatticeOffset>>(

@@ -15,10 +15,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/biome_source.h"
 #include "engine/triangular_lattice.h"
@@ -77,9 +77,9 @@ class ScatteredBlender {
   std::vector<double> radius_sq_;  // Per dense biome index.
   double max_radius_ = 0.0;
   std::shared_ptr<const std::vector<LatticeOffset>> point_offsets_;
-  mutable absl::Mutex offsets_mu_;
+  mutable std::mutex offsets_mu_;  // Guards offsets_by_extent_.
   mutable absl::flat_hash_map<int64_t, std::shared_ptr<const std::vector<LatticeOffset>>>
-      offsets_by_extent_ ABSL_GUARDED_BY(offsets_mu_);
+      offsets_by_extent_;
 };
 
 }  // namespace worldgen
