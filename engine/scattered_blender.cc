@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "engine/hash.h"
+#include "engine/kernel_row.h"
 
 namespace worldgen {
 namespace {
@@ -157,20 +158,13 @@ bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampl
     std::fill(acc.begin(), acc.end(), 0.0);
     std::fill(total.begin(), total.end(), 0.0);
     // Sample-outer, column-inner: each column still sums its samples in canonical order, and the
-    // inner loop is branch-free so the compiler can vectorize it across columns. Samples out of a
-    // column's reach add exactly +0.0, which changes no sum.
+    // inner loop vectorizes across columns (kernel_row.h). Samples out of a column's reach add
+    // exactly +0.0, which changes no sum.
     for (size_t r = 0; r < row_samples.size(); ++r) {
       const LatticeSample& s = samples[row_samples[r]];
       const double px = s.x, dz_sq = row_dz_sq[r], radius_sq = s.radius_sq;
       double* slot_acc = acc.data() + static_cast<size_t>(slot_of_sample[row_samples[r]]) * n;
-      for (size_t lx = 0; lx < n; ++lx) {
-        double dx = column_x[lx] - px;
-        double d_sq = dx * dx + dz_sq;
-        double t = radius_sq - d_sq;
-        double w = d_sq < radius_sq ? t * t : 0.0;
-        slot_acc[lx] += w;
-        total[lx] += w;
-      }
+      AccumulateSampleRow(column_x.data(), n, px, dz_sq, radius_sq, slot_acc, total.data());
     }
     for (size_t slot = 0; slot < slots; ++slot) {
       const double* slot_acc = acc.data() + slot * n;

@@ -66,6 +66,10 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
       !s.ok()) {
     return s;
   }
+  if (spec.chunk_size < 4 || spec.chunk_size > 256 || (spec.chunk_size & (spec.chunk_size - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "chunk_size = %d is invalid: need a power of two in [4, 256]", spec.chunk_size));
+  }
   if (!InRange(spec.climate.temperature_frequency, 1e-9, 1.0)) {
     return OutOfRange("climate.temperature_frequency", spec.climate.temperature_frequency, 1e-9, 1.0);
   }
@@ -128,6 +132,7 @@ WorldSpec DefaultWorldSpec() {
   spec.sampling_interval = 8.0;
   spec.jitter = 0.35;
   spec.blend_radius = 24.0;
+  spec.chunk_size = 16;
   auto biome = [](uint32_t id, const char* name, uint8_t r, uint8_t g, uint8_t b, double temperature,
                   double humidity, double base, double amplitude, double frequency,
                   double radius = 0.0) {

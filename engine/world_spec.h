@@ -64,6 +64,8 @@ struct WorldSpec {
   // Kernel radius r of w = max(0, r^2 - d^2)^2, in blocks. Must be at least MinBlendRadius(...) so
   // every column sees a sample, and at most 32 sampling intervals (and 1024 blocks).
   double blend_radius = 24.0;
+  // Chunk size (columns per side) used when a request names none: a power of two in [4, 256].
+  int chunk_size = 16;
 };
 
 // Smallest kernel radius accepted for a lattice: the farthest a column can be from its nearest
