@@ -1,0 +1,66 @@
+#include "server/blend_pool.h"
+
+#include <utility>
+
+namespace worldgen {
+
+BlendPool::BlendPool(int threads, size_t max_queue) : max_queue_(max_queue) {
+  if (threads < 1) threads = 1;
+  workers_.reserve(threads);
+  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+BlendPool::~BlendPool() { Shutdown(); }
+
+bool BlendPool::TrySubmit(absl::AnyInvocable<void() &&> task) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_ || queue_.size() >= max_queue_) return false;
+  queue_.push_back(std::move(task));
+  return true;
+}
+
+void BlendPool::Submit(absl::AnyInvocable<void() &&> task) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      queue_.push_back(std::move(task));
+      return;
+    }
+  }
+  std::move(task)();
+}
+
+size_t BlendPool::queue_depth() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
+}
+
+void BlendPool::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  for (std::thread& worker : workers_) {
+    if (worker.joinable()) worker.join();
+  }
+}
+
+void BlendPool::WorkerLoop() {
+  while (true) {
+    absl::AnyInvocable<void() &&> task;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](BlendPool* pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool->mu_) {
+            return pool->stopping_ || !pool->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;  // Stopping and drained.
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    std::move(task)();
+  }
+}
+
+}  // namespace worldgen

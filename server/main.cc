@@ -1,0 +1,207 @@
+// worldgen-server: serves the worldgen.v1.WorldGen gRPC service, health and reflection, and Prometheus
+// metrics. Flags: --help. Exit codes: 0 after a clean SIGTERM/SIGINT shutdown, 1 if a port cannot be
+// bound, 2 for bad flags or world configs.
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "engine/biome_sample_cache.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "prometheus/exposer.h"
+#include "server/blend_pool.h"
+#include "server/metrics.h"
+#include "server/world_config.h"
+#include "server/world_registry.h"
+#include "server/worldgen_service.h"
+
+ABSL_FLAG(int32_t, port, 50051, "gRPC port; 0 picks a free one (printed in the start line)");
+ABSL_FLAG(std::string, listen_address, "0.0.0.0",
+          "Address for gRPC and metrics (0.0.0.0 in a container, 127.0.0.1 in tests)");
+ABSL_FLAG(int32_t, metrics_port, 9464,
+          "Prometheus metrics port (path /metrics); 0 picks a free one (printed in the start line)");
+ABSL_FLAG(int32_t, blend_threads, 0, "Blending threads; 0 = hardware threads");
+ABSL_FLAG(uint64_t, cache_bytes, 64ull << 20,
+          "Capacity of the biome sample cache shared by all worlds, in bytes; 0 disables it");
+ABSL_FLAG(std::vector<std::string>, world_config, {},
+          "World config JSON file (protobuf JSON mapping of worldgen.v1.WorldConfig) or a directory "
+          "of *.json files; repeatable and comma-separated. The embedded world \"default\" is always "
+          "served");
+ABSL_FLAG(int32_t, max_chunks_per_request, 1024, "Most chunks one GenerateChunk call may ask for");
+ABSL_FLAG(int32_t, max_points_per_request, 4096, "Most points one SampleWeights call may ask for");
+ABSL_FLAG(int32_t, max_queue, 1024,
+          "Blend tasks that may wait for a thread; a new call finding the queue full gets "
+          "RESOURCE_EXHAUSTED");
+ABSL_FLAG(int32_t, stream_buffer_chunks, 4,
+          "Chunks a GenerateChunk stream may have blending or waiting for a slow reader");
+ABSL_FLAG(double, shutdown_grace_seconds, 10,
+          "On SIGTERM/SIGINT: how long in-flight calls may take to finish before they are cancelled");
+
+namespace worldgen {
+namespace {
+
+constexpr int kExitBindFailure = 1;
+constexpr int kExitBadConfig = 2;
+
+[[noreturn]] void Die(int code, const std::string& message) {
+  std::fprintf(stderr, "worldgen-server: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::exit(code);
+}
+
+// Every --world_config value on the command line (absl keeps only the last occurrence of a flag).
+std::vector<std::string> WorldConfigPaths(int argc, char** argv) {
+  std::vector<std::string> values;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    if (absl::ConsumePrefix(&arg, "world_config=")) {
+      values.emplace_back(arg);
+    } else if (arg == "world_config" && i + 1 < argc) {
+      values.emplace_back(argv[++i]);
+    }
+  }
+  std::vector<std::string> paths;
+  for (const std::string& value : values) {
+    for (absl::string_view path : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+      paths.emplace_back(path);
+    }
+  }
+  return paths;
+}
+
+std::string HostPort(const std::string& host, int port) {
+  if (host.find(':') != std::string::npos) return absl::StrCat("[", host, "]:", port);
+  return absl::StrCat(host, ":", port);
+}
+
+void CheckPositive(absl::string_view name, int64_t value) {
+  if (value < 1) Die(kExitBadConfig, absl::StrCat("--", name, " = ", value, " must be at least 1"));
+}
+
+int Run(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "worldgen-server [flags]: serves biome blending weights over gRPC (worldgen.v1.WorldGen), "
+      "with health, reflection and Prometheus metrics.");
+  const std::vector<std::string> config_paths = WorldConfigPaths(argc, argv);
+  absl::ParseCommandLine(argc, argv);
+
+  // Signals are taken synchronously by sigwait below; block them before any thread starts so every
+  // thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  const int port = absl::GetFlag(FLAGS_port);
+  const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  if (port < 0 || port > 65535) Die(kExitBadConfig, absl::StrCat("--port = ", port, " is not a port"));
+  if (metrics_port < 0 || metrics_port > 65535) {
+    Die(kExitBadConfig, absl::StrCat("--metrics_port = ", metrics_port, " is not a port"));
+  }
+  int blend_threads = absl::GetFlag(FLAGS_blend_threads);
+  if (blend_threads < 0) Die(kExitBadConfig, "--blend_threads must be >= 0 (0 = hardware threads)");
+  if (blend_threads == 0) blend_threads = std::max(1u, std::thread::hardware_concurrency());
+  CheckPositive("max_chunks_per_request", absl::GetFlag(FLAGS_max_chunks_per_request));
+  CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
+  CheckPositive("max_queue", absl::GetFlag(FLAGS_max_queue));
+  CheckPositive("stream_buffer_chunks", absl::GetFlag(FLAGS_stream_buffer_chunks));
+  const double grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  if (!(grace_seconds >= 0)) Die(kExitBadConfig, "--shutdown_grace_seconds must be >= 0");
+  const std::string listen_address = absl::GetFlag(FLAGS_listen_address);
+  const uint64_t cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
+
+  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs(config_paths);
+  if (!specs.ok()) Die(kExitBadConfig, absl::StrCat("--world_config: ", specs.status().message()));
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> worlds =
+      WorldRegistry::Create(*std::move(specs));
+  if (!worlds.ok()) Die(kExitBadConfig, absl::StrCat("--world_config: ", worlds.status().message()));
+
+  std::unique_ptr<BiomeSampleCache> cache;
+  if (cache_bytes > 0) cache = std::make_unique<BiomeSampleCache>(cache_bytes);
+  BlendPool pool(blend_threads, static_cast<size_t>(absl::GetFlag(FLAGS_max_queue)));
+  ServerMetrics metrics(cache.get(), [&pool] { return pool.queue_depth(); });
+
+  std::unique_ptr<prometheus::Exposer> exposer;
+  int bound_metrics_port = 0;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(HostPort(listen_address, metrics_port));
+    for (const auto& collectable : metrics.collectables()) exposer->RegisterCollectable(collectable);
+    std::vector<int> ports = exposer->GetListeningPorts();
+    if (!ports.empty()) bound_metrics_port = ports.front();
+  } catch (const std::exception& e) {
+    Die(kExitBindFailure, absl::StrCat("cannot serve metrics on ",
+                                       HostPort(listen_address, metrics_port), ": ", e.what()));
+  }
+
+  ServiceOptions options;
+  options.limits.max_chunks_per_request = absl::GetFlag(FLAGS_max_chunks_per_request);
+  options.limits.max_points_per_request = absl::GetFlag(FLAGS_max_points_per_request);
+  options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);
+  WorldGenService service(worlds->get(), &pool, cache.get(), &metrics, options);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(HostPort(listen_address, port), grpc::InsecureServerCredentials(),
+                           &bound_port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || bound_port == 0) {
+    Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port)));
+  }
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  const std::string service_name = v1::WorldGen::service_full_name();
+  health->SetServingStatus(true);
+  health->SetServingStatus(service_name, true);
+
+  std::printf("worldgen-server listening on %s metrics %s worlds=[%s] blend_threads=%d "
+              "cache_bytes=%llu\n",
+              HostPort(listen_address, bound_port).c_str(),
+              HostPort(listen_address, bound_metrics_port).c_str(),
+              absl::StrJoin((*worlds)->names(), ",").c_str(), blend_threads,
+              static_cast<unsigned long long>(cache_bytes));
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  while (sigwait(&stop_signals, &signal_number) != 0) {
+  }
+
+  health->SetServingStatus(service_name, false);
+  health->SetServingStatus(false);
+  std::printf("worldgen-server: %s: draining (grace %gs)\n", strsignal(signal_number), grace_seconds);
+  std::fflush(stdout);
+  const auto deadline = std::chrono::system_clock::now() +
+                        std::chrono::microseconds(static_cast<int64_t>(grace_seconds * 1e6));
+  server->Shutdown(deadline);
+  server->Wait();
+  pool.Shutdown();
+  std::printf("worldgen-server: stopped\n");
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+}  // namespace worldgen
+
+int main(int argc, char** argv) { return worldgen::Run(argc, argv); }

@@ -1,0 +1,168 @@
+#include "server/metrics.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "prometheus/client_metric.h"
+#include "prometheus/metric_family.h"
+
+namespace worldgen {
+namespace {
+
+// Latency buckets from 100 us to ~30 s, roughly x2.5 apart.
+prometheus::Histogram::BucketBoundaries RpcBuckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+          0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30};
+}
+
+// One chunk: 10 us (single-biome 4x4) to ~1 s (256x256 with wide kernels).
+prometheus::Histogram::BucketBoundaries ChunkBuckets() {
+  return {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+          0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   0.5,   1};
+}
+
+prometheus::MetricFamily ScalarFamily(std::string name, std::string help, prometheus::MetricType type,
+                                      double value) {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  prometheus::ClientMetric metric;
+  if (type == prometheus::MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+  return family;
+}
+
+}  // namespace
+
+// Values owned elsewhere (the cache's stats, the pool's queue), read when /metrics is scraped.
+class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
+ public:
+  ScrapeTimeCollector(const BiomeSampleCache* cache, std::function<size_t()> queue_depth)
+      : cache_(cache), queue_depth_(std::move(queue_depth)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    using prometheus::MetricType;
+    BiomeSampleCache::Stats stats;
+    if (cache_ != nullptr) stats = cache_->stats();
+    std::vector<prometheus::MetricFamily> families;
+    families.push_back(ScalarFamily("worldgen_queue_depth", "Blend tasks waiting for a thread.",
+                                    MetricType::Gauge, static_cast<double>(queue_depth_())));
+    families.push_back(ScalarFamily("worldgen_cache_hits_total",
+                                    "Biome sample cache lookups answered from the cache.",
+                                    MetricType::Counter, static_cast<double>(stats.hits)));
+    families.push_back(ScalarFamily("worldgen_cache_misses_total",
+                                    "Biome sample cache lookups that computed the tile.",
+                                    MetricType::Counter, static_cast<double>(stats.misses)));
+    families.push_back(ScalarFamily("worldgen_cache_evictions_total",
+                                    "Biome sample cache tiles evicted to stay within --cache_bytes.",
+                                    MetricType::Counter, static_cast<double>(stats.evictions)));
+    families.push_back(ScalarFamily("worldgen_cache_bytes",
+                                    "Bytes held by the biome sample cache (tiles plus overhead).",
+                                    MetricType::Gauge, static_cast<double>(stats.bytes)));
+    return families;
+  }
+
+ private:
+  const BiomeSampleCache* cache_;
+  std::function<size_t()> queue_depth_;
+};
+
+ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, std::function<size_t()> queue_depth)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      scrape_time_(std::make_shared<ScrapeTimeCollector>(cache, std::move(queue_depth))),
+      rpc_duration_(prometheus::BuildHistogram()
+                        .Name("worldgen_rpc_duration_seconds")
+                        .Help("Latency of WorldGen RPCs from start to final status, by method and "
+                              "status code.")
+                        .Register(*registry_)),
+      chunk_generation_(prometheus::BuildHistogram()
+                            .Name("worldgen_chunk_generation_seconds")
+                            .Help("Time to blend and encode one chunk on a blend thread.")
+                            .Register(*registry_)
+                            .Add({}, ChunkBuckets())),
+      chunks_generated_(prometheus::BuildCounter()
+                            .Name("worldgen_chunks_generated_total")
+                            .Help("Chunks blended by GenerateChunk.")
+                            .Register(*registry_)
+                            .Add({})),
+      points_sampled_(prometheus::BuildCounter()
+                          .Name("worldgen_points_sampled_total")
+                          .Help("Points blended by SampleWeights.")
+                          .Register(*registry_)
+                          .Add({})),
+      rejected_(prometheus::BuildCounter()
+                    .Name("worldgen_rejected_calls_total")
+                    .Help("Calls refused before any blending, by reason (queue_full, "
+                          "invalid_argument, not_found).")
+                    .Register(*registry_)),
+      inflight_(prometheus::BuildGauge()
+                    .Name("worldgen_inflight_calls")
+                    .Help("WorldGen calls started and not yet finished.")
+                    .Register(*registry_)
+                    .Add({})) {
+  // Pre-create the rejection series so they read 0 rather than being absent.
+  for (const char* reason : {"queue_full", "invalid_argument", "not_found"}) {
+    rejected_.Add({{"reason", reason}});
+  }
+}
+
+ServerMetrics::~ServerMetrics() = default;
+
+void ServerMetrics::RecordRpc(absl::string_view method, grpc::StatusCode code,
+                              absl::Duration latency) {
+  rpc_duration_
+      .Add({{"method", std::string(method)}, {"code", std::string(StatusCodeName(code))}},
+           RpcBuckets())
+      .Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServerMetrics::RecordChunk(absl::Duration latency) {
+  chunks_generated_.Increment();
+  chunk_generation_.Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServerMetrics::AddPointsSampled(int64_t points) {
+  points_sampled_.Increment(static_cast<double>(points));
+}
+
+void ServerMetrics::RecordRejected(absl::string_view reason) {
+  rejected_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void ServerMetrics::CallStarted() { inflight_.Increment(); }
+void ServerMetrics::CallFinished() { inflight_.Decrement(); }
+
+std::vector<std::weak_ptr<prometheus::Collectable>> ServerMetrics::collectables() const {
+  return {registry_, scrape_time_};
+}
+
+absl::string_view StatusCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    default: return "UNKNOWN";
+  }
+}
+
+}  // namespace worldgen

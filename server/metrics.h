@@ -1,0 +1,69 @@
+// ServerMetrics: the server's Prometheus metrics (prometheus-cpp), exposed by main() on /metrics.
+//
+//   worldgen_rpc_duration_seconds{method, code}   histogram  RPC latency, by method and final status
+//   worldgen_chunk_generation_seconds             histogram  time to blend and encode one chunk
+//   worldgen_chunks_generated_total               counter    chunks blended (sent or not)
+//   worldgen_points_sampled_total                 counter    points blended by SampleWeights
+//   worldgen_rejected_calls_total{reason}         counter    calls refused: queue_full,
+//                                                            invalid_argument, not_found
+//   worldgen_inflight_calls                       gauge      calls started and not yet finished
+//   worldgen_queue_depth                          gauge      blend tasks waiting (read at scrape)
+//   worldgen_cache_{hits,misses,evictions}_total  counter    BiomeSampleCache::stats() (read at scrape)
+//   worldgen_cache_bytes                          gauge      bytes the cache holds (read at scrape)
+//
+// Thread safety: all methods are safe for concurrent use (prometheus-cpp metrics are atomic).
+#ifndef WORLDGEN_SERVER_METRICS_H_
+#define WORLDGEN_SERVER_METRICS_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "engine/biome_sample_cache.h"
+#include "grpcpp/support/status.h"
+#include "prometheus/collectable.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace worldgen {
+
+class ServerMetrics {
+ public:
+  // `cache` may be null (cache disabled: its metrics read 0); `queue_depth` is called at each scrape.
+  // Both must outlive this object.
+  ServerMetrics(const BiomeSampleCache* cache, std::function<size_t()> queue_depth);
+  ~ServerMetrics();
+
+  void RecordRpc(absl::string_view method, grpc::StatusCode code, absl::Duration latency);
+  void RecordChunk(absl::Duration latency);
+  void AddPointsSampled(int64_t points);
+  void RecordRejected(absl::string_view reason);
+  void CallStarted();
+  void CallFinished();
+
+  // What to register with a prometheus::Exposer: the registry and the scrape-time collector.
+  std::vector<std::weak_ptr<prometheus::Collectable>> collectables() const;
+
+ private:
+  class ScrapeTimeCollector;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<ScrapeTimeCollector> scrape_time_;
+  prometheus::Family<prometheus::Histogram>& rpc_duration_;
+  prometheus::Histogram& chunk_generation_;
+  prometheus::Counter& chunks_generated_;
+  prometheus::Counter& points_sampled_;
+  prometheus::Family<prometheus::Counter>& rejected_;
+  prometheus::Gauge& inflight_;
+};
+
+// The canonical upper-case name of a gRPC status code ("OK", "INVALID_ARGUMENT", ...).
+absl::string_view StatusCodeName(grpc::StatusCode code);
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_METRICS_H_

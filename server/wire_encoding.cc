@@ -1,0 +1,30 @@
+#include "server/wire_encoding.h"
+
+namespace worldgen {
+
+void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out) {
+  out->mutable_coord()->set_x(blend.chunk_x);
+  out->mutable_coord()->set_z(blend.chunk_z);
+  out->set_chunk_size(static_cast<uint32_t>(blend.size));
+  out->set_single_biome(blend.single_biome);
+  for (const BiomeLayer& layer : blend.layers) {
+    v1::BiomeWeights* biome = out->add_biomes();
+    biome->set_biome_id(layer.biome_id);
+    if (!blend.single_biome) biome->mutable_weights()->Add(layer.weights.begin(), layer.weights.end());
+  }
+  out->mutable_heights()->Add(blend.heights.begin(), blend.heights.end());
+  out->mutable_dominant_biome()->Add(blend.dominant_biome.begin(), blend.dominant_biome.end());
+}
+
+void EncodePoint(const PointBlend& blend, bool with_height, v1::PointWeights* out) {
+  out->mutable_weights()->Reserve(static_cast<int>(blend.weights.size()));
+  for (const BiomeWeight& weight : blend.weights) {
+    v1::BiomeWeight* w = out->add_weights();
+    w->set_biome_id(weight.biome_id);
+    w->set_weight(weight.weight);
+  }
+  if (with_height) out->set_height(blend.height);
+  out->set_dominant_biome(blend.dominant_biome);
+}
+
+}  // namespace worldgen

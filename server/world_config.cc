@@ -1,0 +1,179 @@
+#include "server/world_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <system_error>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace worldgen {
+namespace {
+
+absl::StatusOr<uint8_t> ColorChannel(uint32_t value, absl::string_view field) {
+  if (value > 255) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " = ", value, " is outside [0, 255]"));
+  }
+  return static_cast<uint8_t>(value);
+}
+
+absl::StatusOr<BiomeSpec> BiomeSpecFromConfig(const v1::BiomeConfig& config, int index) {
+  const std::string prefix = absl::StrCat("biomes[", index, "]");
+  BiomeSpec biome;
+  biome.id = config.id();
+  biome.name = config.name();
+  absl::StatusOr<uint8_t> r = ColorChannel(config.color().r(), prefix + ".color.r");
+  if (!r.ok()) return r.status();
+  absl::StatusOr<uint8_t> g = ColorChannel(config.color().g(), prefix + ".color.g");
+  if (!g.ok()) return g.status();
+  absl::StatusOr<uint8_t> b = ColorChannel(config.color().b(), prefix + ".color.b");
+  if (!b.ok()) return b.status();
+  biome.color_r = *r;
+  biome.color_g = *g;
+  biome.color_b = *b;
+  biome.temperature = config.temperature();
+  biome.humidity = config.humidity();
+  if (config.has_height_base()) biome.height_base = config.height_base();
+  if (config.has_height_amplitude()) biome.height_amplitude = config.height_amplitude();
+  if (config.has_height_frequency()) biome.height_frequency = config.height_frequency();
+  biome.blend_radius = config.blend_radius();
+  return biome;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path.string(), ": cannot open for reading"));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path.string(), ": read error"));
+  return contents.str();
+}
+
+}  // namespace
+
+absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
+  WorldSpec spec;
+  spec.name = config.name();
+  spec.seed = config.seed();
+  spec.biomes.clear();
+  spec.biomes.reserve(config.biomes_size());
+  for (int i = 0; i < config.biomes_size(); ++i) {
+    absl::StatusOr<BiomeSpec> biome = BiomeSpecFromConfig(config.biomes(i), i);
+    if (!biome.ok()) return biome.status();
+    spec.biomes.push_back(*std::move(biome));
+  }
+  switch (config.biome_source()) {
+    case v1::BIOME_SOURCE_KIND_CLIMATE:
+      spec.biome_source = BiomeSourceKind::kClimate;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "biome_source = ", static_cast<int>(config.biome_source()),
+          " is not a known BiomeSourceKind (only BIOME_SOURCE_KIND_CLIMATE)"));
+  }
+  const v1::ClimateConfig& climate = config.climate();
+  if (climate.has_temperature_frequency()) {
+    spec.climate.temperature_frequency = climate.temperature_frequency();
+  }
+  if (climate.has_humidity_frequency()) spec.climate.humidity_frequency = climate.humidity_frequency();
+  if (climate.has_octaves()) spec.climate.octaves = climate.octaves();
+  if (config.has_sampling_interval()) spec.sampling_interval = config.sampling_interval();
+  if (config.has_jitter()) spec.jitter = config.jitter();
+  if (config.has_blend_radius()) spec.blend_radius = config.blend_radius();
+  if (config.has_chunk_size()) {
+    // uint32 on the wire; anything above 256 is rejected by validation, so clamp before narrowing.
+    spec.chunk_size = static_cast<int>(
+        std::min<uint32_t>(config.chunk_size(), std::numeric_limits<int>::max()));
+  }
+  absl::Status valid = ValidateWorldSpec(spec);
+  if (!valid.ok()) return valid;
+  return spec;
+}
+
+v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
+  v1::WorldConfig config;
+  config.set_name(spec.name);
+  config.set_seed(spec.seed);
+  for (const BiomeSpec& biome : spec.biomes) {
+    v1::BiomeConfig* out = config.add_biomes();
+    out->set_id(biome.id);
+    out->set_name(biome.name);
+    out->mutable_color()->set_r(biome.color_r);
+    out->mutable_color()->set_g(biome.color_g);
+    out->mutable_color()->set_b(biome.color_b);
+    out->set_temperature(biome.temperature);
+    out->set_humidity(biome.humidity);
+    out->set_height_base(biome.height_base);
+    out->set_height_amplitude(biome.height_amplitude);
+    out->set_height_frequency(biome.height_frequency);
+    out->set_blend_radius(biome.blend_radius);
+  }
+  switch (spec.biome_source) {
+    case BiomeSourceKind::kClimate:
+      config.set_biome_source(v1::BIOME_SOURCE_KIND_CLIMATE);
+      break;
+  }
+  config.mutable_climate()->set_temperature_frequency(spec.climate.temperature_frequency);
+  config.mutable_climate()->set_humidity_frequency(spec.climate.humidity_frequency);
+  config.mutable_climate()->set_octaves(spec.climate.octaves);
+  config.set_sampling_interval(spec.sampling_interval);
+  config.set_jitter(spec.jitter);
+  config.set_blend_radius(spec.blend_radius);
+  config.set_chunk_size(static_cast<uint32_t>(spec.chunk_size));
+  return config;
+}
+
+absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json) {
+  v1::WorldConfig config;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto parsed = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), &config, options);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a worldgen.v1.WorldConfig in JSON: ", parsed.ToString()));
+  }
+  return WorldSpecFromConfig(config);
+}
+
+absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::string>& paths) {
+  std::vector<std::filesystem::path> files;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+      std::vector<std::filesystem::path> in_dir;
+      for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
+        if (entry.path().extension() == ".json" && !entry.is_directory()) {
+          in_dir.push_back(entry.path());
+        }
+      }
+      if (error) {
+        return absl::NotFoundError(absl::StrCat(path, ": cannot list directory: ", error.message()));
+      }
+      std::sort(in_dir.begin(), in_dir.end());
+      files.insert(files.end(), in_dir.begin(), in_dir.end());
+    } else {
+      files.emplace_back(path);
+    }
+  }
+  std::vector<WorldSpec> specs;
+  for (const std::filesystem::path& file : files) {
+    absl::StatusOr<std::string> json = ReadFile(file);
+    if (!json.ok()) return json.status();
+    absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(*json);
+    if (!spec.ok()) {
+      return absl::Status(spec.status().code(),
+                          absl::StrCat(file.string(), ": ", spec.status().message()));
+    }
+    specs.push_back(*std::move(spec));
+  }
+  return specs;
+}
+
+}  // namespace worldgen

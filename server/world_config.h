@@ -1,0 +1,38 @@
+// Conversion between the wire/JSON form of a world (worldgen.v1.WorldConfig) and the engine's WorldSpec,
+// and loading world configs from JSON files (protobuf's JSON mapping).
+//
+// Absent optional proto fields take the engine's defaults (engine/world_spec.h); a converted spec is
+// always checked with ValidateWorldSpec, so a returned WorldSpec is valid.
+//
+// Thread safety: free functions without shared state; safe for concurrent use.
+#ifndef WORLDGEN_SERVER_WORLD_CONFIG_H_
+#define WORLDGEN_SERVER_WORLD_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/world_spec.h"
+#include "worldgen/v1/world_config.pb.h"
+
+namespace worldgen {
+
+// INVALID_ARGUMENT naming the field (e.g. "biomes[2].color.r") and the accepted range if `config` is
+// not a valid world.
+absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config);
+
+// Every field set explicitly (optional ones included), biomes in the spec's order.
+// WorldSpecFromConfig(WorldConfigFromSpec(s)) == s for every valid s.
+v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec);
+
+// Parses one WorldConfig in protobuf JSON form and converts it. Unknown fields are errors.
+absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json);
+
+// Loads every world named by `paths`: each is a JSON file, or a directory whose *.json files are all
+// loaded (sorted by name, not recursive). Errors name the file.
+absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::string>& paths);
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_WORLD_CONFIG_H_
