@@ -1,0 +1,78 @@
+// ChunkView: one streamed chunk (worldgen.v1.ChunkData), validated and decoded for lookups.
+//
+//   absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(chunk_data));
+//   float w = view->Weight(/*biome_id=*/3, /*local_x=*/5, /*local_z=*/9);
+//   uint32_t top = view->DominantBiome(5, 9);
+//
+// The wire form is sparse: only biomes with a non-zero weight somewhere in the chunk appear, and a
+// single-biome chunk carries one entry with an empty weights array (weight exactly 1.0 everywhere).
+// ChunkView hides both: Weight() of an absent biome is 0, of the single biome 1.0.
+//
+// Local coordinates: column (lx, lz), 0 <= lx, lz < size(), is world column
+// (origin_x() + lx, origin_z() + lz). Accessors do not bounds-check (like std::vector::operator[]);
+// Decode() has checked that every array has the advertised size.
+//
+// Thread safety: immutable after Decode; all const methods are safe for concurrent use.
+#ifndef WORLDGEN_CLIENT_CHUNK_VIEW_H_
+#define WORLDGEN_CLIENT_CHUNK_VIEW_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "worldgen/v1/worldgen.pb.h"
+
+namespace worldgen {
+
+class ChunkView {
+ public:
+  // Checks the message against the contract in worldgen.proto: chunk_size > 0, biomes in strictly
+  // ascending id order, each weights array empty (single_biome, exactly one biome) or
+  // chunk_size^2 long, heights and dominant_biome empty or chunk_size^2 long.
+  // DATA_LOSS names the first violation.
+  static absl::StatusOr<ChunkView> Decode(v1::ChunkData data);
+
+  int64_t chunk_x() const { return data_.coord().x(); }
+  int64_t chunk_z() const { return data_.coord().z(); }
+  int size() const { return size_; }
+  // World coordinates of local column (0, 0).
+  int64_t origin_x() const { return chunk_x() * size_; }
+  int64_t origin_z() const { return chunk_z() * size_; }
+  bool single_biome() const { return data_.single_biome(); }
+
+  // Ids of the biomes present (non-zero somewhere), ascending.
+  const std::vector<uint32_t>& biome_ids() const { return biome_ids_; }
+  bool HasBiome(uint32_t biome_id) const;
+
+  // Weight of `biome_id` at local column (lx, lz): 0 for a biome not present.
+  float Weight(uint32_t biome_id, int local_x, int local_z) const;
+  // All size()^2 weights of a present biome in the wire layout (weights[lz * size + lx]). Empty for
+  // an absent biome and for the biome of a single-biome chunk (its weight is 1.0 everywhere).
+  absl::Span<const float> Weights(uint32_t biome_id) const;
+
+  // Heights, if the request asked for them.
+  bool has_heights() const { return data_.heights_size() > 0; }
+  float Height(int local_x, int local_z) const { return data_.heights(Index(local_x, local_z)); }
+
+  // Highest-weight biome at (lx, lz), ties to the lower id. Taken from the message if the request
+  // asked for dominant_biome, else computed from the weights (same rule, same answer).
+  uint32_t DominantBiome(int local_x, int local_z) const;
+
+  // The message as received.
+  const v1::ChunkData& proto() const { return data_; }
+
+ private:
+  explicit ChunkView(v1::ChunkData data);
+  int Index(int local_x, int local_z) const { return local_z * size_ + local_x; }
+  // Position of biome_id in data_.biomes(), or -1.
+  int LayerIndex(uint32_t biome_id) const;
+
+  v1::ChunkData data_;
+  int size_ = 0;
+  std::vector<uint32_t> biome_ids_;
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_CLIENT_CHUNK_VIEW_H_

@@ -1,0 +1,237 @@
+#include "client/cli/commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/cli/load_generator.h"
+#include "client/cli/output.h"
+#include "client/cli/render.h"
+#include "client/worldgen_client.h"
+
+ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server or load balancer, as a gRPC target (host:port).");
+ABSL_FLAG(int64_t, deadline_ms, 10000, "Deadline of each call in milliseconds, retries included.");
+ABSL_FLAG(int, retries, 5,
+          "Retries of a call that failed with UNAVAILABLE (exponential backoff from 50 ms, "
+          "capped at 2 s, no jitter).");
+ABSL_FLAG(std::string, world, "", "World name; empty selects the server's default world.");
+ABSL_FLAG(bool, json, false, "Print the result as one line of JSON instead of text.");
+ABSL_FLAG(int, size, 0, "Chunk size (columns per side, a power of two); 0 = the world's.");
+ABSL_FLAG(bool, heights, true, "Also request blended heights.");
+ABSL_FLAG(std::string, region, "", "Block columns to render: minx,minz,maxx,maxz (inclusive).");
+ABSL_FLAG(std::string, out, "map.png", "PNG file to write.");
+ABSL_FLAG(std::string, service, "", "Health-checked service name; empty = the whole server.");
+ABSL_FLAG(int, concurrency, 4, "Concurrent closed-loop workers.");
+ABSL_FLAG(absl::Duration, duration, absl::Seconds(10),
+          "How long to run (e.g. 30s, 2m); 0 = until --requests are done.");
+ABSL_FLAG(int64_t, requests, 0, "Total requests to send; 0 = until --duration is over.");
+ABSL_FLAG(std::string, pattern, "random",
+          "Chunks to ask for: random (uniform in --area), spiral (players loading their "
+          "surroundings ring by ring) or hot (a fixed --hot_set of chunks).");
+ABSL_FLAG(int, chunks_per_request, 16, "Chunks per GenerateChunk request.");
+ABSL_FLAG(int64_t, area, 4096, "random/spiral: chunk coordinates start in [-area, area).");
+ABSL_FLAG(int, hot_set, 64, "hot: number of distinct chunks.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of the chunk choice (runs with the same seed ask for the same chunks).");
+ABSL_FLAG(bool, progress, true, "Print a progress line on stderr every second.");
+
+namespace worldgen::cli {
+namespace {
+
+int Usage(const std::string& message) {
+  std::cerr << "worldgen: " << message << "\n";
+  return kExitUsage;
+}
+
+int Fail(const absl::Status& status) {
+  std::cerr << "worldgen: " << status << "\n";
+  return kExitError;
+}
+
+// The client every subcommand uses, built from the global flags.
+absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
+  ClientOptions options;
+  options.world = absl::GetFlag(FLAGS_world);
+  options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
+  options.max_retries = absl::GetFlag(FLAGS_retries);
+  return Client::Connect(absl::GetFlag(FLAGS_target), options);
+}
+
+bool ParseCoordinate(const std::string& text, double* out) { return absl::SimpleAtod(text, out); }
+
+int RunDescribe(const std::vector<std::string>& args) {
+  if (!args.empty()) return Usage("describe takes no arguments");
+  auto client = MakeClient();
+  if (!client.ok()) return Usage(client.status().ToString());
+  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
+  if (!world.ok()) return Fail(world.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    absl::StatusOr<std::string> json = ToJson(*world);
+    if (!json.ok()) return Fail(json.status());
+    std::cout << *json << "\n";
+  } else {
+    std::cout << DescribeText(*world);
+  }
+  return kExitOk;
+}
+
+int RunChunk(const std::vector<std::string>& args) {
+  int64_t x = 0, z = 0;
+  if (args.size() != 2 || !absl::SimpleAtoi(args[0], &x) || !absl::SimpleAtoi(args[1], &z)) {
+    return Usage("chunk wants two integer chunk coordinates: chunk X Z");
+  }
+  auto client = MakeClient();
+  if (!client.ok()) return Usage(client.status().ToString());
+  const ChunkRequestOptions options{.chunk_size = absl::GetFlag(FLAGS_size),
+                                    .heights = absl::GetFlag(FLAGS_heights),
+                                    .dominant_biome = true};
+  absl::StatusOr<ChunkView> chunk = (*client)->GenerateChunk(x, z, options);
+  if (!chunk.ok()) return Fail(chunk.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    absl::StatusOr<std::string> json = ToJson(chunk->proto());
+    if (!json.ok()) return Fail(json.status());
+    std::cout << *json << "\n";
+    return kExitOk;
+  }
+  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
+  if (!world.ok()) return Fail(world.status());
+  std::cout << ChunkText(*chunk, *world);
+  return kExitOk;
+}
+
+int RunSample(const std::vector<std::string>& args) {
+  if (args.empty() || args.size() % 2 != 0) {
+    return Usage("sample wants pairs of block coordinates: sample X Z [X Z ...]");
+  }
+  v1::SampleWeightsRequest request;
+  for (size_t i = 0; i < args.size(); i += 2) {
+    double x, z;
+    if (!ParseCoordinate(args[i], &x) || !ParseCoordinate(args[i + 1], &z)) {
+      return Usage(absl::StrCat("not a coordinate pair: ", args[i], " ", args[i + 1]));
+    }
+    v1::Point* point = request.add_points();
+    point->set_x(x);
+    point->set_z(z);
+  }
+  request.set_include_heights(absl::GetFlag(FLAGS_heights));
+  auto client = MakeClient();
+  if (!client.ok()) return Usage(client.status().ToString());
+  absl::StatusOr<v1::SampleWeightsResponse> response = (*client)->SampleWeights(request);
+  if (!response.ok()) return Fail(response.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    absl::StatusOr<std::string> json = ToJson(*response);
+    if (!json.ok()) return Fail(json.status());
+    std::cout << *json << "\n";
+    return kExitOk;
+  }
+  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
+  if (!world.ok()) return Fail(world.status());
+  std::cout << SamplesText(request, *response, *world);
+  return kExitOk;
+}
+
+int RunRender(const std::vector<std::string>& args) {
+  if (!args.empty()) return Usage("render takes no positional arguments (use --region, --out)");
+  if (absl::GetFlag(FLAGS_region).empty()) return Usage("render needs --region=minx,minz,maxx,maxz");
+  absl::StatusOr<BlockRegion> region = ParseBlockRegion(absl::GetFlag(FLAGS_region));
+  if (!region.ok()) return Usage(std::string(region.status().message()));
+  auto client = MakeClient();
+  if (!client.ok()) return Usage(client.status().ToString());
+  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
+  if (!world.ok()) return Fail(world.status());
+  // Large chunks mean fewer, bigger messages; the server says how large it accepts.
+  int size = absl::GetFlag(FLAGS_size);
+  if (size == 0) size = static_cast<int>(std::min<uint32_t>(64, world->limits().max_chunk_size()));
+  absl::StatusOr<RgbImage> image = RenderRegion(**client, *world, *region, size);
+  if (!image.ok()) return Fail(image.status());
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (absl::Status written = WritePng(*image, out); !written.ok()) return Fail(written);
+  std::cerr << absl::StrFormat("wrote %s: %d x %d pixels\n", out, image->width, image->height);
+  return kExitOk;
+}
+
+int RunHealth(const std::vector<std::string>& args) {
+  if (!args.empty()) return Usage("health takes no arguments");
+  auto client = MakeClient();
+  if (!client.ok()) return Usage(client.status().ToString());
+  absl::StatusOr<std::string> status = (*client)->CheckHealth(absl::GetFlag(FLAGS_service));
+  if (!status.ok()) return Fail(status.status());
+  std::cout << *status << "\n";
+  return *status == "SERVING" ? kExitOk : kExitError;
+}
+
+int RunLoad(const std::vector<std::string>& args) {
+  if (!args.empty()) return Usage("load takes no positional arguments");
+  LoadConfig config;
+  config.concurrency = absl::GetFlag(FLAGS_concurrency);
+  config.duration = absl::GetFlag(FLAGS_duration);
+  config.requests = absl::GetFlag(FLAGS_requests);
+  absl::StatusOr<LoadPattern> pattern = ParseLoadPattern(absl::GetFlag(FLAGS_pattern));
+  if (!pattern.ok()) return Usage(std::string(pattern.status().message()));
+  config.pattern = *pattern;
+  config.chunks_per_request = absl::GetFlag(FLAGS_chunks_per_request);
+  config.chunk.chunk_size = absl::GetFlag(FLAGS_size);
+  config.chunk.heights = absl::GetFlag(FLAGS_heights);
+  config.seed = absl::GetFlag(FLAGS_seed);
+  config.area = absl::GetFlag(FLAGS_area);
+  config.hot_set = absl::GetFlag(FLAGS_hot_set);
+  auto client = MakeClient();
+  if (!client.ok()) return Usage(client.status().ToString());
+
+  LoadProgress progress;
+  if (absl::GetFlag(FLAGS_progress)) {
+    // A terminal gets one line rewritten in place; a log gets one line per second.
+    const bool tty = isatty(STDERR_FILENO);
+    progress = [tty](absl::Duration elapsed, const LoadReport& r) {
+      const double s = absl::ToDoubleSeconds(elapsed);
+      std::fprintf(stderr, "%s[load %6.1fs] %lld requests  %.0f chunks/s  %.2f MB/s  %lld retries  %lld errors%s",
+                   tty ? "\r" : "", s, static_cast<long long>(r.requests), s > 0 ? r.chunks / s : 0.0,
+                   s > 0 ? r.bytes / 1e6 / s : 0.0, static_cast<long long>(r.retries),
+                   static_cast<long long>(r.error_count()), tty ? "" : "\n");
+      std::fflush(stderr);
+    };
+  }
+  absl::StatusOr<LoadReport> report = cli::RunLoad(**client, config, progress);
+  if (progress && isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
+  if (!report.ok()) return Usage(std::string(report.status().message()));
+  std::cout << (absl::GetFlag(FLAGS_json) ? LoadReportJson(config, *report) + "\n"
+                                          : LoadReportText(config, *report));
+  return report->error_count() == 0 ? kExitOk : kExitError;
+}
+
+}  // namespace
+
+const std::vector<std::string>& GlobalFlags() {
+  static const auto* flags = new std::vector<std::string>{"target", "deadline_ms", "retries", "world"};
+  return *flags;
+}
+
+const std::vector<Subcommand>& Subcommands() {
+  static const auto* commands = new std::vector<Subcommand>{
+      {"describe", "", "Prints the world's configuration (biome table, blender parameters, seed) and "
+       "the server's limits.", {"json"}, RunDescribe},
+      {"chunk", "X Z", "Blends chunk (X, Z) (chunk coordinates) and prints its biomes, the weight "
+       "grids, heights and dominant biomes; --json prints the worldgen.v1.ChunkData message.",
+       {"size", "json", "heights"}, RunChunk},
+      {"sample", "X Z [X Z ...]", "Blends points in block coordinates (need not be integers) and "
+       "prints each point's weights; --json prints the worldgen.v1.SampleWeightsResponse message.",
+       {"json", "heights"}, RunSample},
+      {"render", "", "Writes a PNG map of a block region: each pixel is a column coloured by its "
+       "dominant biome and shaded by the blended height.", {"region", "out", "size"}, RunRender},
+      {"health", "", "Calls grpc.health.v1.Health/Check and prints the status. Exit code 0 iff "
+       "SERVING (1 otherwise, also when the server cannot be reached).", {"service"}, RunHealth},
+      {"load", "", "Closed-loop load generator for GenerateChunk: prints throughput (chunks/s, MB/s), "
+       "latency percentiles and errors by status code. Exit code 1 if any request failed.",
+       {"concurrency", "duration", "requests", "pattern", "chunks_per_request", "size", "heights",
+        "area", "hot_set", "seed", "json", "progress"},
+       RunLoad},
+  };
+  return *commands;
+}
+
+}  // namespace worldgen::cli

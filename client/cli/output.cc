@@ -1,0 +1,124 @@
+#include "client/cli/output.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace worldgen::cli {
+namespace {
+
+std::string NameOf(const absl::flat_hash_map<uint32_t, std::string>& names, uint32_t id) {
+  auto it = names.find(id);
+  return it == names.end() ? absl::StrCat("biome-", id) : it->second;
+}
+
+void AppendGrid(std::string& out, int n, const std::function<std::string(int, int)>& cell) {
+  for (int lz = 0; lz < n; ++lz) {
+    absl::StrAppend(&out, "   ");
+    for (int lx = 0; lx < n; ++lx) absl::StrAppend(&out, " ", cell(lx, lz));
+    absl::StrAppend(&out, "\n");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) return absl::InternalError(std::string(status.message()));
+  return json;
+}
+
+absl::flat_hash_map<uint32_t, std::string> BiomeNames(const v1::WorldDescription& world) {
+  absl::flat_hash_map<uint32_t, std::string> names;
+  for (const v1::BiomeConfig& biome : world.config().biomes()) names[biome.id()] = biome.name();
+  return names;
+}
+
+std::string DescribeText(const v1::WorldDescription& world) {
+  const v1::WorldConfig& c = world.config();
+  const v1::ServerLimits& l = world.limits();
+  std::string out = absl::StrFormat(
+      "world %s  seed %d  blender %s\n"
+      "  sampling_interval %g  jitter %g  blend_radius %g (min %g)  chunk_size %d\n"
+      "  climate: temperature_frequency %g  humidity_frequency %g  octaves %d\n"
+      "limits: chunk_size %d..%d  max_chunks_per_request %d  max_points_per_request %d  "
+      "coordinate bound %g\n",
+      c.name(), c.seed(), world.blender(), c.sampling_interval(), c.jitter(), c.blend_radius(),
+      world.min_blend_radius(), c.chunk_size(), c.climate().temperature_frequency(),
+      c.climate().humidity_frequency(), c.climate().octaves(), l.min_chunk_size(), l.max_chunk_size(),
+      l.max_chunks_per_request(), l.max_points_per_request(), l.world_coordinate_bound());
+  absl::StrAppend(&out, "worlds:");
+  for (const std::string& name : world.available_worlds()) absl::StrAppend(&out, " ", name);
+  absl::StrAppendFormat(&out, "\n%d biomes:\n", c.biomes_size());
+  absl::StrAppendFormat(&out, "  %4s  %-16s %-8s %6s %6s %9s %9s %8s %6s\n", "id", "name", "colour",
+                        "temp", "humid", "h_base", "h_ampl", "h_freq", "radius");
+  for (const v1::BiomeConfig& b : c.biomes()) {
+    absl::StrAppendFormat(&out, "  %4d  %-16s #%02x%02x%02x  %6.2f %6.2f %9g %9g %8g %6g\n", b.id(),
+                          b.name(), b.color().r(), b.color().g(), b.color().b(), b.temperature(),
+                          b.humidity(), b.height_base(), b.height_amplitude(), b.height_frequency(),
+                          b.blend_radius());
+  }
+  return out;
+}
+
+std::string ChunkText(const ChunkView& chunk, const v1::WorldDescription& world) {
+  const auto names = BiomeNames(world);
+  const int n = chunk.size();
+  std::string out = absl::StrFormat(
+      "chunk (%d, %d)  size %d  columns x [%d, %d) z [%d, %d)%s  %d biome(s)\n", chunk.chunk_x(),
+      chunk.chunk_z(), n, chunk.origin_x(), chunk.origin_x() + n, chunk.origin_z(),
+      chunk.origin_z() + n, chunk.single_biome() ? "  single biome" : "", chunk.biome_ids().size());
+  for (uint32_t id : chunk.biome_ids()) {
+    double sum = 0;
+    float lo = 1, hi = 0;
+    for (int lz = 0; lz < n; ++lz) {
+      for (int lx = 0; lx < n; ++lx) {
+        const float w = chunk.Weight(id, lx, lz);
+        sum += w;
+        lo = std::min(lo, w);
+        hi = std::max(hi, w);
+      }
+    }
+    absl::StrAppendFormat(&out, "  biome %d %-16s mean %.4f  min %.4f  max %.4f\n", id,
+                          NameOf(names, id), sum / (n * n), lo, hi);
+  }
+  for (uint32_t id : chunk.biome_ids()) {
+    absl::StrAppendFormat(&out, "weights of %s (%d), rows z = %d.., columns x = %d..:\n",
+                          NameOf(names, id), id, chunk.origin_z(), chunk.origin_x());
+    AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%.3f", chunk.Weight(id, lx, lz)); });
+  }
+  if (chunk.has_heights()) {
+    absl::StrAppend(&out, "heights:\n");
+    AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%7.2f", chunk.Height(lx, lz)); });
+  }
+  absl::StrAppend(&out, "dominant biome ids:\n");
+  AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%3d", chunk.DominantBiome(lx, lz)); });
+  return out;
+}
+
+std::string SamplesText(const v1::SampleWeightsRequest& request,
+                        const v1::SampleWeightsResponse& response,
+                        const v1::WorldDescription& world) {
+  const auto names = BiomeNames(world);
+  std::string out;
+  for (int i = 0; i < response.samples_size() && i < request.points_size(); ++i) {
+    const v1::PointWeights& s = response.samples(i);
+    absl::StrAppendFormat(&out, "(%g, %g)  dominant %s (%d)", request.points(i).x(),
+                          request.points(i).z(), NameOf(names, s.dominant_biome()), s.dominant_biome());
+    if (request.include_heights()) absl::StrAppendFormat(&out, "  height %.3f", s.height());
+    absl::StrAppend(&out, " ");
+    for (const v1::BiomeWeight& w : s.weights()) {
+      absl::StrAppendFormat(&out, " %s=%.6f", NameOf(names, w.biome_id()), w.weight());
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
+}  // namespace worldgen::cli

@@ -1,0 +1,313 @@
+#include "client/worldgen_client.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace worldgen {
+namespace {
+
+// Regions are expanded into a set of pending chunks; no server accepts anywhere near this many.
+constexpr int64_t kMaxChunksPerCall = int64_t{1} << 20;
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+void SetDeadline(grpc::ClientContext& context, absl::Time deadline) {
+  if (deadline != absl::InfiniteFuture()) context.set_deadline(absl::ToChronoTime(deadline));
+}
+
+absl::Status ValidateOptions(const ClientOptions& options) {
+  if (options.deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("ClientOptions.deadline must be positive");
+  }
+  if (options.max_retries < 0) return absl::InvalidArgumentError("ClientOptions.max_retries < 0");
+  if (options.initial_backoff < absl::ZeroDuration() || options.max_backoff < absl::ZeroDuration() ||
+      !(options.backoff_multiplier >= 1.0)) {
+    return absl::InvalidArgumentError(
+        "ClientOptions backoff: need initial_backoff, max_backoff >= 0 and backoff_multiplier >= 1");
+  }
+  return absl::OkStatus();
+}
+
+struct CoordHash {
+  size_t operator()(const ChunkCoord& c) const {
+    return absl::Hash<std::pair<int64_t, int64_t>>()({c.x, c.z});
+  }
+};
+
+}  // namespace
+
+absl::Duration RetryBackoff(const ClientOptions& options, int retry) {
+  absl::Duration wait = options.initial_backoff;
+  for (int k = 1; k < retry && wait < options.max_backoff; ++k) wait *= options.backoff_multiplier;
+  return std::min(wait, options.max_backoff);
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& target,
+                                                        ClientOptions options) {
+  if (absl::Status valid = ValidateOptions(options); !valid.ok()) return valid;
+  if (target.empty()) return absl::InvalidArgumentError("empty target");
+  grpc::ChannelArguments args;
+  if (options.keepalive_time > absl::ZeroDuration()) {
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time)));
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_timeout)));
+  }
+  const int max_reconnect_ms =
+      std::max<int>(1, static_cast<int>(absl::ToInt64Milliseconds(options.max_reconnect_backoff)));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_reconnect_ms);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_reconnect_ms));
+  // Chunks of 256^2 columns with many biomes exceed gRPC's default 4 MB receive limit.
+  args.SetMaxReceiveMessageSize(-1);
+  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return std::unique_ptr<Client>(new Client(std::move(channel), std::move(options)));
+}
+
+std::unique_ptr<Client> Client::FromChannel(std::shared_ptr<grpc::Channel> channel,
+                                            ClientOptions options) {
+  return std::unique_ptr<Client>(new Client(std::move(channel), std::move(options)));
+}
+
+Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      stub_(v1::WorldGen::NewStub(channel_)) {}
+
+ClientStats Client::stats() const {
+  return ClientStats{calls_.load(std::memory_order_relaxed), attempts_.load(std::memory_order_relaxed),
+                     retries_.load(std::memory_order_relaxed)};
+}
+
+bool Client::IsRetryable(absl::StatusCode code) const {
+  return std::find(options_.retry_codes.begin(), options_.retry_codes.end(), code) !=
+         options_.retry_codes.end();
+}
+
+absl::Status Client::WithRetries(const std::function<absl::Status(absl::Time)>& attempt) {
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  const absl::Time deadline = options_.deadline == absl::InfiniteDuration()
+                                  ? absl::InfiniteFuture()
+                                  : absl::Now() + options_.deadline;
+  for (int retry = 0;; ++retry) {
+    attempts_.fetch_add(1, std::memory_order_relaxed);
+    if (retry > 0) retries_.fetch_add(1, std::memory_order_relaxed);
+    absl::Status status = attempt(deadline);
+    if (status.ok() || !IsRetryable(status.code())) return status;
+    if (retry >= options_.max_retries) {
+      if (retry == 0) return status;
+      return absl::Status(status.code(),
+                          absl::StrCat(status.message(), " (after ", retry + 1, " attempts)"));
+    }
+    const absl::Duration wait = RetryBackoff(options_, retry + 1);
+    if (absl::Now() + wait >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("deadline reached while retrying after ",
+                                                      retry + 1, " attempts; last error: ",
+                                                      status.ToString()));
+    }
+    absl::SleepFor(wait);
+  }
+}
+
+absl::StatusOr<v1::WorldDescription> Client::DescribeWorld() {
+  v1::DescribeWorldRequest request;
+  request.set_world(options_.world);
+  v1::WorldDescription response;
+  absl::Status status = WithRetries([&](absl::Time deadline) {
+    grpc::ClientContext context;
+    SetDeadline(context, deadline);
+    response.Clear();
+    return FromGrpc(stub_->DescribeWorld(&context, request, &response));
+  });
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<ChunkView> Client::GenerateChunk(int64_t chunk_x, int64_t chunk_z,
+                                                const ChunkRequestOptions& request) {
+  std::optional<ChunkView> result;
+  const ChunkCoord coord{chunk_x, chunk_z};
+  absl::Status status = GenerateChunks(absl::MakeConstSpan(&coord, 1), request,
+                                       [&](ChunkView view) { result.emplace(std::move(view)); });
+  if (!status.ok()) return status;
+  return *std::move(result);
+}
+
+absl::Status Client::GenerateChunks(absl::Span<const ChunkCoord> chunks,
+                                    const ChunkRequestOptions& request,
+                                    const std::function<void(ChunkView)>& on_chunk) {
+  if (static_cast<int64_t>(chunks.size()) > kMaxChunksPerCall) {
+    return absl::InvalidArgumentError(absl::StrCat(chunks.size(), " chunks in one call"));
+  }
+  v1::GenerateChunkRequest message;
+  message.set_world(options_.world);
+  message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
+  message.set_include_heights(request.heights);
+  message.set_include_dominant_biome(request.dominant_biome);
+  v1::ChunkList* list = message.mutable_chunks();
+  absl::flat_hash_set<ChunkCoord, CoordHash> seen;
+  for (const ChunkCoord& c : chunks) {
+    if (!seen.insert(c).second) continue;  // Each distinct chunk is asked for (and delivered) once.
+    v1::ChunkCoord* coord = list->add_coords();
+    coord->set_x(c.x);
+    coord->set_z(c.z);
+  }
+  return StreamChunks(std::move(message), seen.size(), on_chunk);
+}
+
+absl::Status Client::GenerateRegion(const ChunkRegion& region, const ChunkRequestOptions& request,
+                                    const std::function<void(ChunkView)>& on_chunk) {
+  if (region.min_x > region.max_x || region.min_z > region.max_z) {
+    return absl::InvalidArgumentError(absl::StrFormat("empty region [%d, %d] x [%d, %d]", region.min_x,
+                                                      region.max_x, region.min_z, region.max_z));
+  }
+  // Widths in double first: int64 differences of extreme values could overflow.
+  const double count = (static_cast<double>(region.max_x) - region.min_x + 1) *
+                       (static_cast<double>(region.max_z) - region.min_z + 1);
+  if (count > static_cast<double>(kMaxChunksPerCall)) {
+    return absl::InvalidArgumentError(absl::StrFormat("region has %.0f chunks", count));
+  }
+  v1::GenerateChunkRequest message;
+  message.set_world(options_.world);
+  message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
+  message.set_include_heights(request.heights);
+  message.set_include_dominant_biome(request.dominant_biome);
+  v1::ChunkRegion* r = message.mutable_region();
+  r->set_min_x(region.min_x);
+  r->set_min_z(region.min_z);
+  r->set_max_x(region.max_x);
+  r->set_max_z(region.max_z);
+  return StreamChunks(std::move(message), static_cast<size_t>(count), on_chunk);
+}
+
+absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expected,
+                                  const std::function<void(ChunkView)>& on_chunk) {
+  absl::flat_hash_set<ChunkCoord, CoordHash> pending;
+  pending.reserve(expected);
+  if (request.has_region()) {
+    const v1::ChunkRegion& r = request.region();
+    for (int64_t z = r.min_z(); z <= r.max_z(); ++z) {
+      for (int64_t x = r.min_x(); x <= r.max_x(); ++x) pending.insert({x, z});
+    }
+  } else {
+    for (const v1::ChunkCoord& c : request.chunks().coords()) pending.insert({c.x(), c.z()});
+  }
+  bool first_attempt = true;
+  return WithRetries([&](absl::Time deadline) -> absl::Status {
+    if (!first_attempt) {
+      // Ask again for exactly the chunks not delivered yet, as an explicit list.
+      v1::ChunkList* list = request.mutable_chunks();  // Clears the region (oneof).
+      list->Clear();
+      for (const ChunkCoord& c : pending) {
+        v1::ChunkCoord* coord = list->add_coords();
+        coord->set_x(c.x);
+        coord->set_z(c.z);
+      }
+    }
+    first_attempt = false;
+    if (pending.empty()) return absl::OkStatus();
+    grpc::ClientContext context;
+    SetDeadline(context, deadline);
+    std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader = stub_->GenerateChunk(&context, request);
+    v1::ChunkData data;
+    absl::Status failure;
+    while (reader->Read(&data)) {
+      auto it = pending.find(ChunkCoord{data.coord().x(), data.coord().z()});
+      if (it == pending.end()) {
+        failure = absl::DataLossError(absl::StrFormat(
+            "server sent chunk (%d, %d), which was not requested or was already sent",
+            data.coord().x(), data.coord().z()));
+        break;
+      }
+      absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(data));
+      if (!view.ok()) {
+        failure = view.status();
+        break;
+      }
+      pending.erase(it);
+      on_chunk(*std::move(view));
+      data = v1::ChunkData();
+    }
+    if (!failure.ok()) {
+      context.TryCancel();
+      reader->Finish();
+      return failure;
+    }
+    absl::Status status = FromGrpc(reader->Finish());
+    if (status.ok() && !pending.empty()) {
+      return absl::DataLossError(
+          absl::StrCat("stream ended OK with ", pending.size(), " requested chunks missing"));
+    }
+    return status;
+  });
+}
+
+absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeightsRequest request) {
+  if (request.world().empty()) request.set_world(options_.world);
+  v1::SampleWeightsResponse response;
+  absl::Status status = WithRetries([&](absl::Time deadline) {
+    grpc::ClientContext context;
+    SetDeadline(context, deadline);
+    response.Clear();
+    return FromGrpc(stub_->SampleWeights(&context, request, &response));
+  });
+  if (!status.ok()) return status;
+  if (response.samples_size() != request.points_size()) {
+    return absl::DataLossError(absl::StrCat("server returned ", response.samples_size(),
+                                            " samples for ", request.points_size(), " points"));
+  }
+  return response;
+}
+
+absl::StatusOr<std::vector<PointSample>> Client::SamplePoints(
+    absl::Span<const std::pair<double, double>> points, bool heights) {
+  v1::SampleWeightsRequest request;
+  for (const auto& [x, z] : points) {
+    v1::Point* point = request.add_points();
+    point->set_x(x);
+    point->set_z(z);
+  }
+  request.set_include_heights(heights);
+  absl::StatusOr<v1::SampleWeightsResponse> response = SampleWeights(std::move(request));
+  if (!response.ok()) return response.status();
+  std::vector<PointSample> samples;
+  samples.reserve(response->samples_size());
+  for (const v1::PointWeights& in : response->samples()) {
+    PointSample& out = samples.emplace_back();
+    out.weights.reserve(in.weights_size());
+    for (const v1::BiomeWeight& w : in.weights()) out.weights.push_back({w.biome_id(), w.weight()});
+    out.height = in.height();
+    out.dominant_biome = in.dominant_biome();
+  }
+  return samples;
+}
+
+absl::StatusOr<std::string> Client::CheckHealth(const std::string& service) {
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, absl::Now() + options_.deadline);
+  calls_.fetch_add(1, std::memory_order_relaxed);
+  attempts_.fetch_add(1, std::memory_order_relaxed);
+  grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) return FromGrpc(status);
+  return grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
+}
+
+}  // namespace worldgen

@@ -1,0 +1,174 @@
+// worldgen::Client: the C++ client a game server links to talk to worldgen replicas.
+//
+//   auto client = worldgen::Client::Connect("worldgen-lb:50051");
+//   if (!client.ok()) ...;
+//   absl::StatusOr<worldgen::ChunkView> chunk = (*client)->GenerateChunk(3, -2);
+//   float w = chunk->Weight(/*biome_id=*/2, /*lx=*/0, /*lz=*/15);
+//
+//   absl::Status s = (*client)->GenerateRegion({.min_x = -4, .min_z = -4, .max_x = 3, .max_z = 3},
+//                                              {.heights = true},
+//                                              [&](worldgen::ChunkView chunk) { Store(chunk); });
+//
+// Errors are absl::Status with the gRPC status code and message (the codes are numerically equal).
+//
+// Deadlines and retries. Every call has one deadline, ClientOptions::deadline from the moment it
+// starts, covering all its attempts. A failed attempt whose code is in ClientOptions::retry_codes
+// (default: UNAVAILABLE only, i.e. the request never reached a server or a replica went away) is
+// retried at most `max_retries` times, waiting RetryBackoff(options, k) before retry k: a fixed,
+// jitter-free exponential schedule, so a test or an operator can predict it. No other code is
+// retried. The worldgen RPCs are pure functions of their request, so a retry is always safe.
+// A streaming call (GenerateChunks/GenerateRegion) that fails with a retryable code is retried for
+// the chunks not yet delivered only: every requested chunk reaches the callback exactly once.
+//
+// Thread safety: a Client is safe for concurrent use by any number of threads (share one per process;
+// it multiplexes calls over one HTTP/2 channel). Callbacks run on the calling thread, one at a time,
+// before the call returns.
+#ifndef WORLDGEN_CLIENT_WORLDGEN_CLIENT_H_
+#define WORLDGEN_CLIENT_WORLDGEN_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "client/chunk_view.h"
+#include "grpcpp/channel.h"
+#include "worldgen/v1/worldgen.grpc.pb.h"
+
+namespace worldgen {
+
+struct ClientOptions {
+  // World to query; empty selects the server's "default" world.
+  std::string world;
+  // Deadline of each call, from its start, covering every attempt and backoff.
+  absl::Duration deadline = absl::Seconds(10);
+  // Retries after the first attempt for codes in retry_codes; 0 disables retries.
+  int max_retries = 5;
+  std::vector<absl::StatusCode> retry_codes = {absl::StatusCode::kUnavailable};
+  // Backoff before retry k (k >= 1): min(max_backoff, initial_backoff * backoff_multiplier^(k-1)).
+  absl::Duration initial_backoff = absl::Milliseconds(50);
+  absl::Duration max_backoff = absl::Seconds(2);
+  double backoff_multiplier = 2.0;
+  // HTTP/2 keepalive pings: sent after keepalive_time without activity (also on idle connections),
+  // the connection is dropped if one is not acknowledged within keepalive_timeout. Zero disables.
+  absl::Duration keepalive_time = absl::Seconds(30);
+  absl::Duration keepalive_timeout = absl::Seconds(10);
+  // Upper bound of gRPC's own reconnect backoff, so a replica that comes back is found quickly.
+  absl::Duration max_reconnect_backoff = absl::Seconds(1);
+};
+
+// The wait before retry `retry` (1-based) under `options`.
+absl::Duration RetryBackoff(const ClientOptions& options, int retry);
+
+// What to compute besides weights, for the chunk calls.
+struct ChunkRequestOptions {
+  // Columns per chunk side: a power of two the server accepts (see ServerLimits); 0 = the world's.
+  int chunk_size = 0;
+  bool heights = false;
+  bool dominant_biome = false;
+};
+
+struct ChunkCoord {
+  int64_t x = 0;
+  int64_t z = 0;
+  friend bool operator==(const ChunkCoord&, const ChunkCoord&) = default;
+};
+
+// Inclusive rectangle of chunks [min_x, max_x] x [min_z, max_z].
+struct ChunkRegion {
+  int64_t min_x = 0;
+  int64_t min_z = 0;
+  int64_t max_x = 0;
+  int64_t max_z = 0;
+};
+
+// The blend at one point.
+struct PointSample {
+  struct Weight {
+    uint32_t biome_id = 0;
+    float weight = 0.0f;
+  };
+  std::vector<Weight> weights;  // Non-zero weights only, ascending biome id.
+  float height = 0.0f;          // Only if heights were requested.
+  uint32_t dominant_biome = 0;
+};
+
+// Counters since the client was created; cheap to read at any time.
+struct ClientStats {
+  int64_t calls = 0;     // Calls started (one per public method call).
+  int64_t attempts = 0;  // RPC attempts, including retries.
+  int64_t retries = 0;   // Attempts that were retries.
+};
+
+class Client {
+ public:
+  // Creates a channel to `target` (any gRPC target: "host:port", "dns:///name:port", ...). Does not
+  // wait for a connection; the first call connects. INVALID_ARGUMENT for bad options.
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& target,
+                                                         ClientOptions options = {});
+  // Uses an existing channel (tests, custom credentials).
+  static std::unique_ptr<Client> FromChannel(std::shared_ptr<grpc::Channel> channel,
+                                             ClientOptions options = {});
+
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const ClientOptions& options() const { return options_; }
+
+  // DescribeWorld: the world's full configuration and the server's limits.
+  absl::StatusOr<v1::WorldDescription> DescribeWorld();
+
+  // One chunk.
+  absl::StatusOr<ChunkView> GenerateChunk(int64_t chunk_x, int64_t chunk_z,
+                                          const ChunkRequestOptions& request = {});
+
+  // Streams the chunks (in the server's order, each distinct chunk exactly once; duplicates in
+  // `chunks` are requested once) to `on_chunk`. Returns OK once
+  // every chunk was delivered, or the error that ended the call; chunks delivered before an error
+  // stay delivered. The number of chunks is limited by ServerLimits.max_chunks_per_request.
+  absl::Status GenerateChunks(absl::Span<const ChunkCoord> chunks,
+                              const ChunkRequestOptions& request,
+                              const std::function<void(ChunkView)>& on_chunk);
+  absl::Status GenerateRegion(const ChunkRegion& region, const ChunkRequestOptions& request,
+                              const std::function<void(ChunkView)>& on_chunk);
+
+  // Blends arbitrary points (x, z) in block coordinates; one sample per point, in order.
+  absl::StatusOr<std::vector<PointSample>> SamplePoints(absl::Span<const std::pair<double, double>> points,
+                                                        bool heights = false);
+  // The same call with the raw messages (the CLI prints these as JSON). `request.world` is
+  // filled from the options if empty.
+  absl::StatusOr<v1::SampleWeightsResponse> SampleWeights(v1::SampleWeightsRequest request);
+
+  // grpc.health.v1.Health/Check for `service` ("" = the whole server). Returns the serving status
+  // name ("SERVING", "NOT_SERVING", "UNKNOWN", "SERVICE_UNKNOWN"); no retries.
+  absl::StatusOr<std::string> CheckHealth(const std::string& service = "");
+
+  ClientStats stats() const;
+
+ private:
+  Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options);
+
+  // Runs `attempt` until it succeeds, fails with a code not in retry_codes, runs out of retries, or
+  // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext.
+  absl::Status WithRetries(const std::function<absl::Status(absl::Time deadline)>& attempt);
+  bool IsRetryable(absl::StatusCode code) const;
+  absl::Status StreamChunks(v1::GenerateChunkRequest request, size_t expected,
+                            const std::function<void(ChunkView)>& on_chunk);
+
+  ClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::WorldGen::Stub> stub_;
+  std::atomic<int64_t> calls_{0};
+  std::atomic<int64_t> attempts_{0};
+  std::atomic<int64_t> retries_{0};
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_CLIENT_WORLDGEN_CLIENT_H_
