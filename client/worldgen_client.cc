@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -93,9 +94,13 @@ ClientStats Client::stats() const {
                      retries_.load(std::memory_order_relaxed)};
 }
 
-bool Client::IsRetryable(absl::StatusCode code) const {
-  return std::find(options_.retry_codes.begin(), options_.retry_codes.end(), code) !=
-         options_.retry_codes.end();
+bool Client::IsRetryable(const absl::Status& status) const {
+  if (std::find(options_.retry_codes.begin(), options_.retry_codes.end(), status.code()) !=
+      options_.retry_codes.end()) {
+    return true;
+  }
+  return options_.retry_stream_resets && status.code() == absl::StatusCode::kInternal &&
+         absl::StrContains(status.message(), "RST_STREAM");
 }
 
 absl::Status Client::WithRetries(const std::function<absl::Status(absl::Time)>& attempt) {
@@ -107,7 +112,7 @@ absl::Status Client::WithRetries(const std::function<absl::Status(absl::Time)>& 
     attempts_.fetch_add(1, std::memory_order_relaxed);
     if (retry > 0) retries_.fetch_add(1, std::memory_order_relaxed);
     absl::Status status = attempt(deadline);
-    if (status.ok() || !IsRetryable(status.code())) return status;
+    if (status.ok() || !IsRetryable(status)) return status;
     if (retry >= options_.max_retries) {
       if (retry == 0) return status;
       return absl::Status(status.code(),

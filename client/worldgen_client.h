@@ -13,7 +13,8 @@
 //
 // Deadlines and retries. Every call has one deadline, ClientOptions::deadline from the moment it
 // starts, covering all its attempts. A failed attempt whose code is in ClientOptions::retry_codes
-// (default: UNAVAILABLE only, i.e. the request never reached a server or a replica went away) is
+// (default: UNAVAILABLE, i.e. the request never reached a server or a replica went away, plus stream
+// resets by a proxy in front of a replica that died, see retry_stream_resets) is
 // retried at most `max_retries` times, waiting RetryBackoff(options, k) before retry k: a fixed,
 // jitter-free exponential schedule, so a test or an operator can predict it. No other code is
 // retried. The worldgen RPCs are pure functions of their request, so a retry is always safe.
@@ -51,6 +52,10 @@ struct ClientOptions {
   // Retries after the first attempt for codes in retry_codes; 0 disables retries.
   int max_retries = 5;
   std::vector<absl::StatusCode> retry_codes = {absl::StatusCode::kUnavailable};
+  // Also retry INTERNAL errors that are HTTP/2 stream resets ("Received RST_STREAM ..."): that is how
+  // nginx and other proxies report a replica that died in the middle of a response. A worldgen server
+  // reports its own errors in trailers, never with a reset.
+  bool retry_stream_resets = true;
   // Backoff before retry k (k >= 1): min(max_backoff, initial_backoff * backoff_multiplier^(k-1)).
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
@@ -157,7 +162,7 @@ class Client {
   // Runs `attempt` until it succeeds, fails with a code not in retry_codes, runs out of retries, or
   // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext.
   absl::Status WithRetries(const std::function<absl::Status(absl::Time deadline)>& attempt);
-  bool IsRetryable(absl::StatusCode code) const;
+  bool IsRetryable(const absl::Status& status) const;
   absl::Status StreamChunks(v1::GenerateChunkRequest request, size_t expected,
                             const std::function<void(ChunkView)>& on_chunk);
 

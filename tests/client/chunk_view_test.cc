@@ -1,0 +1,156 @@
+#include "client/chunk_view.h"
+
+#include <gtest/gtest.h>
+
+#include "client/worldgen_client.h"
+
+namespace worldgen {
+namespace {
+
+// A 4x4 chunk with biome 2 fading into biome 5 along x.
+v1::ChunkData TwoBiomeChunk() {
+  v1::ChunkData data;
+  data.mutable_coord()->set_x(-3);
+  data.mutable_coord()->set_z(7);
+  data.set_chunk_size(4);
+  v1::BiomeWeights* a = data.add_biomes();
+  v1::BiomeWeights* b = data.add_biomes();
+  a->set_biome_id(2);
+  b->set_biome_id(5);
+  for (int lz = 0; lz < 4; ++lz) {
+    for (int lx = 0; lx < 4; ++lx) {
+      const float w = (lx == 3 && lz == 0) ? 0.5f : 1.0f - lx * 0.25f;
+      a->add_weights(w);
+      b->add_weights(1.0f - w);
+      data.add_heights(static_cast<float>(lz * 10 + lx));
+    }
+  }
+  return data;
+}
+
+TEST(ChunkViewTest, LooksUpWeightsInWireLayout) {
+  absl::StatusOr<ChunkView> view = ChunkView::Decode(TwoBiomeChunk());
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->chunk_x(), -3);
+  EXPECT_EQ(view->chunk_z(), 7);
+  EXPECT_EQ(view->size(), 4);
+  EXPECT_EQ(view->origin_x(), -12);
+  EXPECT_EQ(view->origin_z(), 28);
+  EXPECT_EQ(view->biome_ids(), (std::vector<uint32_t>{2, 5}));
+  EXPECT_EQ(view->Weight(2, 1, 2), 0.75f);
+  EXPECT_EQ(view->Weight(5, 1, 2), 0.25f);
+  EXPECT_EQ(view->Weight(3, 1, 2), 0.0f);  // Absent biome.
+  EXPECT_FALSE(view->HasBiome(3));
+  EXPECT_EQ(view->Weights(5).size(), 16u);
+  EXPECT_TRUE(view->Weights(3).empty());
+  ASSERT_TRUE(view->has_heights());
+  EXPECT_EQ(view->Height(3, 2), 23.0f);  // heights[lz * n + lx]
+}
+
+TEST(ChunkViewTest, ComputesDominantBiomeWithTiesToLowerId) {
+  absl::StatusOr<ChunkView> view = ChunkView::Decode(TwoBiomeChunk());
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->DominantBiome(0, 0), 2u);
+  EXPECT_EQ(view->DominantBiome(3, 1), 5u);
+  EXPECT_EQ(view->DominantBiome(3, 0), 2u);  // 0.5 vs 0.5: the lower id.
+}
+
+TEST(ChunkViewTest, PrefersTheServersDominantBiome) {
+  v1::ChunkData data = TwoBiomeChunk();
+  for (int i = 0; i < 16; ++i) data.add_dominant_biome(9);
+  absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(data));
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->DominantBiome(0, 0), 9u);
+}
+
+TEST(ChunkViewTest, SingleBiomeChunkHasWeightOneEverywhere) {
+  v1::ChunkData data;
+  data.set_chunk_size(16);
+  data.set_single_biome(true);
+  data.add_biomes()->set_biome_id(4);
+  absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(data));
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_TRUE(view->single_biome());
+  EXPECT_EQ(view->Weight(4, 15, 15), 1.0f);
+  EXPECT_EQ(view->Weight(3, 15, 15), 0.0f);
+  EXPECT_TRUE(view->Weights(4).empty());
+  EXPECT_EQ(view->DominantBiome(7, 3), 4u);
+  EXPECT_FALSE(view->has_heights());
+}
+
+TEST(ChunkViewTest, RejectsMessagesThatBreakTheContract) {
+  auto expect_data_loss = [](v1::ChunkData data, const char* why) {
+    absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(data));
+    EXPECT_EQ(view.status().code(), absl::StatusCode::kDataLoss) << why;
+  };
+  v1::ChunkData data = TwoBiomeChunk();
+  data.set_chunk_size(0);
+  expect_data_loss(data, "size 0");
+
+  data = TwoBiomeChunk();
+  data.mutable_biomes(1)->mutable_weights()->RemoveLast();
+  expect_data_loss(data, "short weights");
+
+  data = TwoBiomeChunk();
+  data.mutable_biomes(1)->set_biome_id(1);
+  expect_data_loss(data, "ids not ascending");
+
+  data = TwoBiomeChunk();
+  data.add_heights(1.0f);
+  expect_data_loss(data, "too many heights");
+
+  data = TwoBiomeChunk();
+  data.add_dominant_biome(1);
+  expect_data_loss(data, "short dominant");
+
+  data = TwoBiomeChunk();
+  data.set_single_biome(true);
+  expect_data_loss(data, "single biome with two entries");
+
+  data = TwoBiomeChunk();
+  data.mutable_biomes()->RemoveLast();
+  data.set_single_biome(true);
+  expect_data_loss(data, "single biome with weights");
+
+  data.clear_biomes();
+  expect_data_loss(data, "no biomes");
+}
+
+TEST(RetryBackoffTest, IsADeterministicCappedExponential) {
+  ClientOptions options;
+  options.initial_backoff = absl::Milliseconds(50);
+  options.backoff_multiplier = 2.0;
+  options.max_backoff = absl::Milliseconds(300);
+  EXPECT_EQ(RetryBackoff(options, 1), absl::Milliseconds(50));
+  EXPECT_EQ(RetryBackoff(options, 2), absl::Milliseconds(100));
+  EXPECT_EQ(RetryBackoff(options, 3), absl::Milliseconds(200));
+  EXPECT_EQ(RetryBackoff(options, 4), absl::Milliseconds(300));
+  EXPECT_EQ(RetryBackoff(options, 60), absl::Milliseconds(300));
+}
+
+TEST(ClientTest, ConnectRejectsBadOptions) {
+  ClientOptions options;
+  options.deadline = absl::ZeroDuration();
+  EXPECT_EQ(Client::Connect("127.0.0.1:1", options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options = ClientOptions();
+  options.max_retries = -1;
+  EXPECT_EQ(Client::Connect("127.0.0.1:1", options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Client::Connect("", {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ClientTest, RegionsAreCheckedBeforeAnyRpc) {
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect("127.0.0.1:1");
+  ASSERT_TRUE(client.ok());
+  auto ignore = [](ChunkView) {};
+  EXPECT_EQ((*client)->GenerateRegion({.min_x = 1, .max_x = 0}, {}, ignore).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*client)->GenerateRegion({.min_x = -5000, .min_z = -5000, .max_x = 5000, .max_z = 5000},
+                                      {}, ignore).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*client)->stats().attempts, 0);
+}
+
+}  // namespace
+}  // namespace worldgen

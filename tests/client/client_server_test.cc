@@ -1,0 +1,263 @@
+// worldgen::Client against real worldgen-server processes: results equal the engine's bit-for-bit,
+// streams deliver every chunk once, UNAVAILABLE is retried (server not up yet, killed and restarted).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/worldgen_client.h"
+#include "engine/world.h"
+#include "engine/world_spec.h"
+#include "tests/client/subprocess.h"
+#include "tests/support/server_process.h"
+
+namespace worldgen {
+namespace {
+
+using ::worldgen::testing::PickFreePort;
+using ::worldgen::testing::ServerProcess;
+
+std::shared_ptr<const World> DefaultWorld() {
+  static auto* world = new std::shared_ptr<const World>(*World::Create(DefaultWorldSpec()));
+  return *world;
+}
+
+// Every biome weight, height and dominant id of `view` equals the engine's chunk bit-for-bit.
+void ExpectSameAsEngine(const ChunkView& view) {
+  absl::StatusOr<ChunkBlend> blend = DefaultWorld()->BlendChunk(
+      view.chunk_x(), view.chunk_z(), view.size(), {.heights = true, .dominant_biome = true});
+  ASSERT_TRUE(blend.ok()) << blend.status();
+  SCOPED_TRACE(::testing::Message() << "chunk (" << view.chunk_x() << ", " << view.chunk_z()
+                                  << ") size " << view.size());
+  std::vector<uint32_t> ids;
+  for (const BiomeLayer& layer : blend->layers) ids.push_back(layer.biome_id);
+  ASSERT_EQ(view.biome_ids(), ids);
+  EXPECT_EQ(view.single_biome(), blend->single_biome);
+  const int n = view.size();
+  int mismatches = 0;
+  for (const BiomeLayer& layer : blend->layers) {
+    for (int lz = 0; lz < n; ++lz) {
+      for (int lx = 0; lx < n; ++lx) {
+        const float want = layer.weights[lz * n + lx];
+        const float got = view.Weight(layer.biome_id, lx, lz);
+        if (std::bit_cast<uint32_t>(want) != std::bit_cast<uint32_t>(got) && ++mismatches < 5) {
+          ADD_FAILURE() << "biome " << layer.biome_id << " at (" << lx << ", " << lz << "): " << got
+                        << " != engine " << want;
+        }
+      }
+    }
+  }
+  ASSERT_TRUE(view.has_heights());
+  for (int lz = 0; lz < n; ++lz) {
+    for (int lx = 0; lx < n; ++lx) {
+      const int i = lz * n + lx;
+      if (std::bit_cast<uint32_t>(view.Height(lx, lz)) != std::bit_cast<uint32_t>(blend->heights[i]) &&
+          ++mismatches < 5) {
+        ADD_FAILURE() << "height at (" << lx << ", " << lz << ")";
+      }
+      if (view.DominantBiome(lx, lz) != blend->dominant_biome[i] && ++mismatches < 5) {
+        ADD_FAILURE() << "dominant biome at (" << lx << ", " << lz << ")";
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+class ClientServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = ServerProcess::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    auto client = Client::Connect(server_->target());
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+  }
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<Client> client_;
+};
+
+TEST_F(ClientServerTest, DescribeWorldIsTheDefaultWorld) {
+  absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
+  ASSERT_TRUE(world.ok()) << world.status();
+  const WorldSpec spec = DefaultWorldSpec();
+  EXPECT_EQ(world->config().name(), "default");
+  EXPECT_EQ(world->config().seed(), spec.seed);
+  EXPECT_EQ(world->config().biomes_size(), static_cast<int>(spec.biomes.size()));
+  EXPECT_GT(world->limits().max_chunks_per_request(), 0u);
+}
+
+TEST_F(ClientServerTest, RegionMatchesTheEngineBitForBit) {
+  for (int size : {4, 16, 64}) {
+    std::set<std::pair<int64_t, int64_t>> seen;
+    const ChunkRegion region{.min_x = -3, .min_z = -2, .max_x = 2, .max_z = 1};
+    absl::Status status = client_->GenerateRegion(
+        region, {.chunk_size = size, .heights = true, .dominant_biome = true}, [&](ChunkView view) {
+          EXPECT_TRUE(seen.insert({view.chunk_x(), view.chunk_z()}).second) << "sent twice";
+          EXPECT_EQ(view.size(), size);
+          ExpectSameAsEngine(view);
+        });
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(seen.size(), 24u);
+  }
+}
+
+TEST_F(ClientServerTest, ChunkListAndSingleChunkMatchTheEngine) {
+  // Far-apart chunks, including negative coordinates and the world's edge region.
+  const std::vector<ChunkCoord> coords = {{0, 0}, {-1, -1}, {1000, -2000}, {-123456, 654321}, {7, 7}, {7, 7}};
+  int delivered = 0;
+  absl::Status status = client_->GenerateChunks(
+      coords, {.chunk_size = 16, .heights = true, .dominant_biome = true}, [&](ChunkView view) {
+        ++delivered;
+        ExpectSameAsEngine(view);
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(delivered, 5);  // The duplicate is requested once.
+
+  absl::StatusOr<ChunkView> one = client_->GenerateChunk(40, -17, {.heights = true});
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->size(), 16);  // The world's chunk size.
+  ExpectSameAsEngine(*one);
+}
+
+TEST_F(ClientServerTest, SamplePointsMatchTheEngine) {
+  std::vector<std::pair<double, double>> points = {{0, 0}, {100.5, -7.25}, {320, 640}, {-9999.75, 12345.5}};
+  for (int i = 0; i < 100; ++i) points.push_back({i * 37.25 - 1800, i * -53.5 + 900});
+  absl::StatusOr<std::vector<PointSample>> samples = client_->SamplePoints(points, /*heights=*/true);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), points.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    absl::StatusOr<PointBlend> want =
+        DefaultWorld()->BlendPoint(points[i].first, points[i].second, {.heights = true});
+    ASSERT_TRUE(want.ok());
+    const PointSample& got = (*samples)[i];
+    ASSERT_EQ(got.weights.size(), want->weights.size()) << i;
+    for (size_t k = 0; k < got.weights.size(); ++k) {
+      EXPECT_EQ(got.weights[k].biome_id, want->weights[k].biome_id);
+      EXPECT_EQ(std::bit_cast<uint32_t>(got.weights[k].weight),
+                std::bit_cast<uint32_t>(want->weights[k].weight));
+    }
+    EXPECT_EQ(std::bit_cast<uint32_t>(got.height), std::bit_cast<uint32_t>(want->height)) << i;
+    EXPECT_EQ(got.dominant_biome, want->dominant_biome) << i;
+  }
+}
+
+TEST_F(ClientServerTest, ErrorsOtherThanUnavailableAreNotRetried) {
+  const int64_t attempts = client_->stats().attempts;
+  absl::StatusOr<ChunkView> bad_size = client_->GenerateChunk(0, 0, {.chunk_size = 3});
+  EXPECT_EQ(bad_size.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client_->stats().attempts, attempts + 1);
+
+  ClientOptions options;
+  options.world = "no-such-world";
+  auto other = Client::Connect(server_->target(), options);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ((*other)->DescribeWorld().status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*other)->stats().retries, 0);
+}
+
+TEST_F(ClientServerTest, HealthIsServing) {
+  absl::StatusOr<std::string> health = client_->CheckHealth();
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, "SERVING");
+}
+
+TEST_F(ClientServerTest, ConcurrentCallsShareOneClient) {
+  std::vector<std::thread> threads;
+  std::atomic<int> chunks{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) {
+        absl::Status status = client_->GenerateRegion(
+            {.min_x = t * 10, .min_z = i, .max_x = t * 10 + 3, .max_z = i + 1}, {},
+            [&](ChunkView) { chunks.fetch_add(1); });
+        EXPECT_TRUE(status.ok()) << status;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(chunks.load(), 4 * 5 * 8);
+}
+
+// Waits (bounded) until the client has made at least `attempts` attempts.
+bool AwaitAttempts(const Client& client, int64_t attempts) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (client.stats().attempts < attempts) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+ClientOptions PatientOptions() {
+  ClientOptions options;
+  options.deadline = absl::Seconds(60);
+  options.max_retries = 100;
+  options.initial_backoff = absl::Milliseconds(20);
+  options.max_backoff = absl::Milliseconds(200);
+  options.max_reconnect_backoff = absl::Milliseconds(200);
+  return options;
+}
+
+TEST(ClientRetryTest, RetriesUntilTheServerStarts) {
+  absl::StatusOr<int> port = PickFreePort();
+  ASSERT_TRUE(port.ok());
+  auto client = Client::Connect(absl::StrCat("127.0.0.1:", *port), PatientOptions());
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<v1::WorldDescription> world;
+  std::thread caller([&] { world = (*client)->DescribeWorld(); });
+  // The call has failed at least once (nothing listens) before the server exists.
+  ASSERT_TRUE(AwaitAttempts(**client, 2));
+  auto server = ServerProcess::Start({absl::StrCat("--port=", *port)});
+  ASSERT_TRUE(server.ok()) << server.status();
+  caller.join();
+  ASSERT_TRUE(world.ok()) << world.status();
+  EXPECT_GE((*client)->stats().retries, 1);
+}
+
+TEST(ClientRetryTest, StreamSurvivesAServerKilledAndRestarted) {
+  auto first = ServerProcess::Start();
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int port = (*first)->grpc_port();
+  auto client = Client::Connect((*first)->target(), PatientOptions());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->DescribeWorld().ok());
+  (*first)->Kill();
+
+  const int64_t attempts = (*client)->stats().attempts;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  absl::Status status;
+  std::thread caller([&] {
+    status = (*client)->GenerateRegion({.min_x = 0, .min_z = 0, .max_x = 9, .max_z = 9},
+                                       {.heights = true, .dominant_biome = true}, [&](ChunkView view) {
+                                         EXPECT_TRUE(seen.insert({view.chunk_x(), view.chunk_z()}).second);
+                                         ExpectSameAsEngine(view);
+                                       });
+  });
+  ASSERT_TRUE(AwaitAttempts(**client, attempts + 2));
+  auto second = ServerProcess::Start({absl::StrCat("--port=", port)});
+  ASSERT_TRUE(second.ok()) << second.status();
+  caller.join();
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(seen.size(), 100u);
+  EXPECT_GE((*client)->stats().retries, 1);
+}
+
+TEST(ClientRetryTest, GivesUpAfterMaxRetries) {
+  absl::StatusOr<int> port = PickFreePort();
+  ASSERT_TRUE(port.ok());
+  ClientOptions options;
+  options.max_retries = 2;
+  options.initial_backoff = absl::Milliseconds(1);
+  auto client = Client::Connect(absl::StrCat("127.0.0.1:", *port), options);
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ((*client)->DescribeWorld().status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ((*client)->stats().attempts, 3);
+  EXPECT_EQ((*client)->stats().retries, 2);
+}
+
+}  // namespace
+}  // namespace worldgen
