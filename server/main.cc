@@ -14,6 +14,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -101,6 +103,13 @@ int Run(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "worldgen-server [flags]: serves biome blending weights over gRPC (worldgen.v1.WorldGen), "
       "with health, reflection and Prometheus metrics.");
+  // --help lists the flags defined in this file (absl's default looks for <program>.cc).
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view path) {
+    return absl::EndsWith(path, "server/main.cc");
+  };
+  usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage_config);
   const std::vector<std::string> config_paths = WorldConfigPaths(argc, argv);
   absl::ParseCommandLine(argc, argv);
 

@@ -100,19 +100,6 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
         return absl::InvalidArgumentError(absl::StrCat("region.min_z = ", r.min_z(),
                                                        " is greater than region.max_z = ", r.max_z()));
       }
-      // Widths up to 2^64 and their product up to 2^128 do not fit int64 (or uint128): compare each
-      // width with the limit before multiplying.
-      const absl::int128 width = absl::int128(r.max_x()) - absl::int128(r.min_x()) + 1;
-      const absl::int128 depth = absl::int128(r.max_z()) - absl::int128(r.min_z()) + 1;
-      const absl::int128 limit = limits.max_chunks_per_request;
-      if (width > limit || depth > limit || width * depth > limit) {
-        std::ostringstream covers;
-        covers << width << " x " << depth;
-        if (width <= limit && depth <= limit) covers << " = " << width * depth;
-        return absl::InvalidArgumentError(absl::StrCat(
-            "region covers ", covers.str(), " chunks; the limit is max_chunks_per_request = ",
-            limits.max_chunks_per_request));
-      }
       const struct {
         const char* field;
         int64_t value;
@@ -124,6 +111,19 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
         if (!ChunkCoordInWorld(corner.value, size)) {
           return ChunkCoordError(corner.field, corner.value, size);
         }
+      }
+      // Corners inside the world keep widths below 2^23, but compute in 128 bits anyway and compare
+      // each width with the limit before multiplying.
+      const absl::int128 width = absl::int128(r.max_x()) - absl::int128(r.min_x()) + 1;
+      const absl::int128 depth = absl::int128(r.max_z()) - absl::int128(r.min_z()) + 1;
+      const absl::int128 limit = limits.max_chunks_per_request;
+      if (width > limit || depth > limit || width * depth > limit) {
+        std::ostringstream covers;
+        covers << width << " x " << depth;
+        if (width <= limit && depth <= limit) covers << " = " << width * depth;
+        return absl::InvalidArgumentError(absl::StrCat(
+            "region covers ", covers.str(), " chunks; the limit is max_chunks_per_request = ",
+            limits.max_chunks_per_request));
       }
       selection.region_min_x_ = r.min_x();
       selection.region_min_z_ = r.min_z();

@@ -2,15 +2,31 @@
 
 namespace worldgen {
 
+namespace {
+
+// True if the chunk is one biome at weight exactly 1.0 everywhere: flagged by the engine, or a lone
+// layer (other biomes' samples were near but reached no column) whose weights are all 1.0f.
+bool IsSingleBiome(const ChunkBlend& blend) {
+  if (blend.single_biome) return true;
+  if (blend.layers.size() != 1) return false;
+  for (float w : blend.layers[0].weights) {
+    if (w != 1.0f) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out) {
   out->mutable_coord()->set_x(blend.chunk_x);
   out->mutable_coord()->set_z(blend.chunk_z);
   out->set_chunk_size(static_cast<uint32_t>(blend.size));
-  out->set_single_biome(blend.single_biome);
+  const bool single_biome = IsSingleBiome(blend);
+  out->set_single_biome(single_biome);
   for (const BiomeLayer& layer : blend.layers) {
     v1::BiomeWeights* biome = out->add_biomes();
     biome->set_biome_id(layer.biome_id);
-    if (!blend.single_biome) biome->mutable_weights()->Add(layer.weights.begin(), layer.weights.end());
+    if (!single_biome) biome->mutable_weights()->Add(layer.weights.begin(), layer.weights.end());
   }
   out->mutable_heights()->Add(blend.heights.begin(), blend.heights.end());
   out->mutable_dominant_biome()->Add(blend.dominant_biome.begin(), blend.dominant_biome.end());

@@ -9,8 +9,9 @@
 
 namespace worldgen {
 
-// Single-biome chunks become one BiomeWeights entry with an empty array and single_biome = true;
-// otherwise one entry per layer, in the engine's (ascending id) order. Heights and dominant biome are
+// Single-biome chunks (flagged by the engine, or with one layer whose weights are all exactly 1.0f)
+// become one BiomeWeights entry with an empty array and single_biome = true; otherwise one entry per
+// layer, in the engine's (ascending id) order. Heights and dominant biome are
 // copied when present.
 void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out);
 

@@ -1,0 +1,170 @@
+#include "server/world_config.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/world_spec.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace worldgen {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A small world in protobuf JSON, lowerCamelCase keys, optional fields left out.
+constexpr char kTwoBiomeJson[] = R"json({
+  "name": "two-biomes",
+  "seed": "42",
+  "biomes": [
+    {"id": 7, "name": "hills", "color": {"r": 10, "g": 200, "b": 30}, "temperature": 0.5,
+     "humidity": -0.25, "heightBase": 90},
+    {"id": 3, "name": "sea", "temperature": -0.5, "humidity": 0.5, "blendRadius": 40}
+  ],
+  "samplingInterval": 8,
+  "chunkSize": 32
+})json";
+
+std::string Serialized(const WorldSpec& spec) { return WorldConfigFromSpec(spec).SerializeAsString(); }
+
+TEST(WorldConfigTest, DefaultWorldRoundTripsThroughTheProto) {
+  const WorldSpec spec = DefaultWorldSpec();
+  absl::StatusOr<WorldSpec> back = WorldSpecFromConfig(WorldConfigFromSpec(spec));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(Serialized(*back), Serialized(spec));
+  EXPECT_EQ(back->name, spec.name);
+  EXPECT_EQ(back->seed, spec.seed);
+  ASSERT_EQ(back->biomes.size(), spec.biomes.size());
+  for (size_t i = 0; i < spec.biomes.size(); ++i) {
+    EXPECT_EQ(back->biomes[i].id, spec.biomes[i].id);
+    EXPECT_EQ(back->biomes[i].name, spec.biomes[i].name);
+    EXPECT_EQ(back->biomes[i].color_g, spec.biomes[i].color_g);
+    EXPECT_EQ(back->biomes[i].height_frequency, spec.biomes[i].height_frequency);
+  }
+  EXPECT_EQ(back->blend_radius, spec.blend_radius);
+  EXPECT_EQ(back->climate.octaves, spec.climate.octaves);
+}
+
+TEST(WorldConfigTest, EveryFieldIsSetExplicitly) {
+  v1::WorldConfig config = WorldConfigFromSpec(DefaultWorldSpec());
+  EXPECT_TRUE(config.has_sampling_interval());
+  EXPECT_TRUE(config.has_jitter());
+  EXPECT_TRUE(config.has_blend_radius());
+  EXPECT_TRUE(config.has_chunk_size());
+  EXPECT_TRUE(config.climate().has_octaves());
+  ASSERT_GT(config.biomes_size(), 0);
+  EXPECT_TRUE(config.biomes(0).has_height_base());
+}
+
+TEST(WorldConfigTest, JsonWithAbsentOptionalFieldsTakesEngineDefaults) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(kTwoBiomeJson);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const WorldSpec defaults;
+  const BiomeSpec biome_defaults;
+  EXPECT_EQ(spec->name, "two-biomes");
+  EXPECT_EQ(spec->seed, 42u);
+  EXPECT_EQ(spec->chunk_size, 32);
+  EXPECT_EQ(spec->jitter, defaults.jitter);
+  EXPECT_EQ(spec->blend_radius, defaults.blend_radius);
+  EXPECT_EQ(spec->climate.temperature_frequency, defaults.climate.temperature_frequency);
+  EXPECT_EQ(spec->climate.octaves, defaults.climate.octaves);
+  ASSERT_EQ(spec->biomes.size(), 2u);
+  EXPECT_EQ(spec->biomes[0].id, 7u);
+  EXPECT_EQ(spec->biomes[0].color_g, 200);
+  EXPECT_EQ(spec->biomes[0].height_base, 90.0);
+  EXPECT_EQ(spec->biomes[0].height_amplitude, biome_defaults.height_amplitude);
+  EXPECT_EQ(spec->biomes[1].blend_radius, 40.0);
+  EXPECT_EQ(spec->biomes[1].height_base, biome_defaults.height_base);
+}
+
+TEST(WorldConfigTest, JsonAcceptsOriginalFieldNames) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a", "height_base": 5}], "chunk_size": 8})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->chunk_size, 8);
+  EXPECT_EQ(spec->biomes[0].height_base, 5.0);
+}
+
+TEST(WorldConfigTest, MalformedJsonIsAnError) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(R"({"name": "w", "biomes": [)");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(), HasSubstr("WorldConfig"));
+}
+
+TEST(WorldConfigTest, UnknownJsonFieldIsAnError) {
+  absl::StatusOr<WorldSpec> spec =
+      WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "radius": 3})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("radius"));
+}
+
+TEST(WorldConfigTest, ColorChannelAbove255NamesTheField) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}, {"id": 2, "name": "b",
+          "color": {"r": 1, "g": 2, "b": 300}}]})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("biomes[1].color.b = 300"));
+}
+
+TEST(WorldConfigTest, InvalidSpecIsRejectedByEngineValidation) {
+  absl::StatusOr<WorldSpec> spec =
+      WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "blendRadius": 1})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(), HasSubstr("blend_radius"));
+}
+
+TEST(WorldConfigTest, HugeChunkSizeIsRejectedNotTruncated) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "chunkSize": 4294967295})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("chunk_size"));
+}
+
+TEST(WorldConfigTest, NoBiomesIsAnError) {
+  EXPECT_FALSE(WorldSpecFromJson(R"({"name": "w"})").ok());
+}
+
+class WorldConfigFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("world_config_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(WorldConfigFilesTest, LoadsFilesAndDirectoriesOfJson) {
+  Write("b.json", R"({"name": "bravo", "biomes": [{"id": 1, "name": "a"}]})");
+  Write("a.json", R"({"name": "alpha", "biomes": [{"id": 1, "name": "a"}]})");
+  Write("notes.txt", "not a world");
+  const std::string single =
+      Write("single.config", R"({"name": "single", "biomes": [{"id": 1, "name": "a"}]})");
+  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({dir_.string(), single});
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  ASSERT_EQ(specs->size(), 3u);
+  EXPECT_EQ((*specs)[0].name, "alpha");
+  EXPECT_EQ((*specs)[1].name, "bravo");
+  EXPECT_EQ((*specs)[2].name, "single");
+}
+
+TEST_F(WorldConfigFilesTest, ErrorsNameTheFile) {
+  const std::string bad = Write("bad.json", R"({"name": "w", "biomes": [{"id": 1}]})");
+  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({bad});
+  ASSERT_FALSE(specs.ok());
+  EXPECT_THAT(specs.status().message(), HasSubstr(bad));
+  absl::StatusOr<std::vector<WorldSpec>> missing = LoadWorldSpecs({(dir_ / "missing.json").string()});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("missing.json"));
+}
+
+}  // namespace
+}  // namespace worldgen
