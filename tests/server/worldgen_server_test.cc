@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -686,13 +687,22 @@ TEST(WorldGenServerProcessTest, FullQueueGivesResourceExhaustedWhileOtherCallsSu
   // A long stream keeps the single blend thread busy and the one queue slot taken.
   grpc::ClientContext busy_context;
   busy_context.set_deadline(Deadline(kCallTimeout));
+  absl::Notification busy_streaming;
   std::thread busy([&] {
     auto reader = stub->GenerateChunk(&busy_context, RegionRequest(0, 0, 31, 31, 256));
     v1::ChunkData chunk;
+    bool first = true;
     while (reader->Read(&chunk)) {
+      if (first) busy_streaming.Notify();
+      first = false;
     }
-    reader->Finish();
+    grpc::Status status = reader->Finish();
+    if (first) {
+      ADD_FAILURE() << "the long stream got no chunk: " << status.error_message();
+      busy_streaming.Notify();
+    }
   });
+  busy_streaming.WaitForNotification();  // Probe only once the stream owns the blend thread.
 
   v1::SampleWeightsRequest probe;
   v1::Point* point = probe.add_points();
