@@ -903,6 +903,14 @@ TEST_F(WorldGenServerStartupTest, MetricsPortInUseExitsWithCodeOne) {
   EXPECT_THAT(exit.output, HasSubstr("metrics"));
 }
 
+TEST_F(WorldGenServerStartupTest, GrpcPortInUseExitsWithCodeOne) {
+  auto first = ServerProcess::Start();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ServerExit exit = Run({absl::StrCat("--port=", (*first)->grpc_port())});
+  EXPECT_EQ(exit.exit_code, 1) << exit.output;
+  EXPECT_THAT(exit.output, HasSubstr("cannot serve gRPC"));
+}
+
 TEST_F(WorldGenServerStartupTest, HelpListsTheFlags) {
   absl::StatusOr<ServerExit> exit = RunServerToExit({"--help"});
   ASSERT_TRUE(exit.ok()) << exit.status();
