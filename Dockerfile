@@ -7,11 +7,14 @@
 # in the build stage, group `runtime` (shared libraries only) in the runtime stage. The dependency layers come
 # before any source is copied, so editing code re-runs only the compile step.
 
-FROM debian:bookworm AS build
+FROM debian:bookworm AS build-deps
 COPY apt-packages.txt /src/
 COPY scripts/install-deps.sh /src/scripts/
 RUN /src/scripts/install-deps.sh build && rm -rf /var/lib/apt/lists/*
 
+# A stage of its own so that a builder can keep it (`docker build --target build-deps -t ...`) while
+# pruning old build trees: docker/e2e.sh does.
+FROM build-deps AS build
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY engine engine

@@ -1,0 +1,18 @@
+# gRPC load balancer for docker/compose.yaml: Debian's nginx-light with docker/nginx/worldgen.conf.template,
+# rendered at container start for the replicas named in WORLDGEN_UPSTREAMS (host:port, space-separated).
+# Build context: docker/.  An operator who can pull images may use the official nginx image instead with
+# the same rendered file mounted into /etc/nginx/conf.d/ (see README, Deploy).
+FROM debian:bookworm
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /etc/nginx/sites-enabled/default \
+ && ln -sf /dev/stdout /var/log/nginx/access.log && ln -sf /dev/stderr /var/log/nginx/error.log
+COPY nginx/render-config.sh nginx/worldgen.conf.template /etc/worldgen-nginx/
+
+ENV WORLDGEN_UPSTREAMS="worldgen-1:50051 worldgen-2:50051"
+EXPOSE 50051
+STOPSIGNAL SIGQUIT
+# The gRPC port accepts connections (replica health is nginx's business: max_fails/grpc_next_upstream).
+HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
+    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/50051"]
+ENTRYPOINT ["/bin/sh", "-c", "/etc/worldgen-nginx/render-config.sh 0.0.0.0:50051 $WORLDGEN_UPSTREAMS > /etc/nginx/conf.d/worldgen.conf && exec nginx -g 'daemon off;'"]
