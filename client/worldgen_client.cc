@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
       std::max<int>(1, static_cast<int>(absl::ToInt64Milliseconds(options.max_reconnect_backoff)));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_reconnect_ms);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_reconnect_ms));
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Chunks of 256^2 columns with many biomes exceed gRPC's default 4 MB receive limit.
   args.SetMaxReceiveMessageSize(-1);
   auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
@@ -124,7 +125,17 @@ absl::Status Client::WithRetries(const std::function<absl::Status(absl::Time)>& 
                                                       retry + 1, " attempts; last error: ",
                                                       status.ToString()));
     }
-    absl::SleepFor(wait);
+    BackOff(absl::Now() + wait);
+  }
+}
+
+void Client::BackOff(absl::Time until) {
+  // Sleeping would leave nobody polling the channel's sockets: gRPC's synchronous API only polls
+  // inside a call, so a reconnect started now would be noticed by its 5 s backup poller at the
+  // earliest. Watching the channel's state polls it, and asks an idle channel to connect.
+  while (absl::Now() < until) {
+    const grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
+    channel_->WaitForStateChange(state, absl::ToChronoTime(until));
   }
 }
 

@@ -163,6 +163,8 @@ class Client {
   // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext.
   absl::Status WithRetries(const std::function<absl::Status(absl::Time deadline)>& attempt);
   bool IsRetryable(const absl::Status& status) const;
+  // Waits until `until` while driving the channel's reconnection.
+  void BackOff(absl::Time until);
   absl::Status StreamChunks(v1::GenerateChunkRequest request, size_t expected,
                             const std::function<void(ChunkView)>& on_chunk);
 

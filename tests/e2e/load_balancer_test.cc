@@ -1,0 +1,254 @@
+// Two worldgen-server replicas behind a real nginx configured from docker/nginx/ (ports templated to
+// free loopback ports), and the C++ client talking to nginx.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <bit>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/cli/load_generator.h"
+#include "client/worldgen_client.h"
+#include "tests/client/subprocess.h"
+#include "tests/e2e/e2e_paths.h"
+#include "tests/support/server_process.h"
+
+namespace worldgen::testing {
+namespace {
+
+// Sum of every sample of `metric` (all label sets) in a Prometheus text exposition.
+double MetricSum(const std::string& exposition, const std::string& metric) {
+  double sum = 0;
+  for (absl::string_view line : absl::StrSplit(exposition, '\n')) {
+    if (line.empty() || line[0] == '#') continue;
+    if (!absl::StartsWith(line, metric)) continue;
+    const absl::string_view rest = line.substr(metric.size());
+    if (!rest.empty() && rest[0] != ' ' && rest[0] != '{') continue;  // A longer metric name.
+    double value = 0;
+    if (absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &value)) sum += value;
+  }
+  return sum;
+}
+
+// nginx as a child process with its own prefix, pid file and logs in a temp dir; the http-level
+// config is docker/nginx/worldgen.conf.template rendered by docker/nginx/render-config.sh.
+class Nginx {
+ public:
+  static absl::StatusOr<std::unique_ptr<Nginx>> Start(const std::vector<std::string>& upstreams) {
+    std::unique_ptr<Nginx> nginx(new Nginx());
+    auto dir = TempDir::Create("worldgen-nginx");
+    if (!dir.ok()) return dir.status();
+    nginx->dir_ = *std::move(dir);
+    absl::StatusOr<int> port = PickFreePort();
+    if (!port.ok()) return port.status();
+    nginx->port_ = *port;
+
+    std::vector<std::string> render = {"/bin/sh",
+                                       absl::StrCat(kSourceDir, "/docker/nginx/render-config.sh"),
+                                       absl::StrCat("127.0.0.1:", *port)};
+    render.insert(render.end(), upstreams.begin(), upstreams.end());
+    absl::StatusOr<CommandResult> rendered = RunCommand(render);
+    if (!rendered.ok()) return rendered.status();
+    if (rendered->exit_code != 0) return absl::InternalError("render-config.sh: " + rendered->err);
+    const std::string d = nginx->dir_->path();
+    if (auto s = WriteFile(d + "/worldgen.conf", rendered->out); !s.ok()) return s;
+    // The main context differs between a container and a test; the worldgen part is the same file.
+    const std::string main_conf = absl::StrCat(
+        "daemon off;\nworker_processes 1;\npid ", d, "/nginx.pid;\nerror_log ", d,
+        "/error.log info;\n", geteuid() == 0 ? "user root;\n" : "",
+        "events { worker_connections 1024; }\nhttp {\n  access_log ", d, "/access.log;\n",
+        "  client_body_temp_path ", d, "/client_body;\n  proxy_temp_path ", d, "/proxy;\n",
+        "  fastcgi_temp_path ", d, "/fastcgi;\n  uwsgi_temp_path ", d, "/uwsgi;\n",
+        "  scgi_temp_path ", d, "/scgi;\n  include ", d, "/worldgen.conf;\n}\n");
+    if (auto s = WriteFile(d + "/nginx.conf", main_conf); !s.ok()) return s;
+
+    const std::vector<std::string> argv = {kNginx, "-p", d, "-c", d + "/nginx.conf", "-e",
+                                           d + "/error.log"};
+    absl::StatusOr<CommandResult> syntax = RunCommand({kNginx, "-t", "-p", d, "-c", d + "/nginx.conf",
+                                                       "-e", d + "/error.log"});
+    if (!syntax.ok()) return syntax.status();
+    if (syntax->exit_code != 0) return absl::InternalError("nginx -t: " + syntax->err + syntax->out);
+    auto child = ChildProcess::Start(argv, d + "/nginx.out");
+    if (!child.ok()) return child.status();
+    nginx->child_ = *std::move(child);
+    return nginx;
+  }
+  ~Nginx() {
+    if (child_) child_->Stop(SIGQUIT, absl::Seconds(10));  // Graceful: finish requests, then exit.
+  }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  std::string error_log() const { return ReadFile(dir_->File("error.log")).value_or(""); }
+
+ private:
+  Nginx() = default;
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<ChildProcess> child_;
+  int port_ = 0;
+};
+
+ClientOptions ThroughNginxOptions() {
+  ClientOptions options;
+  options.deadline = absl::Seconds(60);
+  options.max_retries = 8;
+  options.max_backoff = absl::Milliseconds(500);
+  options.max_reconnect_backoff = absl::Milliseconds(200);
+  return options;
+}
+
+class LoadBalancerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 2; ++i) {
+      auto server = ServerProcess::Start();
+      ASSERT_TRUE(server.ok()) << server.status();
+      replicas_.push_back(*std::move(server));
+    }
+    auto nginx = Nginx::Start({replicas_[0]->target(), replicas_[1]->target()});
+    ASSERT_TRUE(nginx.ok()) << nginx.status();
+    nginx_ = *std::move(nginx);
+    auto client = Client::Connect(nginx_->target(), ThroughNginxOptions());
+    ASSERT_TRUE(client.ok());
+    lb_client_ = *std::move(client);
+    // nginx is up once a call goes through (the client retries while it starts listening).
+    absl::StatusOr<v1::WorldDescription> world = lb_client_->DescribeWorld();
+    ASSERT_TRUE(world.ok()) << world.status() << "\nnginx error log:\n" << nginx_->error_log();
+  }
+  void TearDown() override {
+    if (HasFailure() && nginx_) std::cerr << "nginx error log:\n" << nginx_->error_log();
+  }
+
+  double ChunksGenerated(ServerProcess& replica) {
+    absl::StatusOr<std::string> metrics = HttpGet("127.0.0.1", replica.metrics_port(), "/metrics");
+    EXPECT_TRUE(metrics.ok()) << metrics.status();
+    return metrics.ok() ? MetricSum(*metrics, "worldgen_chunks_generated_total") : 0;
+  }
+
+  std::vector<std::unique_ptr<ServerProcess>> replicas_;
+  std::unique_ptr<Nginx> nginx_;
+  std::unique_ptr<Client> lb_client_;
+};
+
+TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
+  auto direct = Client::Connect(replicas_[0]->target());
+  ASSERT_TRUE(direct.ok());
+  const ChunkRequestOptions options{.chunk_size = 16, .heights = true, .dominant_biome = true};
+  // Concurrent callers, so nginx spreads requests over both replicas whatever its tie-breaking.
+  std::vector<std::thread> callers;
+  std::atomic<int> ok_calls{0}, chunks{0}, mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        const ChunkRegion region{.min_x = t * 8, .min_z = i * 2, .max_x = t * 8 + 3, .max_z = i * 2 + 1};
+        absl::Status status = lb_client_->GenerateRegion(region, options, [&](ChunkView through_lb) {
+          chunks.fetch_add(1);
+          absl::StatusOr<ChunkView> want =
+              (*direct)->GenerateChunk(through_lb.chunk_x(), through_lb.chunk_z(), options);
+          if (!want.ok() ||
+              want->proto().SerializeAsString() != through_lb.proto().SerializeAsString()) {
+            mismatches.fetch_add(1);
+          }
+        });
+        EXPECT_TRUE(status.ok()) << status;
+        if (status.ok()) ok_calls.fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(ok_calls.load(), 40);
+  EXPECT_EQ(chunks.load(), 40 * 8);
+  EXPECT_EQ(mismatches.load(), 0);
+
+  std::vector<std::pair<double, double>> points;
+  for (int i = 0; i < 64; ++i) points.push_back({i * 13.5 - 400, i * -7.75 + 250});
+  absl::StatusOr<std::vector<PointSample>> via_lb = lb_client_->SamplePoints(points, true);
+  absl::StatusOr<std::vector<PointSample>> via_direct = (*direct)->SamplePoints(points, true);
+  ASSERT_TRUE(via_lb.ok()) << via_lb.status();
+  ASSERT_TRUE(via_direct.ok()) << via_direct.status();
+  for (size_t i = 0; i < points.size(); ++i) {
+    ASSERT_EQ((*via_lb)[i].weights.size(), (*via_direct)[i].weights.size());
+    for (size_t k = 0; k < (*via_lb)[i].weights.size(); ++k) {
+      EXPECT_EQ((*via_lb)[i].weights[k].biome_id, (*via_direct)[i].weights[k].biome_id);
+      EXPECT_EQ(std::bit_cast<uint32_t>((*via_lb)[i].weights[k].weight),
+                std::bit_cast<uint32_t>((*via_direct)[i].weights[k].weight));
+    }
+    EXPECT_EQ(std::bit_cast<uint32_t>((*via_lb)[i].height), std::bit_cast<uint32_t>((*via_direct)[i].height));
+  }
+  absl::StatusOr<v1::WorldDescription> a = lb_client_->DescribeWorld();
+  absl::StatusOr<v1::WorldDescription> b = (*direct)->DescribeWorld();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->SerializeAsString(), b->SerializeAsString());
+  EXPECT_EQ(lb_client_->CheckHealth().value_or("error"), "SERVING");
+
+  // Both replicas took traffic. The direct client asked replica 0 for every chunk as well, so
+  // replica 1's count is the one that proves balancing.
+  EXPECT_GT(ChunksGenerated(*replicas_[0]), 0);
+  EXPECT_GT(ChunksGenerated(*replicas_[1]), 0);
+}
+
+TEST_F(LoadBalancerTest, KillingAReplicaMidRunLosesNoRequest) {
+  cli::LoadConfig config;
+  config.concurrency = 4;
+  config.duration = absl::ZeroDuration();
+  config.requests = 600;
+  config.chunks_per_request = 8;
+  config.chunk.heights = true;
+  std::atomic<int64_t> done{0};
+  absl::StatusOr<cli::LoadReport> report;
+  std::thread load([&] {
+    report = cli::RunLoad(
+        *lb_client_, config,
+        [&](absl::Duration, const cli::LoadReport& so_far) { done.store(so_far.requests); },
+        absl::Milliseconds(5));
+  });
+  // Kill replica 0 (SIGKILL: no drain, its in-flight streams break) once the run is well under way.
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (done.load() < 100 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(2));
+  const double before_kill = ChunksGenerated(*replicas_[0]);
+  replicas_[0]->Kill();
+  load.join();
+
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->requests, 600);
+  EXPECT_EQ(report->ok_requests, 600) << report->first_error;
+  EXPECT_EQ(report->error_count(), 0) << report->first_error;
+  EXPECT_EQ(report->chunks, 600 * 8);
+  EXPECT_GT(before_kill, 0);
+  EXPECT_GT(ChunksGenerated(*replicas_[1]), 0);
+  std::cerr << "after the kill: " << report->retries << " client retries; "
+            << cli::LoadReportText(config, *report);
+}
+
+TEST_F(LoadBalancerTest, StoppingAReplicaGracefullyLosesNoRequest) {
+  cli::LoadConfig config;
+  config.concurrency = 4;
+  config.duration = absl::ZeroDuration();
+  config.requests = 400;
+  config.chunks_per_request = 8;
+  config.pattern = cli::LoadPattern::kSpiral;
+  std::atomic<int64_t> done{0};
+  absl::StatusOr<cli::LoadReport> report;
+  std::thread load([&] {
+    report = cli::RunLoad(
+        *lb_client_, config,
+        [&](absl::Duration, const cli::LoadReport& so_far) { done.store(so_far.requests); },
+        absl::Milliseconds(5));
+  });
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (done.load() < 100 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(2));
+  absl::StatusOr<int> exit_code = replicas_[1]->Stop(absl::Seconds(20));  // SIGTERM: drain.
+  load.join();
+  ASSERT_TRUE(exit_code.ok());
+  EXPECT_EQ(*exit_code, 0);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->ok_requests, 400) << report->first_error;
+  EXPECT_EQ(report->error_count(), 0) << report->first_error;
+}
+
+}  // namespace
+}  // namespace worldgen::testing

@@ -1,0 +1,90 @@
+// Third-party tools against our outputs: promtool on /metrics and docker/prometheus.yml, an
+// independent Python client, and the load generator's JSON report.
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "client/worldgen_client.h"
+#include "tests/client/subprocess.h"
+#include "tests/e2e/e2e_paths.h"
+#include "tests/support/server_process.h"
+
+namespace worldgen::testing {
+namespace {
+
+TEST(PromtoolTest, AcceptsEveryReplicasMetrics) {
+  for (int replica = 0; replica < 2; ++replica) {
+    auto server = ServerProcess::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    // Some traffic first, so the request and latency series exist.
+    auto client = Client::Connect((*server)->target());
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->GenerateRegion({.max_x = 3, .max_z = 3}, {}, [](ChunkView) {}).ok());
+    ASSERT_TRUE((*client)->SamplePoints({{1.5, 2.5}}).ok());
+    EXPECT_EQ((*client)->GenerateChunk(0, 0, {.chunk_size = 3}).status().code(),
+              absl::StatusCode::kInvalidArgument);
+    absl::StatusOr<std::string> metrics = HttpGet("127.0.0.1", (*server)->metrics_port(), "/metrics");
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    EXPECT_NE(metrics->find("worldgen_chunks_generated_total"), std::string::npos);
+    absl::StatusOr<CommandResult> check = RunCommand({kPromtool, "check", "metrics"},
+                                                     absl::Seconds(60), *metrics);
+    ASSERT_TRUE(check.ok()) << check.status();
+    EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
+  }
+}
+
+TEST(PromtoolTest, AcceptsTheComposePrometheusConfig) {
+  absl::StatusOr<CommandResult> check = RunCommand(
+      {kPromtool, "check", "config", absl::StrCat(kSourceDir, "/docker/prometheus.yml")});
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
+}
+
+TEST(PythonClientTest, AgreesWithTheCppClientBitForBit) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<CommandResult> run = RunCommand(
+      {kPython, absl::StrCat(kSourceDir, "/tests/e2e/python_client.py"),
+       absl::StrCat("--target=", (*server)->target()), absl::StrCat("--cli=", kCli),
+       absl::StrCat("--proto_dir=", kSourceDir, "/proto")},
+      absl::Seconds(120));
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::cerr << run->out;
+  EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
+  EXPECT_NE(run->out.find("python-client: OK"), std::string::npos) << run->out << run->err;
+}
+
+TEST(LoadCommandTest, JsonReportIsSaneForEveryPattern) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  for (const char* pattern : {"random", "spiral", "hot"}) {
+    absl::StatusOr<CommandResult> load = RunCommand(
+        {kCli, absl::StrCat("--target=", (*server)->target()), "load", "--json", "--requests=150",
+         "--concurrency=3", "--chunks_per_request=4", "--size=32", absl::StrCat("--pattern=", pattern)},
+        absl::Seconds(120));
+    ASSERT_TRUE(load.ok()) << load.status();
+    ASSERT_EQ(load->exit_code, 0) << load->err;
+    absl::StatusOr<CommandResult> check = RunCommand(
+        {kPython, absl::StrCat(kSourceDir, "/tests/e2e/check_load_report.py"), "150"},
+        absl::Seconds(60), load->out);
+    ASSERT_TRUE(check.ok()) << check.status();
+    EXPECT_EQ(check->exit_code, 0) << pattern << ": " << check->out << check->err;
+    std::cerr << pattern << ": " << check->out;
+  }
+}
+
+TEST(LoadCommandTest, DurationBoundedRunPrintsProgressOnStderr) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<CommandResult> load = RunCommand(
+      {kCli, absl::StrCat("--target=", (*server)->target()), "load", "--duration=2500ms",
+       "--concurrency=2", "--chunks_per_request=2"},
+      absl::Seconds(60));
+  ASSERT_TRUE(load.ok()) << load.status();
+  EXPECT_EQ(load->exit_code, 0) << load->err;
+  EXPECT_NE(load->err.find("[load "), std::string::npos) << load->err;
+  EXPECT_NE(load->out.find("latency ms: p50"), std::string::npos) << load->out;
+  EXPECT_NE(load->out.find("errors: none"), std::string::npos) << load->out;
+}
+
+}  // namespace
+}  // namespace worldgen::testing
