@@ -100,6 +100,9 @@ bool Client::IsRetryable(const absl::Status& status) const {
       options_.retry_codes.end()) {
     return true;
   }
+  if (options_.retry_server_cancellations && status.code() == absl::StatusCode::kCancelled) {
+    return true;
+  }
   return options_.retry_stream_resets && status.code() == absl::StatusCode::kInternal &&
          absl::StrContains(status.message(), "RST_STREAM");
 }

@@ -14,7 +14,8 @@
 // Deadlines and retries. Every call has one deadline, ClientOptions::deadline from the moment it
 // starts, covering all its attempts. A failed attempt whose code is in ClientOptions::retry_codes
 // (default: UNAVAILABLE, i.e. the request never reached a server or a replica went away, plus stream
-// resets by a proxy in front of a replica that died, see retry_stream_resets) is
+// resets by a proxy in front of a replica that died and cancellations by a draining replica, see
+// retry_stream_resets and retry_server_cancellations) is
 // retried at most `max_retries` times, waiting RetryBackoff(options, k) before retry k: a fixed,
 // jitter-free exponential schedule, so a test or an operator can predict it. No other code is
 // retried. The worldgen RPCs are pure functions of their request, so a retry is always safe.
@@ -56,6 +57,10 @@ struct ClientOptions {
   // nginx and other proxies report a replica that died in the middle of a response. A worldgen server
   // reports its own errors in trailers, never with a reset.
   bool retry_stream_resets = true;
+  // Also retry CANCELLED. The client never cancels its own calls, so a CANCELLED comes from the other
+  // side: a replica shutting down cancels the calls that reach it after it began to drain (seen
+  // through nginx, whose kept-alive upstream connection still sends them there).
+  bool retry_server_cancellations = true;
   // Backoff before retry k (k >= 1): min(max_backoff, initial_backoff * backoff_multiplier^(k-1)).
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);

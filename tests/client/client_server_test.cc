@@ -35,7 +35,10 @@ void ExpectSameAsEngine(const ChunkView& view) {
   std::vector<uint32_t> ids;
   for (const BiomeLayer& layer : blend->layers) ids.push_back(layer.biome_id);
   ASSERT_EQ(view.biome_ids(), ids);
-  EXPECT_EQ(view.single_biome(), blend->single_biome);
+  // The wire may mark any chunk whose only biome has weight 1.0 everywhere as single_biome, even when
+  // the engine computed its columns; the weight checks below hold either way.
+  if (blend->single_biome) EXPECT_TRUE(view.single_biome());
+  if (view.single_biome()) EXPECT_EQ(ids.size(), 1u);
   const int n = view.size();
   int mismatches = 0;
   for (const BiomeLayer& layer : blend->layers) {

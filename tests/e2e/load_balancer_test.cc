@@ -248,6 +248,8 @@ TEST_F(LoadBalancerTest, StoppingAReplicaGracefullyLosesNoRequest) {
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->ok_requests, 400) << report->first_error;
   EXPECT_EQ(report->error_count(), 0) << report->first_error;
+  std::cerr << "after the SIGTERM: " << report->retries << " client retries; "
+            << cli::LoadReportText(config, *report);
 }
 
 }  // namespace
