@@ -65,8 +65,11 @@ struct ClientOptions {
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
   double backoff_multiplier = 2.0;
-  // HTTP/2 keepalive pings: sent after keepalive_time without activity (also on idle connections),
-  // the connection is dropped if one is not acknowledged within keepalive_timeout. Zero disables.
+  // HTTP/2 keepalive pings while calls are in flight: one after keepalive_time without activity; the
+  // connection is dropped (and the call fails UNAVAILABLE, so it is retried) if the ping is not
+  // acknowledged within keepalive_timeout: a replica or proxy that vanished without closing the
+  // connection is noticed. No pings on idle connections (gRPC servers answer those with GOAWAY
+  // "too_many_pings" unless they permit them). Zero keepalive_time disables.
   absl::Duration keepalive_time = absl::Seconds(30);
   absl::Duration keepalive_timeout = absl::Seconds(10);
   // Upper bound of gRPC's own reconnect backoff, so a replica that comes back is found quickly.
