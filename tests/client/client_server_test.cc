@@ -249,6 +249,32 @@ TEST(ClientRetryTest, StreamSurvivesAServerKilledAndRestarted) {
   EXPECT_GE((*client)->stats().retries, 1);
 }
 
+TEST(ClientRetryTest, StreamBrokenMidwayIsResumedForTheMissingChunksOnly) {
+  auto first = ServerProcess::Start();
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int port = (*first)->grpc_port();
+  auto client = Client::Connect((*first)->target(), PatientOptions());
+  ASSERT_TRUE(client.ok());
+  std::unique_ptr<ServerProcess> second;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  // 400 chunks of 64^2 columns: the first server is still blending when it dies at the first chunk.
+  const ChunkRegion region{.min_x = -10, .min_z = -10, .max_x = 9, .max_z = 9};
+  absl::Status status = (*client)->GenerateRegion(
+      region, {.chunk_size = 64, .heights = true}, [&](ChunkView view) {
+        EXPECT_TRUE(seen.insert({view.chunk_x(), view.chunk_z()}).second) << "delivered twice";
+        if (seen.size() == 1) {
+          (*first)->Kill();
+          auto restarted = ServerProcess::Start({absl::StrCat("--port=", port)});
+          ASSERT_TRUE(restarted.ok()) << restarted.status();
+          second = *std::move(restarted);
+        }
+        if (seen.size() % 50 == 0) ExpectSameAsEngine(view);
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(seen.size(), 400u);
+  EXPECT_GE((*client)->stats().retries, 1);
+}
+
 TEST(ClientRetryTest, GivesUpAfterMaxRetries) {
   absl::StatusOr<int> port = PickFreePort();
   ASSERT_TRUE(port.ok());
