@@ -37,8 +37,12 @@ void ExpectSameAsEngine(const ChunkView& view) {
   ASSERT_EQ(view.biome_ids(), ids);
   // The wire may mark any chunk whose only biome has weight 1.0 everywhere as single_biome, even when
   // the engine computed its columns; the weight checks below hold either way.
-  if (blend->single_biome) EXPECT_TRUE(view.single_biome());
-  if (view.single_biome()) EXPECT_EQ(ids.size(), 1u);
+  if (blend->single_biome) {
+    EXPECT_TRUE(view.single_biome());
+  }
+  if (view.single_biome()) {
+    EXPECT_EQ(ids.size(), 1u);
+  }
   const int n = view.size();
   int mismatches = 0;
   for (const BiomeLayer& layer : blend->layers) {
