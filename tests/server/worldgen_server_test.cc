@@ -679,6 +679,35 @@ TEST(WorldGenServerProcessTest, CancellationStopsQueuedWork) {
             MetricValue(metrics, "worldgen_chunks_generated_total"));
 }
 
+TEST(WorldGenServerProcessTest, SlowReaderHoldsOnlyAFewChunks) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=2", "--stream_buffer_chunks=2"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  auto reader = stub->GenerateChunk(&context, RegionRequest(0, 0, 31, 31, 256));
+  v1::ChunkData chunk;
+  ASSERT_TRUE(reader->Read(&chunk));
+  // Stop reading. The server may fill its stream buffer and the transport's flow-control window, then
+  // must stop blending; wait until the count stops moving (bounded).
+  double last = -1;
+  int unchanged = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (unchanged < 5 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(100));
+    double now = MetricValue(Scrape(*server), "worldgen_chunks_generated_total");
+    unchanged = now == last ? unchanged + 1 : 0;
+    last = now;
+  }
+  EXPECT_LT(last, 64) << "the server kept blending for a client that does not read";
+  RecordProperty("chunks_blended_for_a_stalled_reader", static_cast<int>(last));
+  context.TryCancel();
+  while (reader->Read(&chunk)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
 TEST(WorldGenServerProcessTest, FullQueueGivesResourceExhaustedWhileOtherCallsSucceed) {
   std::unique_ptr<ServerProcess> server =
       StartServer({"--blend_threads=1", "--max_queue=1", "--stream_buffer_chunks=4"});
@@ -829,6 +858,13 @@ TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
   EXPECT_GE(MetricValue(m, "worldgen_cache_hits_total"), 0);
   EXPECT_GE(MetricValue(m, "worldgen_cache_evictions_total"), 0);
   EXPECT_GT(MetricValue(m, "worldgen_cache_bytes"), 0);
+
+  // SIGINT shuts down as cleanly as SIGTERM.
+  ASSERT_EQ(kill(server->pid(), SIGINT), 0);
+  absl::StatusOr<int> code = server->Stop();
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0);
+  EXPECT_THAT(server->output(), HasSubstr("Interrupt: draining"));
 }
 
 // --- Startup failures -------------------------------------------------------------------------------

@@ -1,0 +1,80 @@
+#include "server/wire_encoding.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "gtest/gtest.h"
+
+namespace worldgen {
+namespace {
+
+ChunkBlend TwoByTwo() {
+  ChunkBlend blend;
+  blend.chunk_x = -3;
+  blend.chunk_z = 7;
+  blend.size = 2;
+  return blend;
+}
+
+TEST(WireEncodingTest, MixedChunkKeepsEveryLayerAndColumnBitForBit) {
+  ChunkBlend blend = TwoByTwo();
+  const float odd = std::nextafter(0.25f, 1.0f);
+  blend.layers = {{2, {0.75f, 0.5f, 1.0f, 1.0f - odd}}, {9, {0.25f, 0.5f, 0.0f, odd}}};
+  blend.heights = {1.5f, -2.0f, 3.25f, 64.0f};
+  blend.dominant_biome = {2, 2, 2, 2};
+  v1::ChunkData data;
+  EncodeChunk(blend, &data);
+  EXPECT_EQ(data.coord().x(), -3);
+  EXPECT_EQ(data.coord().z(), 7);
+  EXPECT_EQ(data.chunk_size(), 2u);
+  EXPECT_FALSE(data.single_biome());
+  ASSERT_EQ(data.biomes_size(), 2);
+  EXPECT_EQ(data.biomes(1).biome_id(), 9u);
+  ASSERT_EQ(data.biomes(1).weights_size(), 4);
+  float got = data.biomes(1).weights(3);
+  EXPECT_EQ(std::memcmp(&got, &odd, sizeof(float)), 0);
+  EXPECT_EQ(data.heights_size(), 4);
+  EXPECT_EQ(data.heights(2), 3.25f);
+  EXPECT_EQ(data.dominant_biome_size(), 4);
+}
+
+TEST(WireEncodingTest, SingleBiomeChunkHasOneEntryWithoutArray) {
+  ChunkBlend blend = TwoByTwo();
+  blend.single_biome = true;
+  blend.layers = {{4, {1.0f, 1.0f, 1.0f, 1.0f}}};
+  v1::ChunkData data;
+  EncodeChunk(blend, &data);
+  EXPECT_TRUE(data.single_biome());
+  ASSERT_EQ(data.biomes_size(), 1);
+  EXPECT_EQ(data.biomes(0).biome_id(), 4u);
+  EXPECT_EQ(data.biomes(0).weights_size(), 0);
+  EXPECT_EQ(data.heights_size(), 0);  // Not requested.
+}
+
+TEST(WireEncodingTest, LoneLayerOfExactOnesIsSentAsSingleBiome) {
+  ChunkBlend blend = TwoByTwo();
+  blend.single_biome = false;  // Other biomes' samples were gathered but reach no column.
+  blend.layers = {{4, {1.0f, 1.0f, 1.0f, 1.0f}}};
+  v1::ChunkData data;
+  EncodeChunk(blend, &data);
+  EXPECT_TRUE(data.single_biome());
+  EXPECT_EQ(data.biomes(0).weights_size(), 0);
+}
+
+TEST(WireEncodingTest, PointCarriesHeightOnlyWhenAsked) {
+  PointBlend blend;
+  blend.weights = {{1, 0.5f}, {3, 0.5f}};
+  blend.height = 70.25f;
+  blend.dominant_biome = 1;
+  v1::PointWeights with, without;
+  EncodePoint(blend, true, &with);
+  EncodePoint(blend, false, &without);
+  ASSERT_EQ(with.weights_size(), 2);
+  EXPECT_EQ(with.weights(1).biome_id(), 3u);
+  EXPECT_EQ(with.height(), 70.25f);
+  EXPECT_EQ(without.height(), 0.0f);
+  EXPECT_EQ(without.dominant_biome(), 1u);
+}
+
+}  // namespace
+}  // namespace worldgen
