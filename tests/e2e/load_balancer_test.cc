@@ -59,9 +59,11 @@ class Nginx {
     const std::string d = nginx->dir_->path();
     if (auto s = WriteFile(d + "/worldgen.conf", rendered->out); !s.ok()) return s;
     // The main context differs between a container and a test; the worldgen part is the same file.
+    // One process (no master/worker split), so the PR_SET_PDEATHSIG of ChildProcess covers all of
+    // nginx if the test dies.
     const std::string main_conf = absl::StrCat(
-        "daemon off;\nworker_processes 1;\npid ", d, "/nginx.pid;\nerror_log ", d,
-        "/error.log info;\n", geteuid() == 0 ? "user root;\n" : "",
+        "daemon off;\nmaster_process off;\npid ", d, "/nginx.pid;\nerror_log ", d,
+        "/error.log info;\n",
         "events { worker_connections 1024; }\nhttp {\n  access_log ", d, "/access.log;\n",
         "  client_body_temp_path ", d, "/client_body;\n  proxy_temp_path ", d, "/proxy;\n",
         "  fastcgi_temp_path ", d, "/fastcgi;\n  uwsgi_temp_path ", d, "/uwsgi;\n",
