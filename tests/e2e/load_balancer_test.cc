@@ -1,7 +1,5 @@
 // Two worldgen-server replicas behind a real nginx configured from docker/nginx/ (ports templated to
 // free loopback ports), and the C++ client talking to nginx.
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <atomic>
