@@ -51,6 +51,17 @@ class ChunkView {
   // an absent biome and for the biome of a single-biome chunk (its weight is 1.0 everywhere).
   absl::Span<const float> Weights(uint32_t biome_id) const;
 
+  // The same lookups by world column (x, z); the column must lie in this chunk (ContainsColumn).
+  bool ContainsColumn(int64_t x, int64_t z) const {
+    return x >= origin_x() && x < origin_x() + size_ && z >= origin_z() && z < origin_z() + size_;
+  }
+  float WeightAtColumn(uint32_t biome_id, int64_t x, int64_t z) const {
+    return Weight(biome_id, static_cast<int>(x - origin_x()), static_cast<int>(z - origin_z()));
+  }
+  uint32_t DominantBiomeAtColumn(int64_t x, int64_t z) const {
+    return DominantBiome(static_cast<int>(x - origin_x()), static_cast<int>(z - origin_z()));
+  }
+
   // Heights, if the request asked for them.
   bool has_heights() const { return data_.heights_size() > 0; }
   float Height(int local_x, int local_z) const { return data_.heights(Index(local_x, local_z)); }

@@ -47,6 +47,17 @@ TEST(ChunkViewTest, LooksUpWeightsInWireLayout) {
   EXPECT_EQ(view->Height(3, 2), 23.0f);  // heights[lz * n + lx]
 }
 
+TEST(ChunkViewTest, LooksUpByWorldColumn) {
+  absl::StatusOr<ChunkView> view = ChunkView::Decode(TwoBiomeChunk());  // Chunk (-3, 7), size 4.
+  ASSERT_TRUE(view.ok());
+  EXPECT_TRUE(view->ContainsColumn(-12, 28));
+  EXPECT_TRUE(view->ContainsColumn(-9, 31));
+  EXPECT_FALSE(view->ContainsColumn(-8, 28));
+  EXPECT_FALSE(view->ContainsColumn(-12, 27));
+  EXPECT_EQ(view->WeightAtColumn(2, -11, 30), view->Weight(2, 1, 2));
+  EXPECT_EQ(view->DominantBiomeAtColumn(-9, 29), 5u);
+}
+
 TEST(ChunkViewTest, ComputesDominantBiomeWithTiesToLowerId) {
   absl::StatusOr<ChunkView> view = ChunkView::Decode(TwoBiomeChunk());
   ASSERT_TRUE(view.ok());
