@@ -216,7 +216,8 @@ const std::vector<Subcommand>& Subcommands() {
       {"describe", "", "Prints the world's configuration (biome table, blender parameters, seed) and "
        "the server's limits.", {"json"}, RunDescribe},
       {"chunk", "X Z", "Blends chunk (X, Z) (chunk coordinates) and prints its biomes, the weight "
-       "grids, heights and dominant biomes; --json prints the worldgen.v1.ChunkData message.",
+       "grids, heights and dominant biomes; --json prints the worldgen.v1.ChunkData message (proto3 JSON "
+       "mapping with the .proto field names: 64-bit integers are strings, floats round-trip exactly).",
        {"size", "json", "heights"}, RunChunk},
       {"sample", "X Z [X Z ...]", "Blends points in block coordinates (need not be integers) and "
        "prints each point's weights; --json prints the worldgen.v1.SampleWeightsResponse message.",
