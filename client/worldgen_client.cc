@@ -73,6 +73,8 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
       std::max<int>(1, static_cast<int>(absl::ToInt64Milliseconds(options.max_reconnect_backoff)));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_reconnect_ms);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, max_reconnect_ms));
+  // Connections (and their reconnect backoff) belong to this client, not to a process-wide pool
+  // shared with other channels to the same address.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Chunks of 256^2 columns with many biomes exceed gRPC's default 4 MB receive limit.
   args.SetMaxReceiveMessageSize(-1);
