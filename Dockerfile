@@ -12,8 +12,8 @@ COPY apt-packages.txt /src/
 COPY scripts/install-deps.sh /src/scripts/
 RUN /src/scripts/install-deps.sh build && rm -rf /var/lib/apt/lists/*
 
-# A stage of its own so that a builder can keep it (`docker build --target build-deps -t ...`) while
-# pruning old build trees: docker/e2e.sh does.
+# Compiling is a stage of its own on top of the dependencies; `docker build --target build` tags it (as
+# docker/e2e.sh does) to keep its cache through image prunes.
 FROM build-deps AS build
 WORKDIR /src
 COPY CMakeLists.txt ./

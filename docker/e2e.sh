@@ -221,9 +221,10 @@ log "base images debian:bookworm, debian:bookworm-slim ready in ${base_secs}s (r
 # Builds run on the host network: this private daemon has no default bridge.
 t=$SECONDS
 log "building worldgen-server from Dockerfile (log: $logs/build-server.log)"
-# The tagged build-deps stage keeps the cached dependency layer alive through the image prune at teardown.
-docker build --network host --target build-deps -t worldgen-build-deps -f "$root/Dockerfile" "$root" \
-  >"$logs/build-server.log" 2>&1 &&
+# The build stage, tagged, keeps its cached layers (dependencies, compiled tree) through the image prune
+# at teardown; the runtime image build right after reuses it.
+docker build --network host --build-arg JOBS="$(nproc)" --target build -t worldgen-build \
+  -f "$root/Dockerfile" "$root" >"$logs/build-server.log" 2>&1 &&
 docker build --network host --build-arg JOBS="$(nproc)" -t worldgen-server -f "$root/Dockerfile" "$root" \
   >>"$logs/build-server.log" 2>&1 || fail "server image build failed:
 $(tail_of "$logs/build-server.log" 25)"
