@@ -53,9 +53,12 @@ done
 
 started=$SECONDS
 logs=$(mktemp -d /tmp/worldgen-e2e.XXXXXX)
-log() { printf '[docker-e2e %4ds] %s\n' $((SECONDS - started)) "$*"; }
-fail() { echo "docker-e2e: FAILED: $*"; exit 1; }
-skip() { echo "docker-e2e: SKIPPED: $*"; exit 0; }
+# Messages go to fd 7, the script's own stdout: a trap can run while a command's output is redirected
+# (a signal during `docker build ... >log` runs the trap with stdout still pointing at that log).
+exec 7>&1
+log() { printf '[docker-e2e %4ds] %s\n' $((SECONDS - started)) "$*" >&7; }
+fail() { echo "docker-e2e: FAILED: $*" >&7; exit 1; }
+skip() { echo "docker-e2e: SKIPPED: $*" >&7; exit 0; }
 tail_of() { tail -n "${2:-15}" "$1" | sed 's/^/    | /'; }
 # Bounded wait: until SECONDS COMMAND... succeeds (checked once a second).
 until_ok() {
@@ -101,7 +104,7 @@ teardown() {
   exit "$rc"
 }
 trap teardown EXIT
-trap 'echo "docker-e2e: FAILED: interrupted"; exit 1' INT TERM HUP
+trap 'trap "" INT TERM HUP; fail "interrupted"' INT TERM HUP
 
 # ---- 1. tools and a private dockerd ------------------------------------------------------------------
 [[ $(id -u) -eq 0 ]] || skip "needs root to run dockerd (uid $(id -u))"
@@ -134,9 +137,11 @@ data_root=$cache/data-root
 exec_root=$(mktemp -d /tmp/wgd.XXXXXX)   # short: containerd's socket paths live under it
 export DOCKER_HOST=unix://$exec_root/docker.sock
 log "starting dockerd (data root $data_root)"
-dockerd --data-root "$data_root" --exec-root "$exec_root/exec" --pidfile "$exec_root/dockerd.pid" \
+# Own session: a timeout's or Ctrl-C's signal to this script's process group must not stop dockerd
+# under the teardown, which needs it to take the compose project down.
+setsid dockerd --data-root "$data_root" --exec-root "$exec_root/exec" --pidfile "$exec_root/dockerd.pid" \
   -H "$DOCKER_HOST" --bridge=none --iptables=false --ip-forward=false --ip-masq=false \
-  >"$logs/dockerd.log" 2>&1 9>&- &
+  >"$logs/dockerd.log" 2>&1 7>&- 9>&- &
 dockerd_pid=$!
 echo "$dockerd_pid" >"$cache/dockerd.pid"
 if ! until_ok 60 docker info; then
@@ -251,8 +256,8 @@ $(tail_of "$logs/host-build.log")"
 fi
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 local_port=$(free_port); local_metrics=$(free_port)
-"$server" --listen_address=127.0.0.1 --port="$local_port" --metrics_port="$local_metrics" \
-  >"$logs/local-server.log" 2>&1 &
+setsid "$server" --listen_address=127.0.0.1 --port="$local_port" --metrics_port="$local_metrics" \
+  >"$logs/local-server.log" 2>&1 7>&- 9>&- &
 local_pid=$!
 until_ok 30 "$client" --target="127.0.0.1:$local_port" health || fail "local worldgen-server did not turn SERVING:
 $(tail_of "$logs/local-server.log")"
