@@ -15,6 +15,15 @@ inline double KernelWeight(double x, double px, double dz_sq, double radius_sq) 
 
 }  // namespace
 
+// Runtime dispatch between an AVX2 and a baseline clone through an ifunc. Under ThreadSanitizer
+// the ifunc resolver is instrumented and runs before the TSan runtime exists (it crashes the
+// dynamic loader), so sanitized builds get the baseline clone only; the output is identical.
+#if defined(__SANITIZE_THREAD__)
+#define WORLDGEN_KERNEL_CLONES
+#else
+#define WORLDGEN_KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 void AccumulateSampleRowScalar(const double* xs, size_t n, double px, double dz_sq,
                                double radius_sq, double* acc, double* total) {
   for (size_t lx = 0; lx < n; ++lx) {
@@ -24,7 +33,7 @@ void AccumulateSampleRowScalar(const double* xs, size_t n, double px, double dz_
   }
 }
 
-__attribute__((target_clones("avx2", "default")))
+WORLDGEN_KERNEL_CLONES
 void AccumulateSampleRow(const double* xs, size_t n, double px, double dz_sq, double radius_sq,
                          double* acc, double* total) {
   const Double4 vpx = {px, px, px, px};
