@@ -257,6 +257,7 @@ fi
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 local_port=$(free_port); local_metrics=$(free_port)
 setsid "$server" --listen_address=127.0.0.1 --port="$local_port" --metrics_port="$local_metrics" \
+  --world_config="$root/docker/worlds" \
   >"$logs/local-server.log" 2>&1 7>&- 9>&- &
 local_pid=$!
 until_ok 30 "$client" --target="127.0.0.1:$local_port" health || fail "local worldgen-server did not turn SERVING:
@@ -316,6 +317,11 @@ for x in -2 -1 0 1; do
   for z in -2 -1 0 1; do
     same "chunk_${x}_${z}" chunk "$x" "$z" --json; chunks=$((chunks + 1))
   done
+done
+# The worlds compose mounts from docker/worlds are served too, identically.
+same describe_archipelago describe --world=archipelago
+for c in "0 0" "-3 5"; do
+  same "archipelago_chunk_${c/ /_}" chunk $c --world=archipelago --json; chunks=$((chunks + 1))
 done
 points=(0 0  1 1  -17 33  1000 -1000  123456 -654321  -5 7  31 -31  4096 4095  -100000 100000  2 -3)
 same samples sample "${points[@]}" --json

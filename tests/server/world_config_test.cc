@@ -2,7 +2,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
+#include "engine/biome_sample_cache.h"
+#include "engine/world.h"
 #include "engine/world_spec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -164,6 +167,29 @@ TEST_F(WorldConfigFilesTest, ErrorsNameTheFile) {
   absl::StatusOr<std::vector<WorldSpec>> missing = LoadWorldSpecs({(dir_ / "missing.json").string()});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("missing.json"));
+}
+
+// The example worlds shipped in docker/worlds (mounted by docker/compose.yaml) load, validate, and
+// produce a world with more than one biome in it: an operator copying them starts from something real.
+TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
+  absl::StatusOr<std::vector<WorldSpec>> specs =
+      LoadWorldSpecs({std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds"});
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  ASSERT_FALSE(specs->empty());
+  for (const WorldSpec& spec : *specs) {
+    SCOPED_TRACE(spec.name);
+    absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
+    ASSERT_TRUE(world.ok()) << world.status();
+    BiomeSampleCache cache(1 << 20);
+    std::set<uint32_t> seen;
+    for (int64_t c = -40; c <= 40; c += 8) {
+      absl::StatusOr<ChunkBlend> chunk =
+          (*world)->BlendChunk(c, -c / 2, static_cast<int>(spec.chunk_size), {.dominant_biome = true}, &cache);
+      ASSERT_TRUE(chunk.ok()) << chunk.status();
+      seen.insert(chunk->dominant_biome.begin(), chunk->dominant_biome.end());
+    }
+    EXPECT_GE(seen.size(), 3u) << "a shipped world should show several biomes over ~2500 blocks";
+  }
 }
 
 }  // namespace
