@@ -1,0 +1,208 @@
+#include "bench/isotropy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <numbers>
+
+#include "bench/reference_blenders.h"
+#include "engine/hash.h"
+
+namespace worldgen::bench {
+namespace {
+
+// A hash as a double in [0, 1).
+double Unit(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+DiscFieldSource::DiscFieldSource(uint64_t seed, double spacing, double min_radius, double max_radius)
+    : seed_(seed), spacing_(spacing), min_radius_(min_radius), max_radius_(max_radius) {}
+
+int DiscFieldSource::BiomeIndexAt(double x, double z) const {
+  // The nearest grid point's disc is the only one that can contain (x, z): discs are much smaller
+  // than half the spacing.
+  const int64_t k = static_cast<int64_t>(std::floor(x / spacing_ + 0.5));
+  const int64_t l = static_cast<int64_t>(std::floor(z / spacing_ + 0.5));
+  const double cx = static_cast<double>(k) * spacing_ + 4.0 * Unit(HashCoords(seed_, k, l, 1)) - 2.0;
+  const double cz = static_cast<double>(l) * spacing_ + 4.0 * Unit(HashCoords(seed_, k, l, 2)) - 2.0;
+  const double r = min_radius_ + (max_radius_ - min_radius_) * Unit(HashCoords(seed_, k, l, 3));
+  const double dx = x - cx, dz = z - cz;
+  return dx * dx + dz * dz <= r * r ? 1 : 0;
+}
+
+HalfPlaneSource::HalfPlaneSource(double phi_radians, double cx, double cz)
+    : cos_(std::cos(phi_radians)), sin_(std::sin(phi_radians)), cx_(cx), cz_(cz) {}
+
+int HalfPlaneSource::BiomeIndexAt(double x, double z) const {
+  return (x - cx_) * cos_ + (z - cz_) * sin_ >= 0.0 ? 1 : 0;
+}
+
+WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius) {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.name = "isotropy";
+  spec.sampling_interval = sampling_interval;
+  spec.blend_radius = blend_radius;
+  spec.biomes.resize(2);
+  for (uint32_t id = 0; id < 2; ++id) {
+    spec.biomes[id].id = id;
+    spec.biomes[id].blend_radius = 0.0;
+  }
+  return spec;
+}
+
+std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent, int chunk_size) {
+  const size_t n = static_cast<size_t>(extent);
+  std::vector<float> field(n * n, 0.0f);
+  std::vector<IndexedLayer> layers;
+  for (int cz = 0; cz < extent; cz += chunk_size) {
+    for (int cx = 0; cx < extent; cx += chunk_size) {
+      blend(origin + cx, origin + cz, chunk_size, &layers);
+      for (const IndexedLayer& layer : layers) {
+        if (layer.biome != 1) continue;
+        for (int lz = 0; lz < chunk_size; ++lz) {
+          for (int lx = 0; lx < chunk_size; ++lx) {
+            field[static_cast<size_t>(cz + lz) * n + static_cast<size_t>(cx + lx)] =
+                layer.weights[static_cast<size_t>(lz * chunk_size + lx)];
+          }
+        }
+      }
+    }
+  }
+  return field;
+}
+
+OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int extent) {
+  const size_t n = static_cast<size_t>(extent);
+  std::complex<double> s4 = 0.0, s6 = 0.0;
+  double energy = 0.0;
+  OrientationHarmonics out;
+  for (size_t z = 1; z + 1 < n; ++z) {
+    for (size_t x = 1; x + 1 < n; ++x) {
+      const double gx = 0.5 * (static_cast<double>(field[z * n + x + 1]) - field[z * n + x - 1]);
+      const double gz = 0.5 * (static_cast<double>(field[(z + 1) * n + x]) - field[(z - 1) * n + x]);
+      const double m2 = gx * gx + gz * gz;
+      if (m2 == 0.0) continue;
+      const std::complex<double> g2 = std::complex<double>(gx, gz) * std::complex<double>(gx, gz);
+      s4 += g2 * g2 / m2;             // |g|^2 e^{4i theta}
+      s6 += g2 * g2 * g2 / (m2 * m2);  // |g|^2 e^{6i theta}
+      energy += m2;
+      out.gradient_columns += 1.0;
+    }
+  }
+  if (energy > 0.0) {
+    out.a4 = std::abs(s4) / energy;
+    out.a6 = std::abs(s6) / energy;
+  }
+  return out;
+}
+
+double GridLock(const std::vector<float>& field, int extent, int period) {
+  const size_t n = static_cast<size_t>(extent);
+  std::complex<double> sx = 0.0, sz = 0.0;
+  double ex = 0.0, ez = 0.0;
+  const double k = 2.0 * std::numbers::pi / period;
+  for (size_t z = 1; z + 1 < n; ++z) {
+    for (size_t x = 1; x + 1 < n; ++x) {
+      const double w = field[z * n + x];
+      const double dxx = field[z * n + x + 1] - 2.0 * w + field[z * n + x - 1];
+      const double dzz = field[(z + 1) * n + x] - 2.0 * w + field[(z - 1) * n + x];
+      // Phases from the column's residue, so they are exact whatever the field's origin (a multiple
+      // of every period measured).
+      sx += dxx * dxx * std::polar(1.0, k * static_cast<double>(x % static_cast<size_t>(period)));
+      sz += dzz * dzz * std::polar(1.0, k * static_cast<double>(z % static_cast<size_t>(period)));
+      ex += dxx * dxx;
+      ez += dzz * dzz;
+    }
+  }
+  return std::max(ex > 0.0 ? std::abs(sx) / ex : 0.0, ez > 0.0 ? std::abs(sz) / ez : 0.0);
+}
+
+double EdgeWidth(const std::vector<float>& field, int extent, double radius) {
+  const size_t n = static_cast<size_t>(extent);
+  const double c = static_cast<double>(extent / 2);
+  double sum = 0.0;
+  for (size_t z = 0; z < n; ++z) {
+    for (size_t x = 0; x < n; ++x) {
+      const double dx = static_cast<double>(x) - c, dz = static_cast<double>(z) - c;
+      if (dx * dx + dz * dz > radius * radius) continue;
+      const double w = field[z * n + x];
+      sum += 4.0 * w * (1.0 - w);
+    }
+  }
+  return sum / (2.0 * radius);
+}
+
+const char* MethodName(Method method) {
+  switch (method) {
+    case Method::kScattered: return "scattered";
+    case Method::kFullResolution: return "full_resolution";
+    case Method::kConvolutedGrid: return "convoluted_grid";
+    case Method::kLerpedGrid: return "lerped_grid";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kChunk = 16;
+
+// Biome 1's weight over [origin, origin + extent)^2 with `method` reading `source`.
+std::vector<float> BlendField(Method method, const BiomeSource& source, int interval, int radius,
+                              int64_t origin, int extent) {
+  if (method == Method::kScattered) {
+    const ScatteredBlender blender(TwoBiomeSpec(interval, radius), source, /*world_uid=*/1);
+    return WeightField(
+        [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
+          blender.BlendColumns(x0, z0, size, nullptr, layers);
+        },
+        origin, extent, kChunk);
+  }
+  // The reference blenders read a pre-generated map: cover the field plus the kernel's reach and
+  // the grid's rounding.
+  const int pad = radius + 2 * interval + kChunk;
+  const PregeneratedBiomeMap map(source, origin - pad, extent + 2 * pad);
+  FullResolutionBlender full(map, radius, 2);
+  ConvolutedGridBlender grid(map, interval, radius, 2);
+  LerpedGridBlender lerp(map, interval, radius, 2);
+  return WeightField(
+      [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
+        switch (method) {
+          case Method::kFullResolution: full.Blend(x0, z0, size, layers); break;
+          case Method::kConvolutedGrid: grid.Blend(x0, z0, size, layers); break;
+          default: lerp.Blend(x0, z0, size, layers); break;
+        }
+      },
+      origin, extent, kChunk);
+}
+
+}  // namespace
+
+IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int extent, int edge_extent,
+                               int edge_angles) {
+  IsotropyReport report;
+  // Discs of radius 20..60 every 256 blocks: no column is within reach of two discs for radii up
+  // to 64 (60 + 64 + 2 < 128).
+  const DiscFieldSource discs(/*seed=*/0x15071, 256.0, 20.0, 60.0);
+  const std::vector<float> field = BlendField(method, discs, interval, radius, -extent / 2, extent);
+  report.discs = MeasureHarmonics(field, extent);
+  report.grid_lock = GridLock(field, extent, interval);
+  if (interval % 2 == 0) report.grid_lock = std::max(report.grid_lock, GridLock(field, extent, interval / 2));
+
+  // Straight edges through the field's centre column, offset by a fraction of a block so the edge
+  // never runs exactly through a row of columns.
+  const int64_t origin = -edge_extent / 2;
+  const double centre = static_cast<double>(origin + edge_extent / 2);
+  const double disc_radius = edge_extent / 2 - radius - 2 * interval;
+  for (int a = 0; a < edge_angles; ++a) {
+    const double phi = 0.5 * std::numbers::pi * a / edge_angles;
+    const HalfPlaneSource edge(phi, centre + 0.37, centre - 0.21);
+    const double width = EdgeWidth(BlendField(method, edge, interval, radius, origin, edge_extent),
+                                   edge_extent, disc_radius);
+    report.edge_width_min = a == 0 ? width : std::min(report.edge_width_min, width);
+    report.edge_width_max = a == 0 ? width : std::max(report.edge_width_max, width);
+  }
+  return report;
+}
+
+}  // namespace worldgen::bench

@@ -1,0 +1,111 @@
+// Squareness measurements: how much a blender's output depends on direction.
+//
+// A blender that is free of grid artifacts treats every direction alike. Two measurements make that
+// a number, both on synthetic two-biome maps whose exact answer is known to be isotropic, so any
+// directional preference in the output comes from the blender and not from the map:
+//
+//  * Disc field: biome 1 inside discs of hashed radii (20..60 blocks) and sub-block hashed centres,
+//    placed far enough apart that no column sees two discs. The gradient of a blurred disc points in
+//    every direction equally, so for an isotropic blender the orientation harmonics
+//        A_k = |sum g^k / |g|^(k-2)| / sum |g|^2        (g = gx + i*gz, the weight gradient)
+//    vanish. A_4 measures square (4-fold) structure, A_6 hexagonal (6-fold) structure such as a
+//    triangular lattice could leave. The full-resolution blur gives the floor that the integer
+//    column grid and the finite-difference gradient set.
+//
+//  * Grid lock: the same disc field's curvature, tested for alignment with the world axes at the
+//    sampling interval. A lerped grid bends only on grid lines (its creases) and scores near 1.
+//
+//  * Straight edge: biome 1 on one side of a line through the region centre at angle phi. The
+//    transition width, sum of 4 w (1 - w) over a disc of columns divided by the chord length 2R, is
+//    the same for every phi if the blender is isotropic. Reported as max/min over phi in [0, 90).
+//
+// Both are deterministic: they are pure functions of the blender and the (hashed) synthetic map.
+#ifndef WORLDGEN_BENCH_ISOTROPY_H_
+#define WORLDGEN_BENCH_ISOTROPY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "engine/biome_source.h"
+#include "engine/scattered_blender.h"
+#include "engine/world_spec.h"
+
+namespace worldgen::bench {
+
+// Biome 1 inside discs centred near the points (k * spacing, l * spacing), radius in
+// [min_radius, max_radius], both hashed from `seed`; biome 0 elsewhere.
+class DiscFieldSource final : public BiomeSource {
+ public:
+  DiscFieldSource(uint64_t seed, double spacing, double min_radius, double max_radius);
+  int BiomeIndexAt(double x, double z) const override;
+
+ private:
+  uint64_t seed_;
+  double spacing_, min_radius_, max_radius_;
+};
+
+// Biome 1 where (x - cx) cos(phi) + (z - cz) sin(phi) >= 0, biome 0 elsewhere.
+class HalfPlaneSource final : public BiomeSource {
+ public:
+  HalfPlaneSource(double phi_radians, double cx, double cz);
+  int BiomeIndexAt(double x, double z) const override;
+
+ private:
+  double cos_, sin_, cx_, cz_;
+};
+
+// A two-biome world spec (ids 0 and 1, the world's radius for both) with the given lattice.
+WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius);
+
+// Blends the size x size columns whose lowest corner is (x0, z0) into id-sorted layers of dense
+// biome indices (IndexedLayer), returning whether it took the single-biome shortcut. ScatteredBlender
+// and the reference blenders (reference_blenders.h) all fit.
+using ChunkBlendFn =
+    std::function<void(int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers)>;
+
+// Biome 1's weight at every column of the square [origin, origin + extent)^2, row-major, x fastest,
+// blended chunk by chunk (extent must be a multiple of chunk_size).
+std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent, int chunk_size);
+
+struct OrientationHarmonics {
+  double a4 = 0.0;  // 4-fold (square) anisotropy, 0 = none, 1 = every gradient on the axes
+  double a6 = 0.0;  // 6-fold (hexagonal) anisotropy
+  double gradient_columns = 0.0;  // Columns with a non-zero gradient (how much edge was measured)
+};
+
+// A_4 and A_6 of a weight field (extent x extent, row-major) from central differences.
+OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int extent);
+
+// How strongly the field's curvature is locked to the world axes at `period` blocks: with
+// E = (second difference of w along x)^2 at each column, |sum E exp(2 pi i x / period)| / sum E, and
+// the same along z; the larger of the two. 1 = every bend sits on the same grid line phase (the
+// creases of a lerped grid), about 0 = bends fall anywhere (no grid to see).
+double GridLock(const std::vector<float>& field, int extent, int period);
+
+// Transition width of a straight edge through the centre of an extent x extent field, measured over
+// the disc of columns within `radius` of the centre: sum 4 w (1 - w) / (2 radius).
+double EdgeWidth(const std::vector<float>& field, int extent, double radius);
+
+// Which blender to measure, at which lattice interval (or grid spacing) and kernel radius.
+enum class Method { kScattered, kFullResolution, kConvolutedGrid, kLerpedGrid };
+const char* MethodName(Method method);
+
+struct IsotropyReport {
+  OrientationHarmonics discs;
+  // GridLock of the disc field, the larger at period = interval and interval / 2 (where an
+  // unjittered triangular lattice repeats along x).
+  double grid_lock = 0.0;
+  double edge_width_min = 0.0, edge_width_max = 0.0;  // Over the angles measured
+  double edge_width_ratio() const { return edge_width_max / edge_width_min; }
+};
+
+// Measures `method` on a disc field of extent x extent columns and on straight edges at
+// `edge_angles` angles evenly spread over [0, 90) degrees, each on a field of edge_extent columns.
+IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int extent, int edge_extent,
+                               int edge_angles);
+
+}  // namespace worldgen::bench
+
+#endif  // WORLDGEN_BENCH_ISOTROPY_H_
