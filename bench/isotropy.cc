@@ -38,9 +38,10 @@ int HalfPlaneSource::BiomeIndexAt(double x, double z) const {
   return (x - cx_) * cos_ + (z - cz_) * sin_ >= 0.0 ? 1 : 0;
 }
 
-WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius) {
+WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius, uint64_t seed) {
   WorldSpec spec = DefaultWorldSpec();
   spec.name = "isotropy";
+  spec.seed = seed;
   spec.sampling_interval = sampling_interval;
   spec.blend_radius = blend_radius;
   spec.biomes.resize(2);
@@ -94,6 +95,9 @@ OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int exten
     out.a4 = std::abs(s4) / energy;
     out.a6 = std::abs(s6) / energy;
   }
+  out.sum4 = s4;
+  out.sum6 = s6;
+  out.energy = energy;
   return out;
 }
 
@@ -149,9 +153,9 @@ constexpr int kChunk = 16;
 
 // Biome 1's weight over [origin, origin + extent)^2 with `method` reading `source`.
 std::vector<float> BlendField(Method method, const BiomeSource& source, int interval, int radius,
-                              int64_t origin, int extent) {
+                              uint64_t seed, int64_t origin, int extent) {
   if (method == Method::kScattered) {
-    const ScatteredBlender blender(TwoBiomeSpec(interval, radius), source, /*world_uid=*/1);
+    const ScatteredBlender blender(TwoBiomeSpec(interval, radius, seed), source, /*world_uid=*/1);
     return WeightField(
         [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
           blender.BlendColumns(x0, z0, size, nullptr, layers);
@@ -179,12 +183,13 @@ std::vector<float> BlendField(Method method, const BiomeSource& source, int inte
 }  // namespace
 
 IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int extent, int edge_extent,
-                               int edge_angles) {
+                               int edge_angles, uint64_t seed) {
   IsotropyReport report;
   // Discs of radius 20..60 every 256 blocks: no column is within reach of two discs for radii up
   // to 64 (60 + 64 + 2 < 128).
-  const DiscFieldSource discs(/*seed=*/0x15071, 256.0, 20.0, 60.0);
-  const std::vector<float> field = BlendField(method, discs, interval, radius, -extent / 2, extent);
+  const DiscFieldSource discs(DeriveSeed(seed, 0x15071), 256.0, 20.0, 60.0);
+  const std::vector<float> field =
+      BlendField(method, discs, interval, radius, seed, -extent / 2, extent);
   report.discs = MeasureHarmonics(field, extent);
   report.grid_lock = GridLock(field, extent, interval);
   if (interval % 2 == 0) report.grid_lock = std::max(report.grid_lock, GridLock(field, extent, interval / 2));
@@ -197,8 +202,8 @@ IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int exte
   for (int a = 0; a < edge_angles; ++a) {
     const double phi = 0.5 * std::numbers::pi * a / edge_angles;
     const HalfPlaneSource edge(phi, centre + 0.37, centre - 0.21);
-    const double width = EdgeWidth(BlendField(method, edge, interval, radius, origin, edge_extent),
-                                   edge_extent, disc_radius);
+    const double width = EdgeWidth(
+        BlendField(method, edge, interval, radius, seed, origin, edge_extent), edge_extent, disc_radius);
     report.edge_width_min = a == 0 ? width : std::min(report.edge_width_min, width);
     report.edge_width_max = a == 0 ? width : std::max(report.edge_width_max, width);
   }

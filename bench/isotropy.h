@@ -23,6 +23,7 @@
 #ifndef WORLDGEN_BENCH_ISOTROPY_H_
 #define WORLDGEN_BENCH_ISOTROPY_H_
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -56,8 +57,8 @@ class HalfPlaneSource final : public BiomeSource {
   double cos_, sin_, cx_, cz_;
 };
 
-// A two-biome world spec (ids 0 and 1, the world's radius for both) with the given lattice.
-WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius);
+// A two-biome world spec (ids 0 and 1, the world's radius for both) with the given lattice and seed.
+WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius, uint64_t seed);
 
 // Blends the size x size columns whose lowest corner is (x0, z0) into id-sorted layers of dense
 // biome indices (IndexedLayer), returning whether it took the single-biome shortcut. ScatteredBlender
@@ -73,6 +74,10 @@ struct OrientationHarmonics {
   double a4 = 0.0;  // 4-fold (square) anisotropy, 0 = none, 1 = every gradient on the axes
   double a6 = 0.0;  // 6-fold (hexagonal) anisotropy
   double gradient_columns = 0.0;  // Columns with a non-zero gradient (how much edge was measured)
+  // The sums behind a4 and a6, so measurements of several fields can be pooled: a magnitude is
+  // never negative, so averaging a4 over fields keeps their noise; pooling the sums cancels it.
+  std::complex<double> sum4 = 0.0, sum6 = 0.0;
+  double energy = 0.0;
 };
 
 // A_4 and A_6 of a weight field (extent x extent, row-major) from central differences.
@@ -103,8 +108,10 @@ struct IsotropyReport {
 
 // Measures `method` on a disc field of extent x extent columns and on straight edges at
 // `edge_angles` angles evenly spread over [0, 90) degrees, each on a field of edge_extent columns.
+// `seed` picks the discs and the scattered blender's lattice jitter: figures that change with it are
+// noise, figures that do not are the method's own structure.
 IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int extent, int edge_extent,
-                               int edge_angles);
+                               int edge_angles, uint64_t seed);
 
 }  // namespace worldgen::bench
 
