@@ -13,17 +13,22 @@ BlendPool::BlendPool(int threads, size_t max_queue) : max_queue_(max_queue) {
 BlendPool::~BlendPool() { Shutdown(); }
 
 bool BlendPool::TrySubmit(absl::AnyInvocable<void() &&> task) {
-  absl::MutexLock lock(&mu_);
-  if (stopping_ || queue_.size() >= max_queue_) return false;
-  queue_.push_back(std::move(task));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || queue_.size() >= max_queue_) return false;
+    queue_.push_back(std::move(task));
+  }
+  wake_.notify_one();
   return true;
 }
 
 void BlendPool::Submit(absl::AnyInvocable<void() &&> task) {
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     if (!stopping_) {
       queue_.push_back(std::move(task));
+      lock.unlock();
+      wake_.notify_one();
       return;
     }
   }
@@ -31,15 +36,16 @@ void BlendPool::Submit(absl::AnyInvocable<void() &&> task) {
 }
 
 size_t BlendPool::queue_depth() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return queue_.size();
 }
 
 void BlendPool::Shutdown() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  wake_.notify_all();
   for (std::thread& worker : workers_) {
     if (worker.joinable()) worker.join();
   }
@@ -49,12 +55,8 @@ void BlendPool::WorkerLoop() {
   while (true) {
     absl::AnyInvocable<void() &&> task;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](BlendPool* pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(pool->mu_) {
-            return pool->stopping_ || !pool->queue_.empty();
-          },
-          this));
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // Stopping and drained.
       task = std::move(queue_.front());
       queue_.pop_front();

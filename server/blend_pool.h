@@ -7,17 +7,19 @@
 // else outstanding), so each admitted call can add at most one task beyond the bound.
 //
 // Thread safety: all methods are safe for concurrent use. Tasks must not block on other tasks.
+// The lock is a std::mutex, not absl::Mutex, so ThreadSanitizer (scripts/tsan.sh) can check the pool:
+// apt's Abseil is not instrumented, std's primitives are intercepted.
 #ifndef WORLDGEN_SERVER_BLEND_POOL_H_
 #define WORLDGEN_SERVER_BLEND_POOL_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
-#include "absl/synchronization/mutex.h"
 
 namespace worldgen {
 
@@ -49,9 +51,10 @@ class BlendPool {
 
   const size_t max_queue_;
   std::vector<std::thread> workers_;
-  mutable absl::Mutex mu_;
-  std::deque<absl::AnyInvocable<void() &&>> queue_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;  // Signalled when a task is queued or stopping_ is set.
+  std::deque<absl::AnyInvocable<void() &&>> queue_;  // Guarded by mu_.
+  bool stopping_ = false;                            // Guarded by mu_.
 };
 
 }  // namespace worldgen
