@@ -1,10 +1,11 @@
 #include "engine/kernel_row.h"
 
+#include "engine/simd.h"
+
 namespace worldgen {
 namespace {
 
-// Four doubles; GCC lowers this to one AVX2 register or two SSE2 registers.
-typedef double Double4 __attribute__((vector_size(32), aligned(8)));
+using simd::Double4;
 
 inline double KernelWeight(double x, double px, double dz_sq, double radius_sq) {
   double dx = x - px;
@@ -15,15 +16,6 @@ inline double KernelWeight(double x, double px, double dz_sq, double radius_sq) 
 
 }  // namespace
 
-// Runtime dispatch between an AVX2 and a baseline clone through an ifunc. Under ThreadSanitizer
-// the ifunc resolver is instrumented and runs before the TSan runtime exists (it crashes the
-// dynamic loader), so sanitized builds get the baseline clone only; the output is identical.
-#if defined(__SANITIZE_THREAD__)
-#define WORLDGEN_KERNEL_CLONES
-#else
-#define WORLDGEN_KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-
 void AccumulateSampleRowScalar(const double* xs, size_t n, double px, double dz_sq,
                                double radius_sq, double* acc, double* total) {
   for (size_t lx = 0; lx < n; ++lx) {
@@ -33,7 +25,7 @@ void AccumulateSampleRowScalar(const double* xs, size_t n, double px, double dz_
   }
 }
 
-WORLDGEN_KERNEL_CLONES
+WORLDGEN_TARGET_CLONES
 void AccumulateSampleRow(const double* xs, size_t n, double px, double dz_sq, double radius_sq,
                          double* acc, double* total) {
   const Double4 vpx = {px, px, px, px};

@@ -1,0 +1,33 @@
+// Shared pieces of the engine's vectorized loops: GCC portable vector types and the
+// runtime-dispatch attribute.
+//
+// Vector code is written once against GCC's vector extensions and compiled for AVX2 and baseline
+// x86-64 (SSE2). Vector +, -, *, / and comparisons are exactly the IEEE scalar operations lane by
+// lane, so a loop that performs the scalar reference's operations in the same order gives the same
+// bits in every variant (the build uses -ffp-contract=off: no FMA).
+#ifndef WORLDGEN_ENGINE_SIMD_H_
+#define WORLDGEN_ENGINE_SIMD_H_
+
+#include <cstdint>
+
+namespace worldgen::simd {
+
+// Four doubles / four 64-bit integers; GCC lowers each to one AVX2 register or two SSE2 registers.
+// aligned(8): loads and stores through these types may be unaligned. Comparisons of Double4 give
+// Int64x4 masks (-1 true, 0 false); Uint64x4 is for integer arithmetic that must wrap.
+typedef double Double4 __attribute__((vector_size(32), aligned(8)));
+typedef int64_t Int64x4 __attribute__((vector_size(32), aligned(8)));
+typedef uint64_t Uint64x4 __attribute__((vector_size(32), aligned(8)));
+
+}  // namespace worldgen::simd
+
+// Runtime dispatch between an AVX2 and a baseline clone through an ifunc. Under ThreadSanitizer
+// the ifunc resolver is instrumented and runs before the TSan runtime exists (it crashes the
+// dynamic loader), so sanitized builds get the baseline clone only; the output is identical.
+#if defined(__SANITIZE_THREAD__)
+#define WORLDGEN_TARGET_CLONES
+#else
+#define WORLDGEN_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
+#endif  // WORLDGEN_ENGINE_SIMD_H_
