@@ -5,6 +5,9 @@
 //                                      cache 1: all biome samples already cached (source excluded)
 //   BM_Point/<gi>/<r>/<cache>          one point query (SampleWeights' path), cold or warm cache
 //   BM_BiomeSource                     one climate-source evaluation
+//   BM_HeightNoise/<batch>/<mfreq>     a biome's height noise (4 octaves, mfreq / 1000 cycles per
+//                                      block) over a 16x16 chunk: FractalNoise2D per column
+//                                      (batch 0) or one FractalNoise2DBatch (batch 1)
 //
 // per_column is the time per generated column (e.g. 58n = 58 ns).
 // Chunks are spread over a 32768-block square, so the mix of border and single-biome chunks is what a
@@ -14,6 +17,7 @@
 
 #include "benchmark/benchmark.h"
 #include "engine/hash.h"
+#include "engine/noise.h"
 #include "engine/world.h"
 
 namespace worldgen {
@@ -106,6 +110,35 @@ void BM_BiomeSource(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BiomeSource);
+
+void BM_HeightNoise(benchmark::State& state) {
+  const bool batch = state.range(0) != 0;
+  const double frequency = static_cast<double>(state.range(1)) / 1000.0;
+  const auto chunks = SpreadChunks(16, 512);
+  std::vector<double> xs(256), zs(256), out(256);
+  size_t next = 0;
+  for (auto _ : state) {
+    auto [cx, cz] = chunks[next++ % chunks.size()];
+    for (int col = 0; col < 256; ++col) {
+      xs[col] = static_cast<double>(cx * 16 + col % 16);
+      zs[col] = static_cast<double>(cz * 16 + col / 16);
+    }
+    if (batch) {
+      FractalNoise2DBatch(7, xs.data(), zs.data(), 256, frequency, 4, out.data());
+    } else {
+      for (int col = 0; col < 256; ++col) {
+        out[col] = FractalNoise2D(7, xs[col], zs[col], frequency, 4);
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["per_column"] = benchmark::Counter(
+      256, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_HeightNoise)
+    ->ArgNames({"batch", "mfreq"})
+    ->ArgsProduct({{0, 1}, {10, 100, 250, 500, 1000}});
 
 }  // namespace
 }  // namespace worldgen

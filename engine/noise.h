@@ -6,6 +6,7 @@
 #ifndef WORLDGEN_ENGINE_NOISE_H_
 #define WORLDGEN_ENGINE_NOISE_H_
 
+#include <cstddef>
 #include <cstdint>
 
 namespace worldgen {
@@ -18,6 +19,19 @@ double SimplexNoise2D(uint64_t seed, double x, double z);
 // amplitude of the previous one, normalized so the result stays in [-1, 1]. `frequency` is in cycles per
 // world unit. Requires 1 <= octaves <= 16.
 double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int octaves);
+
+// FractalNoise2D at n points: out[k] = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves) bit
+// for bit, for every input (non-finite and huge coordinates included). Vectorized across points,
+// AVX2 with runtime dispatch and an SSE2 baseline. Gradient hashes are reused between consecutive
+// points in the same simplex and between nearby points, so runs of neighbouring points (rows of
+// columns) are the cheapest input. `out` must not overlap `xs` or `zs`.
+void FractalNoise2DBatch(uint64_t seed, const double* xs, const double* zs, size_t n,
+                         double frequency, int octaves, double* out);
+
+// FractalNoise2DBatch compiled for baseline x86-64 only: what the dispatcher runs on a CPU without
+// AVX2 (and under ThreadSanitizer). Exposed so tests check that variant on any machine.
+void FractalNoise2DBatchBaseline(uint64_t seed, const double* xs, const double* zs, size_t n,
+                                 double frequency, int octaves, double* out);
 
 }  // namespace worldgen
 

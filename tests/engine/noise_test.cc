@@ -1,8 +1,13 @@
 #include "engine/noise.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <ios>
+#include <limits>
+#include <vector>
 
+#include "engine/hash.h"
 #include "gtest/gtest.h"
 
 namespace worldgen {
@@ -57,6 +62,189 @@ TEST(NoiseTest, FractalNoiseStaysInRange) {
     double v = FractalNoise2D(9, k * 7.3, k * -3.1, 1.0 / 300.0, 4);
     ASSERT_GE(v, -1.0);
     ASSERT_LE(v, 1.0);
+  }
+}
+
+// FractalNoise2DBatch is checked against FractalNoise2D (the scalar reference) in both of its
+// variants: the dispatched one (the AVX2 clone on a CPU that has AVX2) and the baseline build.
+using BatchFunction = void (*)(uint64_t, const double*, const double*, size_t, double, int,
+                               double*);
+struct BatchVariant {
+  const char* name;
+  BatchFunction function;
+};
+const BatchVariant kBatchVariants[] = {{"dispatched", &FractalNoise2DBatch},
+                                       {"baseline", &FractalNoise2DBatchBaseline}};
+
+uint64_t Bits(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+// A deterministic pseudo-random double in [0, 1) for case k.
+double Unit(uint64_t k, uint64_t stream) {
+  return static_cast<double>(
+             HashCoords(0xba7c, static_cast<int64_t>(k), static_cast<int64_t>(stream)) >> 11) *
+         (1.0 / 9007199254740992.0);
+}
+
+::testing::AssertionResult BatchMatchesScalar(const BatchVariant& variant, uint64_t seed,
+                                              const std::vector<double>& xs,
+                                              const std::vector<double>& zs, double frequency,
+                                              int octaves) {
+  const size_t n = xs.size();
+  const double guard = 12345.0;  // One slot past the end: the batch must not write there.
+  std::vector<double> out(n + 1, guard);
+  variant.function(seed, xs.data(), zs.data(), n, frequency, octaves, out.data());
+  for (size_t k = 0; k < n; ++k) {
+    const double expected = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves);
+    if (Bits(out[k]) != Bits(expected)) {
+      return ::testing::AssertionFailure()
+             << std::hexfloat << variant.name << ": point " << k << " of " << n << " (" << xs[k]
+             << ", " << zs[k] << "), seed " << seed << ", frequency " << frequency << ", octaves "
+             << octaves << ": batch " << out[k] << ", scalar " << expected;
+    }
+  }
+  if (Bits(out[n]) != Bits(guard)) {
+    return ::testing::AssertionFailure() << variant.name << " wrote past point " << n;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Points of one test batch: rows of integer columns as chunks ask for them, scattered points
+// anywhere in the world (|x|, |z| up to 2^25) and near the origin, and points on simplex edges
+// (x == z), on exact integers and half-integers of the skewed grid (z == -x), signed zeros and
+// subnormals.
+void MakePoints(int kind, size_t n, uint64_t trial, std::vector<double>* xs,
+                std::vector<double>* zs) {
+  const double world = 33554432.0;  // 2^25
+  xs->resize(n);
+  zs->resize(n);
+  const double row_x = std::floor((2.0 * Unit(trial, 1) - 1.0) * world);
+  const double row_z = std::floor((2.0 * Unit(trial, 2) - 1.0) * world);
+  for (size_t k = 0; k < n; ++k) {
+    const uint64_t key = trial * 64 + k;
+    double& x = (*xs)[k];
+    double& z = (*zs)[k];
+    switch (kind) {
+      case 0:  // A row of columns.
+        x = row_x + static_cast<double>(k);
+        z = row_z;
+        break;
+      case 1:  // Anywhere in the world, non-integer.
+        x = (2.0 * Unit(key, 3) - 1.0) * world;
+        z = (2.0 * Unit(key, 4) - 1.0) * world;
+        break;
+      case 2:  // Near the origin, non-integer.
+        x = (2.0 * Unit(key, 5) - 1.0) * 64.0;
+        z = (2.0 * Unit(key, 6) - 1.0) * 64.0;
+        break;
+      default: {  // Edges and exact values.
+        const double half = std::floor((2.0 * Unit(key, 7) - 1.0) * 512.0) * 0.5;
+        const double special[] = {0.0, -0.0, 5e-324, -5e-324, 1.0,   -1.0,
+                                  0.5, -0.5, half,   -half,   world, -world};
+        const double a = special[HashCoords(trial, static_cast<int64_t>(k), 8) % 12];
+        const double b = special[HashCoords(trial, static_cast<int64_t>(k), 9) % 12];
+        switch (HashCoords(trial, static_cast<int64_t>(k), 10) % 4) {
+          case 0:
+            x = a;
+            z = b;
+            break;
+          case 1:
+            x = half;
+            z = -half;
+            break;
+          case 2:
+            x = half;
+            z = half;
+            break;
+          default:
+            x = a + Unit(key, 11);
+            z = x;
+            break;
+        }
+      }
+    }
+  }
+}
+
+TEST(NoiseTest, BatchEqualsScalarBitForBit) {
+  const uint64_t seeds[] = {0, 0x5eed, 0xdeadbeefcafef00dULL};
+  const double frequencies[] = {1e-9, 0.006, 1.0 / 300.0, 0.0137, 0.25, 1.0, 3.7};
+  const int octave_counts[] = {1, 2, 4, 7, 16};
+  std::vector<double> xs, zs;
+  uint64_t trial = 0;
+  for (const BatchVariant& variant : kBatchVariants) {
+    for (uint64_t seed : seeds) {
+      for (double frequency : frequencies) {
+        for (int octaves : octave_counts) {
+          for (size_t n = 0; n <= 37; ++n) {  // Every tail length, and more than one vector.
+            for (int kind = 0; kind < 4; ++kind) {
+              MakePoints(kind, n, ++trial, &xs, &zs);
+              ASSERT_TRUE(BatchMatchesScalar(variant, seed, xs, zs, frequency, octaves))
+                  << "kind " << kind;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Long runs cross the batch's internal blocks; rows in both directions and columns (z varying).
+TEST(NoiseTest, BatchEqualsScalarOverLongRuns) {
+  for (const BatchVariant& variant : kBatchVariants) {
+    for (double frequency : {0.007, 0.1, 1.0}) {
+      for (size_t n : {63u, 64u, 65u, 129u, 1000u}) {
+        std::vector<double> row_x(n), row_z(n, -321.0), back_x(n), col_x(n, 77.0), col_z(n);
+        for (size_t k = 0; k < n; ++k) {
+          row_x[k] = -500.0 + static_cast<double>(k);
+          back_x[k] = 500.0 - static_cast<double>(k);
+          col_z[k] = 1234.0 + static_cast<double>(k);
+        }
+        EXPECT_TRUE(BatchMatchesScalar(variant, 7, row_x, row_z, frequency, 4));
+        EXPECT_TRUE(BatchMatchesScalar(variant, 7, back_x, row_z, frequency, 4));
+        EXPECT_TRUE(BatchMatchesScalar(variant, 7, col_x, col_z, frequency, 4));
+      }
+    }
+  }
+}
+
+// Points the vector path does not take (beyond its range, infinite, NaN) and the points around its
+// limit still give the scalar function's exact bits, and do not disturb their neighbours.
+TEST(NoiseTest, BatchEqualsScalarOutsideTheVectorRange) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double limit = 562949953421312.0;  // 2^49
+  const double odd[] = {
+      nan,         inf,   -inf,   1e300,       -1e300,         0x1p60,      -0x1p63,
+      0x1p64,      limit, -limit, limit - 1.0, -(limit - 0.5), 2.0 * limit, 4.0 * limit - 0.5,
+      0x1p52 + 1.0};
+  for (const BatchVariant& variant : kBatchVariants) {
+    for (double frequency : {1.0, 0.01, 0.0, -0.5, 1e300, inf, nan}) {
+      for (int octaves : {1, 4}) {
+        for (size_t slot = 0; slot < 15; ++slot) {
+          // 150 points: one odd value in the first, second or third internal block.
+          std::vector<double> xs(150), zs(150);
+          for (size_t k = 0; k < 150; ++k) {
+            xs[k] = 10.0 * static_cast<double>(k) + 0.25;
+            zs[k] = -3.5;
+          }
+          const size_t at = (slot * 11) % 150;
+          (slot % 2 == 0 ? xs : zs)[at] = odd[slot];
+          ASSERT_TRUE(BatchMatchesScalar(variant, 99, xs, zs, frequency, octaves))
+              << "odd value " << odd[slot] << " at " << at;
+        }
+      }
+    }
+  }
+}
+
+TEST(NoiseTest, BatchOfZeroOctavesMatchesScalar) {
+  std::vector<double> xs = {1.5, -2.0, 3.0}, zs = {0.0, 4.0, -1.25};
+  for (const BatchVariant& variant : kBatchVariants) {
+    EXPECT_TRUE(BatchMatchesScalar(variant, 3, xs, zs, 0.01, 0));
   }
 }
 
