@@ -22,4 +22,11 @@ double HeightField::BiomeHeight(int biome_index, double x, double z) const {
   return p.base + p.amplitude * FractalNoise2D(p.seed, x, z, p.frequency, kOctaves);
 }
 
+void HeightField::BiomeHeights(int biome_index, const double* xs, const double* zs, size_t n,
+                               double* out) const {
+  const BiomeHeightParams& p = params_[static_cast<size_t>(biome_index)];
+  FractalNoise2DBatch(p.seed, xs, zs, n, p.frequency, kOctaves, out);
+  for (size_t k = 0; k < n; ++k) out[k] = p.base + p.amplitude * out[k];
+}
+
 }  // namespace worldgen

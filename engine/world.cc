@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 
@@ -80,19 +82,33 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
 
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
   if (options.heights) {
-    chunk.heights.resize(columns);
-    for (int lz = 0; lz < size; ++lz) {
-      for (int lx = 0; lx < size; ++lx) {
-        const size_t col = static_cast<size_t>(ColumnIndex(size, lx, lz));
-        const double x = static_cast<double>(x0 + lx), z = static_cast<double>(z0 + lz);
-        double h = 0.0;
-        for (size_t k = 0; k < layers.size(); ++k) {
-          float w = chunk.layers[k].weights[col];
-          if (w != 0.0f) h += static_cast<double>(w) * heights_->BiomeHeight(layers[k].biome, x, z);
+    // Per column, h = 0.0, then h += w * height for each layer with w != 0, layers in ascending id
+    // order: BlendPoint's sum, operation for operation. It runs layer by layer so that each layer's
+    // heights come from one batch (FractalNoise2DBatch) over exactly the columns it reaches, listed
+    // in row order so neighbouring columns share noise gradients.
+    std::vector<double> h(columns, 0.0), xs(columns), zs(columns), layer_height(columns);
+    std::vector<uint32_t> reached(columns);
+    for (size_t k = 0; k < layers.size(); ++k) {
+      const std::vector<float>& w = chunk.layers[k].weights;
+      size_t n = 0;
+      for (int lz = 0; lz < size; ++lz) {
+        for (int lx = 0; lx < size; ++lx) {
+          const size_t col = static_cast<size_t>(ColumnIndex(size, lx, lz));
+          // Written always, kept only if w != 0: no branch per column.
+          reached[n] = static_cast<uint32_t>(col);
+          xs[n] = static_cast<double>(x0 + lx);
+          zs[n] = static_cast<double>(z0 + lz);
+          n += w[col] != 0.0f;
         }
-        chunk.heights[col] = static_cast<float>(h);
+      }
+      heights_->BiomeHeights(layers[k].biome, xs.data(), zs.data(), n, layer_height.data());
+      for (size_t t = 0; t < n; ++t) {
+        const size_t col = reached[t];
+        h[col] += static_cast<double>(w[col]) * layer_height[t];
       }
     }
+    chunk.heights.resize(columns);
+    for (size_t col = 0; col < columns; ++col) chunk.heights[col] = static_cast<float>(h[col]);
   }
   if (options.dominant_biome) {
     chunk.dominant_biome.resize(columns);

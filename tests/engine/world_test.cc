@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -120,6 +122,73 @@ TEST(WorldTest, SingleBiomeHeightIsThatBiomesHeight) {
     return;
   }
   FAIL() << "no single-biome chunk found";
+}
+
+// HeightField's batch equals its point function bit for bit, for every biome of the default world
+// and at the highest allowed frequency, over rows of columns and scattered points.
+TEST(WorldTest, BatchedBiomeHeightsEqualBiomeHeight) {
+  WorldSpec fast = DefaultWorldSpec();
+  for (BiomeSpec& b : fast.biomes) b.height_frequency = 1.0;
+  for (const WorldSpec& spec : {DefaultWorldSpec(), fast}) {
+    HeightField field(spec);
+    std::vector<double> xs, zs;
+    for (int k = 0; k < 300; ++k) {
+      xs.push_back(k < 150 ? -1000.0 + k
+                           : 0.37 * static_cast<double>(TestCoordinate(k, 24, -1 << 25, 1 << 25)));
+      zs.push_back(k < 150 ? 77.0 + k / 16
+                           : 0.61 * static_cast<double>(TestCoordinate(k, 25, -1 << 25, 1 << 25)));
+    }
+    std::vector<double> out(xs.size());
+    for (int biome = 0; biome < static_cast<int>(spec.biomes.size()); ++biome) {
+      field.BiomeHeights(biome, xs.data(), zs.data(), xs.size(), out.data());
+      for (size_t k = 0; k < xs.size(); ++k) {
+        const double expected = field.BiomeHeight(biome, xs[k], zs[k]);
+        ASSERT_EQ(std::memcmp(&out[k], &expected, sizeof expected), 0)
+            << "biome " << biome << " at " << xs[k] << "," << zs[k];
+      }
+    }
+  }
+}
+
+// Every column of a chunk's heights is the per-column sum, bit for bit: h = 0.0, then
+// h += w * BiomeHeight for each layer with w != 0 in ascending id order, rounded to float once.
+TEST(WorldTest, ChunkHeightsAreThePerColumnSum) {
+  WorldSpec fast = DefaultWorldSpec();
+  for (BiomeSpec& b : fast.biomes) b.height_frequency = 0.9;
+  for (const WorldSpec& spec : {DefaultWorldSpec(), fast}) {
+    auto world = *World::Create(spec);
+    HeightField field(world->spec());
+    int multi = 0;
+    for (uint64_t k = 0; k < 60; ++k) {
+      const int size = 4 << (k % 4);  // 4, 8, 16, 32.
+      ChunkBlend chunk =
+          *world->BlendChunk(TestCoordinate(k, 26, -3000, 3000), TestCoordinate(k, 27, -3000, 3000),
+                             size, {.heights = true});
+      multi += chunk.layers.size() > 1;
+      std::vector<int> index;
+      for (const BiomeLayer& layer : chunk.layers) {
+        int b = 0;
+        while (world->spec().biomes[b].id != layer.biome_id) ++b;
+        index.push_back(b);
+      }
+      for (int lz = 0; lz < size; ++lz) {
+        for (int lx = 0; lx < size; ++lx) {
+          const size_t col = static_cast<size_t>(ColumnIndex(size, lx, lz));
+          const double x = static_cast<double>(chunk.chunk_x * size + lx);
+          const double z = static_cast<double>(chunk.chunk_z * size + lz);
+          double h = 0.0;
+          for (size_t l = 0; l < chunk.layers.size(); ++l) {
+            const float w = chunk.layers[l].weights[col];
+            if (w != 0.0f) h += static_cast<double>(w) * field.BiomeHeight(index[l], x, z);
+          }
+          ASSERT_EQ(FloatBits(chunk.heights[col]), FloatBits(static_cast<float>(h)))
+              << "chunk " << chunk.chunk_x << "," << chunk.chunk_z << " size " << size << " column "
+              << lx << "," << lz;
+        }
+      }
+    }
+    EXPECT_GT(multi, 10);
+  }
 }
 
 TEST(WorldTest, DominantBiomeFollowsTheSourceMap) {
