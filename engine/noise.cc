@@ -91,10 +91,10 @@ using simd::Int64x4;
 using simd::Uint64x4;
 
 // The batch's helpers must be inlined into each dispatch clone to be compiled for its ISA. Being
-// always inlined they never pass vectors across a call, so GCC's note that a 32-byte vector
-// argument or return value has a different ABI with and without AVX does not apply to them.
+// always inlined they never pass vectors across a call, so GCC's -Wpsabi notes about 32-byte vector
+// arguments (a different ABI with and without AVX) do not apply; engine/CMakeLists.txt turns them
+// off for this file.
 #define WORLDGEN_NOISE_INLINE inline __attribute__((always_inline))
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 // 1.5 * 2^52: adding it to |v| < 2^51 leaves v rounded to an integer in the low mantissa bits.
 constexpr double kRoundMagic = 6755399441055744.0;
