@@ -75,8 +75,6 @@ std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int ex
 
 OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int extent) {
   const size_t n = static_cast<size_t>(extent);
-  std::complex<double> s4 = 0.0, s6 = 0.0;
-  double energy = 0.0;
   OrientationHarmonics out;
   for (size_t z = 1; z + 1 < n; ++z) {
     for (size_t x = 1; x + 1 < n; ++x) {
@@ -85,19 +83,12 @@ OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int exten
       const double m2 = gx * gx + gz * gz;
       if (m2 == 0.0) continue;
       const std::complex<double> g2 = std::complex<double>(gx, gz) * std::complex<double>(gx, gz);
-      s4 += g2 * g2 / m2;             // |g|^2 e^{4i theta}
-      s6 += g2 * g2 * g2 / (m2 * m2);  // |g|^2 e^{6i theta}
-      energy += m2;
+      out.sum4 += g2 * g2 / m2;             // |g|^2 e^{4i theta}
+      out.sum6 += g2 * g2 * g2 / (m2 * m2);  // |g|^2 e^{6i theta}
+      out.energy += m2;
       out.gradient_columns += 1.0;
     }
   }
-  if (energy > 0.0) {
-    out.a4 = std::abs(s4) / energy;
-    out.a6 = std::abs(s6) / energy;
-  }
-  out.sum4 = s4;
-  out.sum6 = s6;
-  out.energy = energy;
   return out;
 }
 
@@ -166,18 +157,18 @@ std::vector<float> BlendField(Method method, const BiomeSource& source, int inte
   // the grid's rounding.
   const int pad = radius + 2 * interval + kChunk;
   const PregeneratedBiomeMap map(source, origin - pad, extent + 2 * pad);
-  FullResolutionBlender full(map, radius, 2);
-  ConvolutedGridBlender grid(map, interval, radius, 2);
-  LerpedGridBlender lerp(map, interval, radius, 2);
-  return WeightField(
-      [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
-        switch (method) {
-          case Method::kFullResolution: full.Blend(x0, z0, size, layers); break;
-          case Method::kConvolutedGrid: grid.Blend(x0, z0, size, layers); break;
-          default: lerp.Blend(x0, z0, size, layers); break;
-        }
-      },
-      origin, extent, kChunk);
+  auto field_of = [&](auto&& blender) {
+    return WeightField(
+        [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
+          blender.Blend(x0, z0, size, layers);
+        },
+        origin, extent, kChunk);
+  };
+  switch (method) {
+    case Method::kFullResolution: return field_of(FullResolutionBlender(map, radius, 2));
+    case Method::kConvolutedGrid: return field_of(ConvolutedGridBlender(map, interval, radius, 2));
+    default: return field_of(LerpedGridBlender(map, interval, radius, 2));
+  }
 }
 
 }  // namespace

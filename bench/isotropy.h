@@ -1,7 +1,7 @@
 // Squareness measurements: how much a blender's output depends on direction.
 //
-// A blender that is free of grid artifacts treats every direction alike. Two measurements make that
-// a number, both on synthetic two-biome maps whose exact answer is known to be isotropic, so any
+// A blender that is free of grid artifacts treats every direction alike. Three measurements make
+// that a number, all on synthetic two-biome maps whose exact answer is known to be isotropic, so any
 // directional preference in the output comes from the blender and not from the map:
 //
 //  * Disc field: biome 1 inside discs of hashed radii (20..60 blocks) and sub-block hashed centres,
@@ -19,14 +19,13 @@
 //    transition width, sum of 4 w (1 - w) over a disc of columns divided by the chord length 2R, is
 //    the same for every phi if the blender is isotropic. Reported as max/min over phi in [0, 90).
 //
-// Both are deterministic: they are pure functions of the blender and the (hashed) synthetic map.
+// All are deterministic: they are pure functions of the blender and the (hashed) synthetic map.
 #ifndef WORLDGEN_BENCH_ISOTROPY_H_
 #define WORLDGEN_BENCH_ISOTROPY_H_
 
 #include <complex>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <vector>
 
 #include "engine/biome_source.h"
@@ -61,8 +60,8 @@ class HalfPlaneSource final : public BiomeSource {
 WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius, uint64_t seed);
 
 // Blends the size x size columns whose lowest corner is (x0, z0) into id-sorted layers of dense
-// biome indices (IndexedLayer), returning whether it took the single-biome shortcut. ScatteredBlender
-// and the reference blenders (reference_blenders.h) all fit.
+// biome indices (IndexedLayer). ScatteredBlender and the reference blenders (reference_blenders.h)
+// all fit.
 using ChunkBlendFn =
     std::function<void(int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers)>;
 
@@ -71,13 +70,17 @@ using ChunkBlendFn =
 std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent, int chunk_size);
 
 struct OrientationHarmonics {
-  double a4 = 0.0;  // 4-fold (square) anisotropy, 0 = none, 1 = every gradient on the axes
-  double a6 = 0.0;  // 6-fold (hexagonal) anisotropy
-  double gradient_columns = 0.0;  // Columns with a non-zero gradient (how much edge was measured)
-  // The sums behind a4 and a6, so measurements of several fields can be pooled: a magnitude is
-  // never negative, so averaging a4 over fields keeps their noise; pooling the sums cancels it.
+  // sum |g|^2 e^{4i theta}, sum |g|^2 e^{6i theta} and sum |g|^2 over the columns. Kept as sums so
+  // measurements of several fields can be pooled: a magnitude is never negative, so averaging a4
+  // over fields keeps their noise; pooling the sums cancels it.
   std::complex<double> sum4 = 0.0, sum6 = 0.0;
   double energy = 0.0;
+  double gradient_columns = 0.0;  // Columns with a non-zero gradient (how much edge was measured)
+
+  // 4-fold (square) anisotropy, 0 = none, 1 = every gradient on the axes.
+  double a4() const { return energy > 0.0 ? std::abs(sum4) / energy : 0.0; }
+  // 6-fold (hexagonal) anisotropy.
+  double a6() const { return energy > 0.0 ? std::abs(sum6) / energy : 0.0; }
 };
 
 // A_4 and A_6 of a weight field (extent x extent, row-major) from central differences.

@@ -37,7 +37,7 @@ void BM_Isotropy(benchmark::State& state) {
       lock_max = std::max(lock_max, report.grid_lock);
       sum4 += report.discs.sum4;
       energy += report.discs.energy;
-      a4_max = std::max(a4_max, report.discs.a4);
+      a4_max = std::max(a4_max, report.discs.a4());
       ratio += report.edge_width_ratio() / kSeeds;
       width += 0.5 * (report.edge_width_min + report.edge_width_max) / kSeeds;
     }
