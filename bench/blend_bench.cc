@@ -25,8 +25,7 @@ namespace {
 
 std::shared_ptr<const World> MakeWorld(double interval, double radius) {
   WorldSpec spec = DefaultWorldSpec();
-  spec.sampling_interval = interval;
-  spec.blend_radius = radius;
+  spec.blender = {BlenderKind::kScattered, {{"sampling_interval", interval}, {"blend_radius", radius}}};
   for (BiomeSpec& b : spec.biomes) b.blend_radius = 0.0;  // One radius for the whole world.
   return *World::Create(spec);
 }

@@ -1,7 +1,7 @@
 // Squareness of scattered blending against seed 001's comparison methods (bench/isotropy.h).
 //
 //   BM_Isotropy/method:<m>/gi:<interval>/r:<radius>
-//     m = 0 scattered (engine), 1 full-resolution blur, 2 convoluted grid, 3 lerped grid
+//     m = the engine's BlenderKind: 0 scattered, 1 full_resolution, 2 convoluted_grid, 3 lerped_grid
 //   counters, each the mean over kSeeds seeds (disc placement and, for scattered, lattice jitter):
 //     grid_lock   how much of the disc field's curvature sits on grid lines at the interval
 //                 (1 = a crease on every grid line, 0 = no grid); grid_lock_max = the worst seed
@@ -15,17 +15,18 @@
 // Run: build/bench/quality_bench --benchmark_counters_tabular=true
 #include <algorithm>
 #include <complex>
+#include <string>
 
-#include "bench/isotropy.h"
+#include "engine/quality/isotropy.h"
 #include "benchmark/benchmark.h"
 
-namespace worldgen::bench {
+namespace worldgen::quality {
 namespace {
 
 constexpr int kSeeds = 8;
 
 void BM_Isotropy(benchmark::State& state) {
-  const auto method = static_cast<Method>(state.range(0));
+  const auto method = static_cast<BlenderKind>(state.range(0));
   const int gi = static_cast<int>(state.range(1)), r = static_cast<int>(state.range(2));
   double lock = 0, lock_max = 0, a4_max = 0, ratio = 0, width = 0, energy = 0;
   std::complex<double> sum4 = 0;
@@ -42,7 +43,7 @@ void BM_Isotropy(benchmark::State& state) {
       width += 0.5 * (report.edge_width_min + report.edge_width_max) / kSeeds;
     }
   }
-  state.SetLabel(MethodName(method));
+  state.SetLabel(std::string(BlenderName(method)));
   state.counters["grid_lock"] = lock;
   state.counters["grid_lock_max"] = lock_max;
   state.counters["a4"] = std::abs(sum4) / energy;
@@ -60,6 +61,6 @@ BENCHMARK(BM_Isotropy)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
-}  // namespace worldgen::bench
+}  // namespace worldgen::quality
 
 BENCHMARK_MAIN();

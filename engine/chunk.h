@@ -31,6 +31,8 @@ struct ChunkBlend {
   std::vector<BiomeLayer> layers;
   std::vector<float> heights;            // Blended height per column (if requested), else empty.
   std::vector<uint32_t> dominant_biome;  // Arg-max biome id per column (if requested), else empty.
+  // The biome source's own, unblended biome id at each column (if requested), else empty.
+  std::vector<uint32_t> source_biome;
 };
 
 struct BiomeWeight {
@@ -43,12 +45,15 @@ struct PointBlend {
   std::vector<BiomeWeight> weights;
   float height = 0.0f;          // Blended height (if requested), else 0.
   uint32_t dominant_biome = 0;  // Arg-max biome id; ties go to the lowest id.
+  uint32_t source_biome = 0;    // The biome source's unblended biome id (if requested), else 0.
 };
 
 // What to compute besides weights.
 struct BlendOptions {
   bool heights = false;
   bool dominant_biome = false;
+  // The biome source's unblended biome at each column / the point: the raw map the blender samples.
+  bool source_biome = false;
 };
 
 }  // namespace worldgen

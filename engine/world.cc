@@ -26,7 +26,7 @@ absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
   world->uid_ = next_world_uid.fetch_add(1, std::memory_order_relaxed);
   world->source_ = MakeBiomeSource(world->spec_);
   world->heights_ = std::make_unique<HeightField>(world->spec_);
-  world->blender_ = std::make_unique<ScatteredBlender>(world->spec_, *world->source_, world->uid_);
+  world->blender_ = MakeBlender(world->spec_, *world->source_, world->uid_);
   return std::shared_ptr<const World>(std::move(world));
 }
 
@@ -110,6 +110,15 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
     chunk.heights.resize(columns);
     for (size_t col = 0; col < columns; ++col) chunk.heights[col] = static_cast<float>(h[col]);
   }
+  if (options.source_biome) {
+    chunk.source_biome.resize(columns);
+    for (int lz = 0; lz < size; ++lz) {
+      for (int lx = 0; lx < size; ++lx) {
+        chunk.source_biome[static_cast<size_t>(ColumnIndex(size, lx, lz))] =
+            SourceBiomeAt(static_cast<double>(x0 + lx), static_cast<double>(z0 + lz));
+      }
+    }
+  }
   if (options.dominant_biome) {
     chunk.dominant_biome.resize(columns);
     for (size_t col = 0; col < columns; ++col) {
@@ -140,6 +149,7 @@ absl::StatusOr<PointBlend> World::BlendPoint(double x, double z, const BlendOpti
   }
   if (!point.weights.empty()) point.dominant_biome = point.weights[best].biome_id;
   if (options.heights) point.height = static_cast<float>(h);
+  if (options.source_biome) point.source_biome = SourceBiomeAt(x, z);
   return point;
 }
 

@@ -18,16 +18,17 @@
 #include "absl/status/statusor.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/biome_source.h"
+#include "engine/blender.h"
 #include "engine/chunk.h"
 #include "engine/height_field.h"
-#include "engine/scattered_blender.h"
 #include "engine/world_spec.h"
 
 namespace worldgen {
 
 class World {
  public:
-  // Validates `spec` (see ValidateWorldSpec) and builds the biome source, lattice and blender.
+  // Validates `spec` (see ValidateWorldSpec) and builds the biome source, height field and the
+  // blender the spec names (MakeBlender).
   static absl::StatusOr<std::shared_ptr<const World>> Create(WorldSpec spec);
 
   // The spec, with biomes sorted by id.
@@ -53,7 +54,7 @@ class World {
   // The unblended biome id the biome source returns at (x, z).
   uint32_t SourceBiomeAt(double x, double z) const;
 
-  const ScatteredBlender& blender() const { return *blender_; }
+  const Blender& blender() const { return *blender_; }
   const BiomeSource& source() const { return *source_; }
 
  private:
@@ -62,7 +63,7 @@ class World {
   uint64_t uid_ = 0;
   std::unique_ptr<BiomeSource> source_;
   std::unique_ptr<HeightField> heights_;
-  std::unique_ptr<ScatteredBlender> blender_;
+  std::unique_ptr<Blender> blender_;
 };
 
 }  // namespace worldgen

@@ -4,14 +4,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
-#include "engine/triangular_lattice.h"
+#include "engine/blender.h"
 
 namespace worldgen {
 namespace {
 
-// Blend radius may be at most this many sampling intervals: keeps points per column bounded.
-constexpr double kMaxRadiusInIntervals = 32.0;
-constexpr double kMaxBlendRadius = 1024.0;
 constexpr size_t kMaxNameLength = 64;
 
 absl::Status OutOfRange(absl::string_view field, double value, double lo, double hi,
@@ -33,20 +30,10 @@ bool ValidWorldName(const std::string& name) {
   return true;
 }
 
-absl::Status ValidateBlendRadius(absl::string_view field, double radius, double min_radius,
-                                 double max_radius) {
-  if (!InRange(radius, min_radius, max_radius)) {
-    return OutOfRange(field, radius, min_radius, max_radius,
-                      "the radius must cover the lattice's largest gap (sampling_interval * "
-                      "(1/sqrt(3) + jitter + 1/4)) and at most 32 intervals");
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-double MinBlendRadius(double sampling_interval, double jitter) {
-  return sampling_interval * (1.0 / TriangularLattice::kSqrt3 + jitter + 0.25);
+bool IsServedChunkSize(int64_t size) {
+  return size >= kMinServedChunkSize && size <= kMaxServedChunkSize && (size & (size - 1)) == 0;
 }
 
 absl::Status ValidateWorldSpec(const WorldSpec& spec) {
@@ -54,21 +41,10 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "name = \"%s\" is invalid: need 1..64 characters of [A-Za-z0-9_.-]", spec.name));
   }
-  if (!InRange(spec.sampling_interval, 1.0, 256.0)) {
-    return OutOfRange("sampling_interval", spec.sampling_interval, 1.0, 256.0);
-  }
-  if (!InRange(spec.jitter, 0.0, 0.5)) {
-    return OutOfRange("jitter", spec.jitter, 0.0, 0.5, "a fraction of sampling_interval");
-  }
-  double min_radius = MinBlendRadius(spec.sampling_interval, spec.jitter);
-  double max_radius = std::min(kMaxBlendRadius, kMaxRadiusInIntervals * spec.sampling_interval);
-  if (absl::Status s = ValidateBlendRadius("blend_radius", spec.blend_radius, min_radius, max_radius);
-      !s.ok()) {
-    return s;
-  }
-  if (spec.chunk_size < 4 || spec.chunk_size > 256 || (spec.chunk_size & (spec.chunk_size - 1)) != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "chunk_size = %d is invalid: need a power of two in [4, 256]", spec.chunk_size));
+  if (!IsServedChunkSize(spec.chunk_size)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("chunk_size = %d is invalid: need a power of two in [%d, %d]",
+                        spec.chunk_size, kMinServedChunkSize, kMaxServedChunkSize));
   }
   if (!InRange(spec.climate.temperature_frequency, 1e-9, 1.0)) {
     return OutOfRange("climate.temperature_frequency", spec.climate.temperature_frequency, 1e-9, 1.0);
@@ -114,24 +90,21 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
     if (!InRange(b.height_frequency, 1e-9, 1.0)) {
       return OutOfRange(where + ".height_frequency", b.height_frequency, 1e-9, 1.0);
     }
-    if (b.blend_radius != 0.0) {
-      if (absl::Status s =
-              ValidateBlendRadius(where + ".blend_radius", b.blend_radius, min_radius, max_radius);
-          !s.ok()) {
-        return s;
-      }
+    if (!std::isfinite(b.blend_radius) || b.blend_radius < 0.0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.blend_radius = %g must be 0 (the method's radius) or a positive radius", where,
+          b.blend_radius));
     }
   }
-  return absl::OkStatus();
+  return ValidateBlenderSpec(spec);
 }
 
 WorldSpec DefaultWorldSpec() {
   WorldSpec spec;
   spec.name = "default";
   spec.seed = 0x5eed2026ULL;
-  spec.sampling_interval = 8.0;
-  spec.jitter = 0.35;
-  spec.blend_radius = 24.0;
+  spec.blender = {BlenderKind::kScattered,
+                  {{"sampling_interval", 8.0}, {"jitter", 0.35}, {"blend_radius", 24.0}}};
   spec.chunk_size = 16;
   auto biome = [](uint32_t id, const char* name, uint8_t r, uint8_t g, uint8_t b, double temperature,
                   double humidity, double base, double amplitude, double frequency,

@@ -6,6 +6,7 @@
 #define WORLDGEN_ENGINE_WORLD_SPEC_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,9 @@ struct BiomeSpec {
   double height_base = 64.0;       // [-100000, 100000]
   double height_amplitude = 8.0;   // [0, 100000]
   double height_frequency = 0.01;  // cycles per block, (0, 1]
-  // Kernel radius of this biome's lattice samples, in blocks; 0 means the world's blend_radius.
-  // Larger radii make this biome's borders softer and wider (seed 000's per-biome radius).
+  // Kernel radius of this biome's samples, in blocks, for the kernel blenders (scattered,
+  // full_resolution, convoluted_grid, lerped_grid); 0 means the method's blend_radius. Larger radii
+  // make this biome's borders softer and wider (seed 000's per-biome radius).
   double blend_radius = 0.0;
 };
 
@@ -51,27 +53,39 @@ struct ClimateSpec {
   int octaves = 3;                              // [1, 8]
 };
 
+// The blending methods (engine/blender.h describes each and the contract they all keep).
+// Values are stable: they are the wire enum's values (worldgen.v1.BlenderKind).
+enum class BlenderKind {
+  kScattered = 0,       // Normalized sparse convolution over a jittered triangular lattice (seed 001).
+  kFullResolution = 1,  // The same kernel over every integer column (seed 001's reference blur).
+  kConvolutedGrid = 2,  // The same kernel over the vertices of a square grid (seed 001).
+  kLerpedGrid = 3,      // Convoluted-grid weights at the grid vertices, bilinear in between (seed 001).
+};
+
+// Which blender a world uses and its parameters, by name. The names, defaults and ranges of each
+// method's parameters are declared by the method itself (BlenderMethod::params in blender.h); a
+// parameter absent here takes its default. Validation rejects names the method does not declare.
+struct BlenderSpec {
+  BlenderKind kind = BlenderKind::kScattered;
+  std::map<std::string, double> params;
+};
+
 struct WorldSpec {
   std::string name = "default";  // Non-empty, at most 64 characters of [A-Za-z0-9_.-].
   uint64_t seed = 0;
   std::vector<BiomeSpec> biomes;  // 1..kMaxBiomes entries; any order (the engine sorts by id).
   BiomeSourceKind biome_source = BiomeSourceKind::kClimate;
   ClimateSpec climate;
-  // Spacing of the jittered triangular sampling lattice, in blocks: [1, 256].
-  double sampling_interval = 8.0;
-  // Jitter of each lattice point, as a fraction of sampling_interval: [0, 0.5].
-  double jitter = 0.35;
-  // Kernel radius r of w = max(0, r^2 - d^2)^2, in blocks. Must be at least MinBlendRadius(...) so
-  // every column sees a sample, and at most 32 sampling intervals (and 1024 blocks).
-  double blend_radius = 24.0;
+  BlenderSpec blender;
   // Chunk size (columns per side) used when a request names none: a power of two in [4, 256].
   int chunk_size = 16;
 };
 
-// Smallest kernel radius accepted for a lattice: the farthest a column can be from its nearest
-// jittered point, plus a padding of a quarter interval so every column has a strictly positive total
-// weight and borders have a minimum width.
-double MinBlendRadius(double sampling_interval, double jitter);
+// The chunk sizes a service accepts in requests and world configs: powers of two in
+// [kMinServedChunkSize, kMaxServedChunkSize]. (The engine itself blends any size in [1, kMaxChunkSize].)
+inline constexpr int kMinServedChunkSize = 4;
+inline constexpr int kMaxServedChunkSize = 256;
+bool IsServedChunkSize(int64_t size);
 
 // OK, or INVALID_ARGUMENT naming the first offending field, its value, and the accepted range.
 absl::Status ValidateWorldSpec(const WorldSpec& spec);

@@ -13,8 +13,6 @@ namespace {
 
 constexpr int64_t kWorldBound = static_cast<int64_t>(kMaxWorldCoordinate);
 
-bool IsPowerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
-
 // Chunk coordinates whose columns [c*size, c*size + size - 1] all lie within ±kWorldBound.
 // kWorldBound is a multiple of every allowed size, so the range is [-bound/size, bound/size - 1].
 bool ChunkCoordInWorld(int64_t c, int size) {
@@ -54,12 +52,10 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
   if (request.chunk_size() == 0) {
     selection.size_ = world_chunk_size;
   } else {
-    if (!IsPowerOfTwo(request.chunk_size()) ||
-        request.chunk_size() < static_cast<uint32_t>(RequestLimits::kMinChunkSize) ||
-        request.chunk_size() > static_cast<uint32_t>(RequestLimits::kMaxChunkSize)) {
+    if (!IsServedChunkSize(request.chunk_size())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "chunk_size = ", request.chunk_size(), " is not a power of two in [",
-          RequestLimits::kMinChunkSize, ", ", RequestLimits::kMaxChunkSize, "]"));
+          kMinServedChunkSize, ", ", kMaxServedChunkSize, "]"));
     }
     selection.size_ = static_cast<int>(request.chunk_size());
   }

@@ -20,9 +20,8 @@
 namespace worldgen {
 
 // Limits a server enforces (flags); reported in DescribeWorld's ServerLimits.
+// Chunk sizes: the engine's served range (IsServedChunkSize in engine/world_spec.h).
 struct RequestLimits {
-  static constexpr int kMinChunkSize = 4;
-  static constexpr int kMaxChunkSize = 256;
   int64_t max_chunks_per_request = 1024;
   int64_t max_points_per_request = 4096;
 };

@@ -30,16 +30,18 @@ void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out) {
   }
   out->mutable_heights()->Add(blend.heights.begin(), blend.heights.end());
   out->mutable_dominant_biome()->Add(blend.dominant_biome.begin(), blend.dominant_biome.end());
+  out->mutable_source_biome()->Add(blend.source_biome.begin(), blend.source_biome.end());
 }
 
-void EncodePoint(const PointBlend& blend, bool with_height, v1::PointWeights* out) {
+void EncodePoint(const PointBlend& blend, const BlendOptions& options, v1::PointWeights* out) {
   out->mutable_weights()->Reserve(static_cast<int>(blend.weights.size()));
   for (const BiomeWeight& weight : blend.weights) {
     v1::BiomeWeight* w = out->add_weights();
     w->set_biome_id(weight.biome_id);
     w->set_weight(weight.weight);
   }
-  if (with_height) out->set_height(blend.height);
+  if (options.heights) out->set_height(blend.height);
+  if (options.source_biome) out->set_source_biome(blend.source_biome);
   out->set_dominant_biome(blend.dominant_biome);
 }
 

@@ -9,7 +9,11 @@
 #include <system_error>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "engine/blender.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace worldgen {
@@ -44,6 +48,89 @@ absl::StatusOr<BiomeSpec> BiomeSpecFromConfig(const v1::BiomeConfig& config, int
   if (config.has_height_frequency()) biome.height_frequency = config.height_frequency();
   biome.blend_radius = config.blend_radius();
   return biome;
+}
+
+constexpr absl::string_view kBlenderEnumPrefix = "BLENDER_KIND_";
+
+// The engine's methods and the wire are matched by name: enum value BLENDER_KIND_<NAME> is the method
+// "<name>", whose parameters are the fields of the WorldConfig message field "<name>".
+absl::StatusOr<const BlenderMethod*> MethodFromConfig(const v1::WorldConfig& config) {
+  const google::protobuf::EnumValueDescriptor* value =
+      v1::BlenderKind_descriptor()->FindValueByNumber(config.blender());
+  absl::string_view name = value == nullptr ? absl::string_view() : absl::string_view(value->name());
+  const BlenderMethod* method = nullptr;
+  if (absl::ConsumePrefix(&name, kBlenderEnumPrefix)) {
+    method = FindMethod(absl::AsciiStrToLower(name));
+  }
+  if (method == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("blender = ", config.blender(), " is not a known BlenderKind"));
+  }
+  return method;
+}
+
+// The method's parameters from its config message, and from the deprecated top-level aliases.
+absl::Status BlenderParamsFromConfig(const v1::WorldConfig& config, const BlenderMethod& method,
+                                     std::map<std::string, double>* params) {
+  const google::protobuf::Descriptor* descriptor = config.GetDescriptor();
+  const google::protobuf::Reflection* reflection = config.GetReflection();
+  for (const BlenderMethod* other : BlenderMethods()) {
+    const google::protobuf::FieldDescriptor* field =
+        descriptor->FindFieldByName(std::string(other->name));
+    if (field == nullptr || !reflection->HasField(config, field)) continue;
+    if (other != &method) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          other->name, " is set, but blender is ", kBlenderEnumPrefix,
+          absl::AsciiStrToUpper(method.name), ": set only the chosen method's parameters"));
+    }
+    const google::protobuf::Message& message = reflection->GetMessage(config, field);
+    std::vector<const google::protobuf::FieldDescriptor*> set;
+    message.GetReflection()->ListFields(message, &set);
+    for (const google::protobuf::FieldDescriptor* param : set) {
+      if (param->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) {
+        return absl::InternalError(absl::StrCat(param->full_name(), " is not a double field"));
+      }
+      (*params)[param->name()] = message.GetReflection()->GetDouble(message, param);
+    }
+  }
+  const struct {
+    absl::string_view name;
+    bool present;
+    double value;
+  } aliases[] = {{"sampling_interval", config.has_sampling_interval(), config.sampling_interval()},
+                 {"jitter", config.has_jitter(), config.jitter()},
+                 {"blend_radius", config.has_blend_radius(), config.blend_radius()}};
+  for (const auto& alias : aliases) {
+    if (!alias.present) continue;
+    if (FindParam(method, alias.name) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          alias.name, " (a deprecated top-level alias) is not a parameter of the ", method.name,
+          " blender"));
+    }
+    if (!params->emplace(std::string(alias.name), alias.value).second) {
+      return absl::InvalidArgumentError(absl::StrCat(alias.name, " is set both at the top level ",
+                                                     "(deprecated) and as ", method.name, ".",
+                                                     alias.name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Sets config.blender and the method's message with every declared parameter's value in force.
+void BlenderToConfig(const WorldSpec& spec, v1::WorldConfig* config) {
+  const BlenderMethod& method = MethodOf(spec.blender.kind);
+  const google::protobuf::EnumValueDescriptor* value = v1::BlenderKind_descriptor()->FindValueByName(
+      absl::StrCat(kBlenderEnumPrefix, absl::AsciiStrToUpper(method.name)));
+  if (value != nullptr) config->set_blender(static_cast<v1::BlenderKind>(value->number()));
+  const google::protobuf::FieldDescriptor* field =
+      config->GetDescriptor()->FindFieldByName(std::string(method.name));
+  if (field == nullptr) return;
+  google::protobuf::Message* message = config->GetReflection()->MutableMessage(config, field);
+  for (const BlenderParamDef& def : method.params) {
+    const google::protobuf::FieldDescriptor* param =
+        message->GetDescriptor()->FindFieldByName(std::string(def.name));
+    if (param != nullptr) message->GetReflection()->SetDouble(message, param, BlenderParam(spec, def.name));
+  }
 }
 
 absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
@@ -83,9 +170,12 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
   }
   if (climate.has_humidity_frequency()) spec.climate.humidity_frequency = climate.humidity_frequency();
   if (climate.has_octaves()) spec.climate.octaves = climate.octaves();
-  if (config.has_sampling_interval()) spec.sampling_interval = config.sampling_interval();
-  if (config.has_jitter()) spec.jitter = config.jitter();
-  if (config.has_blend_radius()) spec.blend_radius = config.blend_radius();
+  absl::StatusOr<const BlenderMethod*> method = MethodFromConfig(config);
+  if (!method.ok()) return method.status();
+  spec.blender.kind = (*method)->kind;
+  if (absl::Status s = BlenderParamsFromConfig(config, **method, &spec.blender.params); !s.ok()) {
+    return s;
+  }
   if (config.has_chunk_size()) {
     // uint32 on the wire; anything above 256 is rejected by validation, so clamp before narrowing.
     spec.chunk_size = static_cast<int>(
@@ -122,9 +212,7 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
   config.mutable_climate()->set_temperature_frequency(spec.climate.temperature_frequency);
   config.mutable_climate()->set_humidity_frequency(spec.climate.humidity_frequency);
   config.mutable_climate()->set_octaves(spec.climate.octaves);
-  config.set_sampling_interval(spec.sampling_interval);
-  config.set_jitter(spec.jitter);
-  config.set_blend_radius(spec.blend_radius);
+  BlenderToConfig(spec, &config);
   config.set_chunk_size(static_cast<uint32_t>(spec.chunk_size));
   return config;
 }

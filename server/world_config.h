@@ -22,8 +22,14 @@ namespace worldgen {
 // not a valid world.
 absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config);
 
-// Every field set explicitly (optional ones included), biomes in the spec's order.
-// WorldSpecFromConfig(WorldConfigFromSpec(s)) == s for every valid s.
+// Every field set explicitly (optional ones included, and every parameter of the spec's blender in its
+// method's message, the deprecated top-level aliases never), biomes in the spec's order.
+// WorldSpecFromConfig(WorldConfigFromSpec(s)) == s for every valid s, up to blender parameters left
+// at their defaults in s, which come back set explicitly.
+//
+// Blenders are mapped by name, with no per-method code: enum value BLENDER_KIND_<NAME> is the engine
+// method "<name>" (engine/blender.h), and the fields of WorldConfig's message field "<name>" are its
+// parameters (all doubles).
 v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec);
 
 // Parses one WorldConfig in protobuf JSON form and converts it. Unknown fields are errors.

@@ -323,6 +323,7 @@ grpc::ServerWriteReactor<v1::ChunkData>* WorldGenService::GenerateChunk(
   BlendOptions options;
   options.heights = request->include_heights();
   options.dominant_biome = request->include_dominant_biome();
+  options.source_biome = request->include_source_biome();
   auto* stream = new ChunkStream(deps_, context, *std::move(world), *std::move(selection), options,
                                  record);
   stream->Begin();
@@ -349,6 +350,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
     BlendOptions options;
     options.heights = request->include_heights();
     options.dominant_biome = true;
+    options.source_biome = request->include_source_biome();
     response->mutable_samples()->Reserve(request->points_size());
     for (int i = 0; i < request->points_size(); ++i) {
       if (i % kPointsPerCancellationCheck == 0 && context->IsCancelled()) {
@@ -366,7 +368,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
                     grpc::Status(grpc::StatusCode::INTERNAL, std::string(blend.status().message())));
         return;
       }
-      EncodePoint(*blend, request->include_heights(), response->add_samples());
+      EncodePoint(*blend, options, response->add_samples());
     }
     deps_.metrics->AddPointsSampled(request->points_size());
     FinishUnary(reactor, record, grpc::Status::OK);
@@ -391,11 +393,17 @@ grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerCon
   }
   const WorldSpec& spec = (*world)->spec();
   *response->mutable_config() = WorldConfigFromSpec(spec);
-  response->set_blender("scattered");
-  response->set_min_blend_radius(MinBlendRadius(spec.sampling_interval, spec.jitter));
+  const Blender& blender = (*world)->blender();
+  response->set_blender(std::string(BlenderName(blender.kind())));
+  for (const BlenderFigure& figure : blender.Describe()) {
+    if (figure.name == "min_blend_radius") response->set_min_blend_radius(figure.value);
+    v1::BlenderFigure* out = response->add_blender_figures();
+    out->set_name(figure.name);
+    out->set_value(figure.value);
+  }
   v1::ServerLimits* limits = response->mutable_limits();
-  limits->set_min_chunk_size(RequestLimits::kMinChunkSize);
-  limits->set_max_chunk_size(RequestLimits::kMaxChunkSize);
+  limits->set_min_chunk_size(kMinServedChunkSize);
+  limits->set_max_chunk_size(kMaxServedChunkSize);
   limits->set_max_chunks_per_request(
       static_cast<uint32_t>(deps_.options.limits.max_chunks_per_request));
   limits->set_max_points_per_request(

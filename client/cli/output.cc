@@ -43,16 +43,21 @@ absl::flat_hash_map<uint32_t, std::string> BiomeNames(const v1::WorldDescription
 std::string DescribeText(const v1::WorldDescription& world) {
   const v1::WorldConfig& c = world.config();
   const v1::ServerLimits& l = world.limits();
-  std::string out = absl::StrFormat(
-      "world %s  seed %d  blender %s\n"
-      "  sampling_interval %g  jitter %g  blend_radius %g (min %g)  chunk_size %d\n"
-      "  climate: temperature_frequency %g  humidity_frequency %g  octaves %d\n"
+  std::string out =
+      absl::StrFormat("world %s  seed %d  chunk_size %d\n  blender %s:", c.name(), c.seed(),
+                      c.chunk_size(), world.blender());
+  // The engine's own figures: every parameter in force, then derived ones (min_blend_radius, ...).
+  for (const v1::BlenderFigure& figure : world.blender_figures()) {
+    absl::StrAppendFormat(&out, "  %s %g", figure.name(), figure.value());
+  }
+  absl::StrAppendFormat(
+      &out,
+      "\n  climate: temperature_frequency %g  humidity_frequency %g  octaves %d\n"
       "limits: chunk_size %d..%d  max_chunks_per_request %d  max_points_per_request %d  "
       "coordinate bound %g\n",
-      c.name(), c.seed(), world.blender(), c.sampling_interval(), c.jitter(), c.blend_radius(),
-      world.min_blend_radius(), c.chunk_size(), c.climate().temperature_frequency(),
-      c.climate().humidity_frequency(), c.climate().octaves(), l.min_chunk_size(), l.max_chunk_size(),
-      l.max_chunks_per_request(), l.max_points_per_request(), l.world_coordinate_bound());
+      c.climate().temperature_frequency(), c.climate().humidity_frequency(), c.climate().octaves(),
+      l.min_chunk_size(), l.max_chunk_size(), l.max_chunks_per_request(),
+      l.max_points_per_request(), l.world_coordinate_bound());
   absl::StrAppend(&out, "worlds:");
   for (const std::string& name : world.available_worlds()) absl::StrAppend(&out, " ", name);
   absl::StrAppendFormat(&out, "\n%d biomes:\n", c.biomes_size());

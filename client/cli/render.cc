@@ -10,13 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "engine/floor_div.h"
 
 namespace worldgen::cli {
-namespace {
-
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-}  // namespace
 
 absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ',');

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "engine/floor_div.h"
 #include "engine/hash.h"
 #include "engine/world.h"
 
@@ -14,11 +15,6 @@ namespace worldgen::testing {
 inline const World& DefaultWorld() {
   static const std::shared_ptr<const World> world = *World::Create(DefaultWorldSpec());
   return *world;
-}
-
-inline int64_t FloorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
 inline uint32_t FloatBits(float f) {

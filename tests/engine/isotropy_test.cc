@@ -2,14 +2,14 @@
 // built by hand, and scattered blending measures free of grid structure where the grid methods of
 // seed 001 do not. All figures are deterministic (hashed maps, canonical sums), so the bounds hold
 // exactly as long as the blenders' output does.
-#include "bench/isotropy.h"
+#include "engine/quality/isotropy.h"
 
 #include <cmath>
 #include <numbers>
 
 #include "gtest/gtest.h"
 
-namespace worldgen::bench {
+namespace worldgen::quality {
 namespace {
 
 constexpr int kExtent = 256;
@@ -74,9 +74,9 @@ TEST(IsotropyTest, ScatteredBlendingHasNoGridWhereGridMethodsDo) {
   // scattered blending's figures stay below it for every seed.
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE(seed);
-    const IsotropyReport scattered = MeasureIsotropy(Method::kScattered, 8, 24, 1024, 256, 6, seed);
-    const IsotropyReport convoluted = MeasureIsotropy(Method::kConvolutedGrid, 8, 24, 1024, 256, 6, seed);
-    const IsotropyReport lerped = MeasureIsotropy(Method::kLerpedGrid, 8, 24, 1024, 256, 6, seed);
+    const IsotropyReport scattered = MeasureIsotropy(BlenderKind::kScattered, 8, 24, 1024, 256, 6, seed);
+    const IsotropyReport convoluted = MeasureIsotropy(BlenderKind::kConvolutedGrid, 8, 24, 1024, 256, 6, seed);
+    const IsotropyReport lerped = MeasureIsotropy(BlenderKind::kLerpedGrid, 8, 24, 1024, 256, 6, seed);
     EXPECT_GT(lerped.grid_lock, 0.99) << "a lerped grid creases on every grid line";
     EXPECT_GT(convoluted.grid_lock, 0.05) << "a convoluted grid repeats its grid in the curvature";
     EXPECT_LT(scattered.grid_lock, 0.03);
@@ -89,4 +89,4 @@ TEST(IsotropyTest, ScatteredBlendingHasNoGridWhereGridMethodsDo) {
 }
 
 }  // namespace
-}  // namespace worldgen::bench
+}  // namespace worldgen::quality

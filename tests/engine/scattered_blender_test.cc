@@ -1,11 +1,9 @@
-// Properties of scattered blending on the default world: partition of unity, range, continuity,
-// chunk == point bit-for-bit, chunk-size, thread and cache independence, golden outputs.
+// Scattered blending's own lattice gathering (the Blender contract is checked for it, and every other
+// method, in blender_contract_test.cc).
 #include "engine/scattered_blender.h"
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -14,241 +12,22 @@
 namespace worldgen {
 namespace {
 
-using testing::DefaultWorld;
-using testing::FloatBits;
-using testing::FloorDiv;
-using testing::HashChunk;
-using testing::TestCoordinate;
-
-const BlendOptions kEverything{.heights = true, .dominant_biome = true};
-
-TEST(ScatteredBlenderTest, WeightsFormAPartitionOfUnity) {
-  int multi_biome_chunks = 0;
-  double worst = 0.0;
-  for (uint64_t k = 0; k < 300; ++k) {
-    int64_t cx = TestCoordinate(k, 0, -4000, 4000), cz = TestCoordinate(k, 1, -4000, 4000);
-    ChunkBlend chunk = *DefaultWorld().BlendChunk(cx, cz, 16, {});
-    if (chunk.layers.size() > 1) ++multi_biome_chunks;
-    for (size_t col = 0; col < 256; ++col) {
-      double sum = 0.0;
-      for (const BiomeLayer& layer : chunk.layers) {
-        ASSERT_GE(layer.weights[col], 0.0f);
-        ASSERT_LE(layer.weights[col], 1.0f);
-        sum += layer.weights[col];
-      }
-      worst = std::max(worst, std::fabs(sum - 1.0));
-    }
-  }
-  EXPECT_LE(worst, 1e-6);
-  EXPECT_GT(multi_biome_chunks, 20) << "too few borders sampled for the test to mean anything";
-}
-
-TEST(ScatteredBlenderTest, LayersAreSparseAndSortedById) {
-  for (uint64_t k = 0; k < 200; ++k) {
-    ChunkBlend chunk = *DefaultWorld().BlendChunk(TestCoordinate(k, 2, -900, 900),
-                                                   TestCoordinate(k, 3, -900, 900), 16, {});
-    ASSERT_FALSE(chunk.layers.empty());
-    for (size_t i = 0; i < chunk.layers.size(); ++i) {
-      if (i > 0) {
-        EXPECT_LT(chunk.layers[i - 1].biome_id, chunk.layers[i].biome_id);
-      }
-      const auto& w = chunk.layers[i].weights;
-      EXPECT_EQ(w.size(), 256u);
-      EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](float v) { return v > 0.0f; }));
-    }
-  }
-}
-
-TEST(ScatteredBlenderTest, NeighbouringColumnsChangeSmoothly) {
-  // With a 24-block kernel no weight can jump between adjacent columns; a hard (unblended) border
-  // would jump by 1.
-  double worst = 0.0;
-  for (uint64_t k = 0; k < 150; ++k) {
-    int64_t cx = TestCoordinate(k, 4, -3000, 3000), cz = TestCoordinate(k, 5, -3000, 3000);
-    ChunkBlend chunk = *DefaultWorld().BlendChunk(cx, cz, 32, {});
-    for (const BiomeLayer& layer : chunk.layers) {
-      for (int lz = 0; lz < 32; ++lz) {
-        for (int lx = 0; lx < 32; ++lx) {
-          float w = layer.weights[ColumnIndex(32, lx, lz)];
-          if (lx + 1 < 32) worst = std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx + 1, lz)])));
-          if (lz + 1 < 32) worst = std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx, lz + 1)])));
-        }
-      }
-    }
-  }
-  EXPECT_LT(worst, 0.2);
-  EXPECT_GT(worst, 0.0);
-}
-
-// Chunk results and point queries agree bit-for-bit, at random columns and on every chunk edge and
-// corner, with negative coordinates, for weights, heights and dominant biome.
-TEST(ScatteredBlenderTest, ChunkPathEqualsPointQueryBitForBit) {
-  const World& world = DefaultWorld();
-  auto check_column = [&](const ChunkBlend& chunk, int lx, int lz) {
-    const int64_t x = chunk.chunk_x * chunk.size + lx, z = chunk.chunk_z * chunk.size + lz;
-    const size_t col = static_cast<size_t>(ColumnIndex(chunk.size, lx, lz));
-    PointBlend point = *world.BlendPoint(static_cast<double>(x), static_cast<double>(z), kEverything);
-    std::vector<BiomeWeight> from_chunk;
-    for (const BiomeLayer& layer : chunk.layers) {
-      if (layer.weights[col] != 0.0f) from_chunk.push_back({layer.biome_id, layer.weights[col]});
-    }
-    ASSERT_EQ(from_chunk.size(), point.weights.size()) << "column " << x << "," << z;
-    for (size_t i = 0; i < from_chunk.size(); ++i) {
-      ASSERT_EQ(from_chunk[i].biome_id, point.weights[i].biome_id);
-      ASSERT_EQ(FloatBits(from_chunk[i].weight), FloatBits(point.weights[i].weight))
-          << "column " << x << "," << z << " biome " << from_chunk[i].biome_id;
-    }
-    ASSERT_EQ(FloatBits(chunk.heights[col]), FloatBits(point.height)) << x << "," << z;
-    ASSERT_EQ(chunk.dominant_biome[col], point.dominant_biome) << x << "," << z;
-  };
-  int multi = 0;
-  for (uint64_t k = 0; k < 3000; ++k) {
-    int64_t x = TestCoordinate(k, 6, -50000, 50000), z = TestCoordinate(k, 7, -50000, 50000);
-    int size = 16 << (k % 3);
-    ChunkBlend chunk = *world.BlendChunk(FloorDiv(x, size), FloorDiv(z, size), size, kEverything);
-    multi += chunk.layers.size() > 1;
-    check_column(chunk, static_cast<int>(x - chunk.chunk_x * size), static_cast<int>(z - chunk.chunk_z * size));
-  }
-  EXPECT_GT(multi, 100);
-  // Every edge and corner column of some border chunks.
-  int border_chunks = 0;
-  for (uint64_t k = 0; border_chunks < 12 && k < 2000; ++k) {
-    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 8, -2000, 2000),
-                                          TestCoordinate(k, 9, -2000, 2000), 16, kEverything);
-    if (chunk.layers.size() < 2) continue;
-    ++border_chunks;
-    for (int t = 0; t < 16; ++t) {
-      check_column(chunk, t, 0);
-      check_column(chunk, t, 15);
-      check_column(chunk, 0, t);
-      check_column(chunk, 15, t);
-    }
-  }
-  EXPECT_EQ(border_chunks, 12);
-}
-
-// The same columns blended as chunks of 4, 8, 16, 32 and 64 give identical bits.
-TEST(ScatteredBlenderTest, ChunkSizeDoesNotChangeResults) {
-  const World& world = DefaultWorld();
-  for (auto [ox, oz] : {std::pair{-64, -64}, std::pair{1280, -2560}, std::pair{-7168, 4096}}) {
-    std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<uint32_t, uint32_t>>> reference;
-    for (int size : {64, 32, 16, 8, 4}) {
-      std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<uint32_t, uint32_t>>> columns;
-      for (int cz = 0; cz < 64 / size; ++cz) {
-        for (int cx = 0; cx < 64 / size; ++cx) {
-          ChunkBlend chunk = *world.BlendChunk(ox / size + cx, oz / size + cz, size, kEverything);
-          for (int lz = 0; lz < size; ++lz) {
-            for (int lx = 0; lx < size; ++lx) {
-              auto& entry = columns[{chunk.chunk_x * size + lx, chunk.chunk_z * size + lz}];
-              size_t col = static_cast<size_t>(ColumnIndex(size, lx, lz));
-              for (const BiomeLayer& layer : chunk.layers) {
-                if (layer.weights[col] != 0.0f) entry.push_back({layer.biome_id, FloatBits(layer.weights[col])});
-              }
-              entry.push_back({0xffffffffu, FloatBits(chunk.heights[col])});
-            }
-          }
-        }
-      }
-      if (reference.empty()) {
-        reference = std::move(columns);
-      } else {
-        EXPECT_TRUE(columns == reference) << "chunk size " << size << " at " << ox << "," << oz;
-      }
-    }
-  }
-}
-
-std::vector<std::pair<int64_t, int64_t>> ChunkList(int n) {
-  std::vector<std::pair<int64_t, int64_t>> chunks;
-  for (int k = 0; k < n; ++k) {
-    chunks.push_back({TestCoordinate(k, 10, -300, 300), TestCoordinate(k, 11, -300, 300)});
-  }
-  return chunks;
-}
-
-TEST(ScatteredBlenderTest, ThreadsOrderAndCacheDoNotChangeResults) {
-  const World& world = DefaultWorld();
-  const auto chunks = ChunkList(160);
-  std::vector<uint64_t> reference;
-  for (auto [cx, cz] : chunks) reference.push_back(HashChunk(*world.BlendChunk(cx, cz, 16, kEverything)));
-
-  // Four threads, each walking the list in a different order, sharing one small (evicting) cache.
-  BiomeSampleCache cache(200 * BiomeSampleCache::kBytesPerEntry, 4);
-  std::vector<std::vector<uint64_t>> results(4, std::vector<uint64_t>(chunks.size()));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (size_t n = 0; n < chunks.size(); ++n) {
-        // Multipliers coprime with the list length, so every order is a permutation.
-        size_t k = t % 2 == 0 ? (n * (t == 0 ? 1 : 7)) % chunks.size() : chunks.size() - 1 - n;
-        results[t][k] = HashChunk(*world.BlendChunk(chunks[k].first, chunks[k].second, 16, kEverything, &cache));
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < 4; ++t) EXPECT_EQ(results[t], reference) << "thread " << t;
-  EXPECT_GT(cache.stats().hits, 0u);
-  EXPECT_GT(cache.stats().evictions, 0u);
-}
-
-TEST(ScatteredBlenderTest, SingleBiomeChunksAreExactlyOne) {
-  const World& world = DefaultWorld();
-  int found = 0;
-  for (uint64_t k = 0; k < 400 && found < 20; ++k) {
-    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 12, -5000, 5000),
-                                          TestCoordinate(k, 13, -5000, 5000), 16, kEverything);
-    if (!chunk.single_biome) continue;
-    ++found;
-    ASSERT_EQ(chunk.layers.size(), 1u);
-    for (float w : chunk.layers[0].weights) ASSERT_EQ(w, 1.0f);
-    PointBlend p = *world.BlendPoint(static_cast<double>(chunk.chunk_x * 16 + 5),
-                                     static_cast<double>(chunk.chunk_z * 16 + 11), {});
-    ASSERT_EQ(p.weights.size(), 1u);
-    EXPECT_EQ(p.weights[0].weight, 1.0f);
-    EXPECT_EQ(p.weights[0].biome_id, chunk.layers[0].biome_id);
-  }
-  EXPECT_EQ(found, 20);
-}
-
 TEST(ScatteredBlenderTest, GatheredSamplesAreCanonicalAndReachTheBox) {
-  const ScatteredBlender& blender = DefaultWorld().blender();
-  std::vector<LatticeSample> samples;
-  blender.GatherSamples(160, -48, 175, -33, nullptr, &samples);
+  const ScatteredBlender blender(testing::DefaultWorld().spec(), testing::DefaultWorld().source(),
+                                 /*world_uid=*/0);
+  std::vector<KernelSample> samples;
+  std::vector<LatticeIndex> indices;
+  blender.GatherSamples(160, -48, 175, -33, nullptr, &samples, &indices);
   ASSERT_GT(samples.size(), 10u);
-  for (size_t k = 1; k < samples.size(); ++k) {
-    EXPECT_TRUE(samples[k - 1].j < samples[k].j ||
-                (samples[k - 1].j == samples[k].j && samples[k - 1].i < samples[k].i));
+  ASSERT_EQ(indices.size(), samples.size());
+  for (size_t k = 1; k < indices.size(); ++k) {
+    EXPECT_TRUE(indices[k - 1].j < indices[k].j ||
+                (indices[k - 1].j == indices[k].j && indices[k - 1].i < indices[k].i));
   }
   double r = blender.max_radius();
-  for (const LatticeSample& s : samples) {
+  for (const KernelSample& s : samples) {
     double dx = std::max({0.0, 160 - s.x, s.x - 175}), dz = std::max({0.0, -48 - s.z, s.z + 33});
     EXPECT_LT(std::hypot(dx, dz), r + 1e-9);
-  }
-}
-
-// Golden hashes of reference regions: any change to the default world's output must be deliberate
-// (update these values in the same commit, and say why).
-TEST(ScatteredBlenderTest, GoldenRegions) {
-  const World& world = DefaultWorld();
-  struct Region {
-    int64_t cx, cz;
-    int size, count;
-    uint64_t expected;
-  };
-  const Region regions[] = {
-      {0, 0, 16, 4, 0xa17435d9c60a9903ULL},
-      {-37, 121, 16, 4, 0xee10864fe2feef5cULL},
-      {900, -1500, 32, 3, 0x2223b87e60fdc002ULL},
-      {-20000, -20000, 64, 2, 0x857bbe05aad1a9f1ULL},
-  };
-  for (const Region& r : regions) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (int dz = 0; dz < r.count; ++dz) {
-      for (int dx = 0; dx < r.count; ++dx) {
-        h = HashChunk(*world.BlendChunk(r.cx + dx, r.cz + dz, r.size, kEverything), h);
-      }
-    }
-    EXPECT_EQ(h, r.expected) << "region " << r.cx << "," << r.cz << " hash 0x" << std::hex << h;
   }
 }
 

@@ -1,5 +1,8 @@
 #include "engine/world_spec.h"
 
+#include "engine/blender.h"
+#include "engine/scattered_blender.h"
+
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -20,7 +23,8 @@ TEST(WorldSpecTest, DefaultWorldIsValidAndRich) {
 
 TEST(WorldSpecTest, MinBlendRadiusCoversTheLargestGap) {
   // interval/sqrt(3) (farthest from a vertex) + jitter + a quarter interval of padding.
-  EXPECT_NEAR(MinBlendRadius(8.0, 0.35), 8.0 * (0.5773502691896258 + 0.35 + 0.25), 1e-12);
+  EXPECT_NEAR(ScatteredBlender::MinBlendRadius(8.0, 0.35),
+              8.0 * (0.5773502691896258 + 0.35 + 0.25), 1e-12);
 }
 
 struct BadSpecCase {
@@ -47,16 +51,20 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadSpecCase{"empty name", [](WorldSpec& s) { s.name = ""; }, "name"},
         BadSpecCase{"name with space", [](WorldSpec& s) { s.name = "a b"; }, "name"},
-        BadSpecCase{"interval 0", [](WorldSpec& s) { s.sampling_interval = 0; }, "sampling_interval"},
-        BadSpecCase{"interval NaN", [](WorldSpec& s) { s.sampling_interval = kNaN; },
+        BadSpecCase{"interval 0", [](WorldSpec& s) { s.blender.params["sampling_interval"] = 0; },
+                    "scattered.sampling_interval"},
+        BadSpecCase{"interval NaN", [](WorldSpec& s) { s.blender.params["sampling_interval"] = kNaN; },
                     "sampling_interval"},
-        BadSpecCase{"interval huge", [](WorldSpec& s) { s.sampling_interval = 1e9; },
+        BadSpecCase{"interval huge", [](WorldSpec& s) { s.blender.params["sampling_interval"] = 1e9; },
                     "sampling_interval"},
-        BadSpecCase{"jitter negative", [](WorldSpec& s) { s.jitter = -0.1; }, "jitter"},
-        BadSpecCase{"jitter > 0.5", [](WorldSpec& s) { s.jitter = 0.7; }, "jitter"},
-        BadSpecCase{"radius too small", [](WorldSpec& s) { s.blend_radius = 5; }, "blend_radius"},
-        BadSpecCase{"radius too large", [](WorldSpec& s) { s.blend_radius = 1000; }, "blend_radius"},
-        BadSpecCase{"radius inf", [](WorldSpec& s) { s.blend_radius = kInf; }, "blend_radius"},
+        BadSpecCase{"jitter negative", [](WorldSpec& s) { s.blender.params["jitter"] = -0.1; }, "jitter"},
+        BadSpecCase{"jitter > 0.5", [](WorldSpec& s) { s.blender.params["jitter"] = 0.7; }, "jitter"},
+        BadSpecCase{"radius too small", [](WorldSpec& s) { s.blender.params["blend_radius"] = 5; },
+                    "scattered.blend_radius = 5 is outside"},
+        BadSpecCase{"radius too large", [](WorldSpec& s) { s.blender.params["blend_radius"] = 1000; },
+                    "blend_radius"},
+        BadSpecCase{"radius inf", [](WorldSpec& s) { s.blender.params["blend_radius"] = kInf; },
+                    "blend_radius"},
         BadSpecCase{"chunk size 0", [](WorldSpec& s) { s.chunk_size = 0; }, "chunk_size"},
         BadSpecCase{"chunk size 24", [](WorldSpec& s) { s.chunk_size = 24; }, "chunk_size"},
         BadSpecCase{"chunk size 512", [](WorldSpec& s) { s.chunk_size = 512; }, "chunk_size"},
@@ -85,7 +93,54 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpecCase{"height frequency 0", [](WorldSpec& s) { s.biomes[0].height_frequency = 0; },
                     "height_frequency"},
         BadSpecCase{"biome radius too small", [](WorldSpec& s) { s.biomes[4].blend_radius = 2; },
-                    "biomes[4] (id 4).blend_radius"}));
+                    "biomes[4] (id 4).blend_radius"},
+        BadSpecCase{"biome radius negative", [](WorldSpec& s) { s.biomes[4].blend_radius = -3; },
+                    "biomes[4] (id 4).blend_radius = -3 must be 0"},
+        BadSpecCase{"unknown blender", [](WorldSpec& s) { s.blender.kind = BlenderKind(77); },
+                    "blender = 77 is not a known blending method"},
+        BadSpecCase{"undeclared parameter",
+                    [](WorldSpec& s) { s.blender.params["sharpness"] = 1; },
+                    "scattered.sharpness is not a parameter of the scattered blender (its "
+                    "parameters: sampling_interval, jitter, blend_radius)"},
+        BadSpecCase{"another method's parameter",
+                    [](WorldSpec& s) { s.blender = {BlenderKind::kLerpedGrid, {{"jitter", 0.3}}}; },
+                    "lerped_grid.jitter is not a parameter"},
+        BadSpecCase{"fractional grid interval",
+                    [](WorldSpec& s) {
+                      s.blender = {BlenderKind::kConvolutedGrid, {{"interval", 4.5}}};
+                    },
+                    "convoluted_grid.interval = 4.5 must be a whole number"},
+        BadSpecCase{"grid radius below its gap",
+                    [](WorldSpec& s) {
+                      s.blender = {BlenderKind::kLerpedGrid, {{"interval", 16}, {"blend_radius", 12}}};
+                    },
+                    "lerped_grid.blend_radius = 12 is outside [15.3137, 512]: a radius must cover "
+                    "the grid's largest gap"},
+        BadSpecCase{"full resolution radius too costly",
+                    [](WorldSpec& s) {
+                      s.blender = {BlenderKind::kFullResolution, {{"blend_radius", 64}}};
+                    },
+                    "full_resolution.blend_radius = 64 is outside [1, 48]"},
+        BadSpecCase{"per-biome radius beyond full resolution's cap",
+                    [](WorldSpec& s) {
+                      s.blender = {BlenderKind::kFullResolution, {}};
+                      s.biomes[2].blend_radius = 60;
+                    },
+                    "biomes[2] (id 2).blend_radius = 60 is outside [1, 48] (0 = "
+                    "full_resolution.blend_radius)"}));
+
+TEST(WorldSpecTest, EveryMethodIsValidAtItsDefaults) {
+  for (const BlenderMethod* method : BlenderMethods()) {
+    WorldSpec spec = DefaultWorldSpec();
+    spec.blender = {method->kind, {}};
+    EXPECT_TRUE(ValidateWorldSpec(spec).ok()) << method->name << ": " << ValidateWorldSpec(spec);
+    EXPECT_EQ(MethodOf(method->kind).name, method->name);
+    EXPECT_EQ(FindMethod(method->name), method);
+    for (const BlenderParamDef& def : method->params) {
+      EXPECT_EQ(BlenderParam(spec, def.name), def.default_value) << method->name << "." << def.name;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace worldgen

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -20,7 +21,7 @@ using testing::TestCoordinate;
 
 TEST(WorldTest, CreateRejectsAnInvalidSpec) {
   WorldSpec spec = DefaultWorldSpec();
-  spec.blend_radius = -1;
+  spec.blender.params["blend_radius"] = -1;
   auto world = World::Create(spec);
   ASSERT_FALSE(world.ok());
   EXPECT_EQ(world.status().code(), absl::StatusCode::kInvalidArgument);
@@ -217,7 +218,7 @@ TEST(WorldTest, PerBiomeRadiusKeepsPartitionOfUnityAndDeterminism) {
   auto world = *World::Create(spec);
   for (uint64_t k = 0; k < 200; ++k) {
     int64_t x = TestCoordinate(k, 26, -9000, 9000), z = TestCoordinate(k, 27, -9000, 9000);
-    ChunkBlend chunk = *world->BlendChunk(testing::FloorDiv(x, 16), testing::FloorDiv(z, 16), 16, {});
+    ChunkBlend chunk = *world->BlendChunk(FloorDiv(x, 16), FloorDiv(z, 16), 16, {});
     size_t col = static_cast<size_t>(ColumnIndex(16, static_cast<int>(x - chunk.chunk_x * 16),
                                                  static_cast<int>(z - chunk.chunk_z * 16)));
     PointBlend p = *world->BlendPoint(static_cast<double>(x), static_cast<double>(z), {});
@@ -234,6 +235,32 @@ TEST(WorldTest, PerBiomeRadiusKeepsPartitionOfUnityAndDeterminism) {
     EXPECT_EQ(nonzero, p.weights.size());
     EXPECT_NEAR(sum, 1.0, 1e-6);
   }
+}
+
+// The raw map view: each column's source biome is the biome source's own answer there, the same from a
+// chunk of any size and from a point query.
+TEST(WorldTest, SourceBiomeIsTheUnblendedMapAtEachColumn) {
+  const World& world = DefaultWorld();
+  const BlendOptions raw{.source_biome = true};
+  int borders = 0;
+  for (uint64_t k = 0; k < 40; ++k) {
+    const int64_t cx = testing::TestCoordinate(k, 40, -3000, 3000);
+    const int64_t cz = testing::TestCoordinate(k, 41, -3000, 3000);
+    ChunkBlend chunk = *world.BlendChunk(cx, cz, 16, raw);
+    ASSERT_EQ(chunk.source_biome.size(), 256u);
+    std::set<uint32_t> seen(chunk.source_biome.begin(), chunk.source_biome.end());
+    borders += seen.size() > 1;
+    for (int lz = 0; lz < 16; lz += 5) {
+      for (int lx = 0; lx < 16; lx += 3) {
+        const double x = static_cast<double>(cx * 16 + lx), z = static_cast<double>(cz * 16 + lz);
+        const uint32_t expected = world.SourceBiomeAt(x, z);
+        EXPECT_EQ(chunk.source_biome[static_cast<size_t>(ColumnIndex(16, lx, lz))], expected);
+        EXPECT_EQ(world.BlendPoint(x, z, raw)->source_biome, expected);
+      }
+    }
+  }
+  EXPECT_GT(borders, 0) << "no chunk crossed a border of the raw map";
+  EXPECT_TRUE(world.BlendChunk(0, 0, 16, {})->source_biome.empty()) << "only when asked for";
 }
 
 }  // namespace

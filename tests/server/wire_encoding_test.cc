@@ -61,19 +61,36 @@ TEST(WireEncodingTest, LoneLayerOfExactOnesIsSentAsSingleBiome) {
   EXPECT_EQ(data.biomes(0).weights_size(), 0);
 }
 
-TEST(WireEncodingTest, PointCarriesHeightOnlyWhenAsked) {
+TEST(WireEncodingTest, PointCarriesHeightAndSourceBiomeOnlyWhenAsked) {
   PointBlend blend;
   blend.weights = {{1, 0.5f}, {3, 0.5f}};
   blend.height = 70.25f;
   blend.dominant_biome = 1;
+  blend.source_biome = 3;
   v1::PointWeights with, without;
-  EncodePoint(blend, true, &with);
-  EncodePoint(blend, false, &without);
+  EncodePoint(blend, {.heights = true, .source_biome = true}, &with);
+  EncodePoint(blend, {}, &without);
   ASSERT_EQ(with.weights_size(), 2);
   EXPECT_EQ(with.weights(1).biome_id(), 3u);
   EXPECT_EQ(with.height(), 70.25f);
+  EXPECT_EQ(with.source_biome(), 3u);
   EXPECT_EQ(without.height(), 0.0f);
+  EXPECT_EQ(without.source_biome(), 0u);
   EXPECT_EQ(without.dominant_biome(), 1u);
+}
+
+TEST(WireEncodingTest, ChunkCarriesTheSourceBiomesWhenPresent) {
+  ChunkBlend blend;
+  blend.size = 4;
+  blend.single_biome = true;
+  blend.layers = {{2, std::vector<float>(16, 1.0f)}};
+  blend.source_biome.assign(16, 2);
+  blend.source_biome[5] = 7;
+  v1::ChunkData data;
+  EncodeChunk(blend, &data);
+  ASSERT_EQ(data.source_biome_size(), 16);
+  EXPECT_EQ(data.source_biome(5), 7u);
+  EXPECT_EQ(data.source_biome(0), 2u);
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include <set>
 
 #include "engine/biome_sample_cache.h"
+#include "engine/blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
 
 namespace worldgen {
@@ -44,15 +46,21 @@ TEST(WorldConfigTest, DefaultWorldRoundTripsThroughTheProto) {
     EXPECT_EQ(back->biomes[i].color_g, spec.biomes[i].color_g);
     EXPECT_EQ(back->biomes[i].height_frequency, spec.biomes[i].height_frequency);
   }
-  EXPECT_EQ(back->blend_radius, spec.blend_radius);
+  EXPECT_EQ(back->blender.kind, spec.blender.kind);
+  EXPECT_EQ(back->blender.params, spec.blender.params);
   EXPECT_EQ(back->climate.octaves, spec.climate.octaves);
 }
 
 TEST(WorldConfigTest, EveryFieldIsSetExplicitly) {
   v1::WorldConfig config = WorldConfigFromSpec(DefaultWorldSpec());
-  EXPECT_TRUE(config.has_sampling_interval());
-  EXPECT_TRUE(config.has_jitter());
-  EXPECT_TRUE(config.has_blend_radius());
+  EXPECT_EQ(config.blender(), v1::BLENDER_KIND_SCATTERED);
+  EXPECT_TRUE(config.scattered().has_sampling_interval());
+  EXPECT_TRUE(config.scattered().has_jitter());
+  EXPECT_TRUE(config.scattered().has_blend_radius());
+  // The deprecated aliases are read, never written.
+  EXPECT_FALSE(config.has_sampling_interval());
+  EXPECT_FALSE(config.has_jitter());
+  EXPECT_FALSE(config.has_blend_radius());
   EXPECT_TRUE(config.has_chunk_size());
   EXPECT_TRUE(config.climate().has_octaves());
   ASSERT_GT(config.biomes_size(), 0);
@@ -67,8 +75,11 @@ TEST(WorldConfigTest, JsonWithAbsentOptionalFieldsTakesEngineDefaults) {
   EXPECT_EQ(spec->name, "two-biomes");
   EXPECT_EQ(spec->seed, 42u);
   EXPECT_EQ(spec->chunk_size, 32);
-  EXPECT_EQ(spec->jitter, defaults.jitter);
-  EXPECT_EQ(spec->blend_radius, defaults.blend_radius);
+  EXPECT_EQ(spec->blender.kind, BlenderKind::kScattered);
+  EXPECT_EQ(spec->blender.params.at("sampling_interval"), 8.0);  // The deprecated alias.
+  EXPECT_FALSE(spec->blender.params.contains("jitter"));
+  EXPECT_EQ(BlenderParam(*spec, "jitter"), 0.35) << "absent parameters take the method's defaults";
+  EXPECT_EQ(BlenderParam(*spec, "blend_radius"), 24.0);
   EXPECT_EQ(spec->climate.temperature_frequency, defaults.climate.temperature_frequency);
   EXPECT_EQ(spec->climate.octaves, defaults.climate.octaves);
   ASSERT_EQ(spec->biomes.size(), 2u);
@@ -116,6 +127,85 @@ TEST(WorldConfigTest, InvalidSpecIsRejectedByEngineValidation) {
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(), HasSubstr("blend_radius"));
+}
+
+// Every engine method is reachable from the wire by name alone (no per-method server code): the enum
+// value BLENDER_KIND_<NAME>, and a WorldConfig message field <name> with a double field per parameter.
+TEST(WorldConfigTest, EveryEngineBlenderHasItsEnumValueAndConfigMessage) {
+  for (const BlenderMethod* method : BlenderMethods()) {
+    SCOPED_TRACE(std::string(method->name));
+    WorldSpec spec = DefaultWorldSpec();
+    spec.blender = {method->kind, {}};
+    const v1::WorldConfig config = WorldConfigFromSpec(spec);
+    EXPECT_EQ(static_cast<int>(config.blender()), static_cast<int>(method->kind));
+    const google::protobuf::FieldDescriptor* field =
+        config.GetDescriptor()->FindFieldByName(std::string(method->name));
+    ASSERT_NE(field, nullptr);
+    ASSERT_NE(field->message_type(), nullptr);
+    ASSERT_TRUE(config.GetReflection()->HasField(config, field));
+    for (const BlenderParamDef& def : method->params) {
+      const google::protobuf::FieldDescriptor* param =
+          field->message_type()->FindFieldByName(std::string(def.name));
+      ASSERT_NE(param, nullptr) << def.name;
+      EXPECT_EQ(param->cpp_type(), google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) << def.name;
+    }
+    absl::StatusOr<WorldSpec> back = WorldSpecFromConfig(config);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->blender.kind, method->kind);
+    for (const BlenderParamDef& def : method->params) {
+      EXPECT_EQ(back->blender.params.at(std::string(def.name)), def.default_value) << def.name;
+    }
+  }
+}
+
+TEST(WorldConfigTest, BlenderParametersComeFromTheChosenMethodsMessage) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+          "blender": "BLENDER_KIND_LERPED_GRID", "lerpedGrid": {"interval": 4, "blendRadius": 20}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->blender.kind, BlenderKind::kLerpedGrid);
+  EXPECT_EQ(spec->blender.params.at("interval"), 4.0);
+  EXPECT_EQ(spec->blender.params.at("blend_radius"), 20.0);
+}
+
+TEST(WorldConfigTest, AnotherMethodsMessageIsAnError) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "blender": "BLENDER_KIND_CONVOLUTED_GRID",
+          "scattered": {"jitter": 0.2}})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("scattered is set, but blender is BLENDER_KIND_CONVOLUTED_GRID"));
+}
+
+TEST(WorldConfigTest, DeprecatedTopLevelAliasesSetTheChosenMethodsParameter) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "samplingInterval": 4, "blendRadius": 12})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->blender.params.at("sampling_interval"), 4.0);
+  EXPECT_EQ(spec->blender.params.at("blend_radius"), 12.0);
+
+  absl::StatusOr<WorldSpec> both = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "blendRadius": 12,
+          "scattered": {"blendRadius": 14}})");
+  ASSERT_FALSE(both.ok());
+  EXPECT_THAT(both.status().message(), HasSubstr("blend_radius is set both at the top level"));
+
+  absl::StatusOr<WorldSpec> foreign = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "jitter": 0.1,
+          "blender": "BLENDER_KIND_FULL_RESOLUTION"})");
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_THAT(foreign.status().message(),
+              HasSubstr("jitter (a deprecated top-level alias) is not a parameter of the "
+                        "full_resolution blender"));
+}
+
+TEST(WorldConfigTest, UnknownBlenderValueIsAnError) {
+  v1::WorldConfig config = WorldConfigFromSpec(DefaultWorldSpec());
+  config.set_blender(static_cast<v1::BlenderKind>(99));
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromConfig(config);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("blender = 99 is not a known BlenderKind"));
 }
 
 TEST(WorldConfigTest, HugeChunkSizeIsRejectedNotTruncated) {

@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "engine/scattered_blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 #include "gmock/gmock.h"
@@ -382,7 +383,7 @@ TEST_F(WorldGenServerTest, SampleWeightsEqualsTheEngineAtFractionalPoints) {
         DefaultWorld()->BlendPoint(points[i].first, points[i].second, options);
     ASSERT_TRUE(blend.ok());
     v1::PointWeights expected;
-    EncodePoint(*blend, /*with_height=*/false, &expected);
+    EncodePoint(*blend, options, &expected);
     EXPECT_EQ(response.samples(i).SerializeAsString(), expected.SerializeAsString()) << i;
     EXPECT_EQ(response.samples(i).height(), 0.0f);  // Not requested.
   }
@@ -506,10 +507,15 @@ TEST_F(WorldGenServerTest, DescribeWorldReportsConfigBlenderAndLimits) {
   const WorldSpec spec = DefaultWorldSpec();
   EXPECT_EQ(description.config().name(), "default");
   EXPECT_EQ(description.config().biomes_size(), static_cast<int>(spec.biomes.size()));
-  EXPECT_EQ(description.config().blend_radius(), spec.blend_radius);
+  EXPECT_EQ(description.config().scattered().blend_radius(), spec.blender.params.at("blend_radius"));
   EXPECT_EQ(description.config().chunk_size(), static_cast<uint32_t>(spec.chunk_size));
   EXPECT_EQ(description.blender(), "scattered");
-  EXPECT_EQ(description.min_blend_radius(), MinBlendRadius(spec.sampling_interval, spec.jitter));
+  EXPECT_EQ(description.min_blend_radius(), ScatteredBlender::MinBlendRadius(8.0, 0.35));
+  // The engine's own figures of the built blender, parameters first.
+  ASSERT_GE(description.blender_figures_size(), 4);
+  EXPECT_EQ(description.blender_figures(0).name(), "sampling_interval");
+  EXPECT_EQ(description.blender_figures(0).value(), 8.0);
+  EXPECT_EQ(description.blender_figures(3).name(), "min_blend_radius");
   EXPECT_EQ(description.limits().min_chunk_size(), 4u);
   EXPECT_EQ(description.limits().max_chunk_size(), 256u);
   EXPECT_EQ(description.limits().max_chunks_per_request(), 1024u);
@@ -536,7 +542,7 @@ TEST_F(WorldGenServerTest, JsonWorldConfigIsLoadedAndServed) {
   EXPECT_EQ(description.config().name(), "tiny");
   EXPECT_EQ(description.config().seed(), 7u);
   EXPECT_EQ(description.config().biomes_size(), 3);
-  EXPECT_EQ(description.config().blend_radius(), 20.0);
+  EXPECT_EQ(description.config().scattered().blend_radius(), 20.0);
 
   v1::GenerateChunkRequest request = RegionRequest(-3, -3, 2, 2, 16);
   request.set_world("tiny");

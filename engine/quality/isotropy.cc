@@ -1,14 +1,13 @@
-#include "bench/isotropy.h"
+#include "engine/quality/isotropy.h"
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
 
-#include "bench/reference_blenders.h"
 #include "engine/hash.h"
 
-namespace worldgen::bench {
+namespace worldgen::quality {
 namespace {
 
 // A hash as a double in [0, 1).
@@ -38,12 +37,21 @@ int HalfPlaneSource::BiomeIndexAt(double x, double z) const {
   return (x - cx_) * cos_ + (z - cz_) * sin_ >= 0.0 ? 1 : 0;
 }
 
-WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius, uint64_t seed) {
+BlenderSpec KernelBlenderSpec(BlenderKind kind, double interval, double blend_radius) {
+  BlenderSpec blender{kind, {}};
+  const BlenderMethod& method = MethodOf(kind);
+  for (const char* name : {"sampling_interval", "interval"}) {
+    if (FindParam(method, name) != nullptr) blender.params[name] = interval;
+  }
+  if (FindParam(method, "blend_radius") != nullptr) blender.params["blend_radius"] = blend_radius;
+  return blender;
+}
+
+WorldSpec TwoBiomeSpec(BlenderKind kind, double interval, double blend_radius, uint64_t seed) {
   WorldSpec spec = DefaultWorldSpec();
   spec.name = "isotropy";
   spec.seed = seed;
-  spec.sampling_interval = sampling_interval;
-  spec.blend_radius = blend_radius;
+  spec.blender = KernelBlenderSpec(kind, interval, blend_radius);
   spec.biomes.resize(2);
   for (uint32_t id = 0; id < 2; ++id) {
     spec.biomes[id].id = id;
@@ -128,52 +136,25 @@ double EdgeWidth(const std::vector<float>& field, int extent, double radius) {
   return sum / (2.0 * radius);
 }
 
-const char* MethodName(Method method) {
-  switch (method) {
-    case Method::kScattered: return "scattered";
-    case Method::kFullResolution: return "full_resolution";
-    case Method::kConvolutedGrid: return "convoluted_grid";
-    case Method::kLerpedGrid: return "lerped_grid";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr int kChunk = 16;
 
-// Biome 1's weight over [origin, origin + extent)^2 with `method` reading `source`.
-std::vector<float> BlendField(Method method, const BiomeSource& source, int interval, int radius,
-                              uint64_t seed, int64_t origin, int extent) {
-  if (method == Method::kScattered) {
-    const ScatteredBlender blender(TwoBiomeSpec(interval, radius, seed), source, /*world_uid=*/1);
-    return WeightField(
-        [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
-          blender.BlendColumns(x0, z0, size, nullptr, layers);
-        },
-        origin, extent, kChunk);
-  }
-  // The reference blenders read a pre-generated map: cover the field plus the kernel's reach and
-  // the grid's rounding.
-  const int pad = radius + 2 * interval + kChunk;
-  const PregeneratedBiomeMap map(source, origin - pad, extent + 2 * pad);
-  auto field_of = [&](auto&& blender) {
-    return WeightField(
-        [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
-          blender.Blend(x0, z0, size, layers);
-        },
-        origin, extent, kChunk);
-  };
-  switch (method) {
-    case Method::kFullResolution: return field_of(FullResolutionBlender(map, radius, 2));
-    case Method::kConvolutedGrid: return field_of(ConvolutedGridBlender(map, interval, radius, 2));
-    default: return field_of(LerpedGridBlender(map, interval, radius, 2));
-  }
+// Biome 1's weight over [origin, origin + extent)^2 with `method`'s blender reading `source`.
+std::vector<float> BlendField(BlenderKind method, const BiomeSource& source, int interval,
+                              int radius, uint64_t seed, int64_t origin, int extent) {
+  const WorldSpec spec = TwoBiomeSpec(method, interval, radius, seed);
+  const std::unique_ptr<Blender> blender = MakeBlender(spec, source, /*world_uid=*/1);
+  return WeightField(
+      [&](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
+        blender->BlendColumns(x0, z0, size, nullptr, layers);
+      },
+      origin, extent, kChunk);
 }
 
 }  // namespace
 
-IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int extent, int edge_extent,
+IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int extent, int edge_extent,
                                int edge_angles, uint64_t seed) {
   IsotropyReport report;
   // Discs of radius 20..60 every 256 blocks: no column is within reach of two discs for radii up
@@ -201,4 +182,4 @@ IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int exte
   return report;
 }
 
-}  // namespace worldgen::bench
+}  // namespace worldgen::quality

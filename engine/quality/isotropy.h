@@ -20,8 +20,8 @@
 //    the same for every phi if the blender is isotropic. Reported as max/min over phi in [0, 90).
 //
 // All are deterministic: they are pure functions of the blender and the (hashed) synthetic map.
-#ifndef WORLDGEN_BENCH_ISOTROPY_H_
-#define WORLDGEN_BENCH_ISOTROPY_H_
+#ifndef WORLDGEN_ENGINE_QUALITY_ISOTROPY_H_
+#define WORLDGEN_ENGINE_QUALITY_ISOTROPY_H_
 
 #include <complex>
 #include <cstdint>
@@ -29,10 +29,10 @@
 #include <vector>
 
 #include "engine/biome_source.h"
-#include "engine/scattered_blender.h"
+#include "engine/blender.h"
 #include "engine/world_spec.h"
 
-namespace worldgen::bench {
+namespace worldgen::quality {
 
 // Biome 1 inside discs centred near the points (k * spacing, l * spacing), radius in
 // [min_radius, max_radius], both hashed from `seed`; biome 0 elsewhere.
@@ -56,12 +56,15 @@ class HalfPlaneSource final : public BiomeSource {
   double cos_, sin_, cx_, cz_;
 };
 
-// A two-biome world spec (ids 0 and 1, the world's radius for both) with the given lattice and seed.
-WorldSpec TwoBiomeSpec(double sampling_interval, double blend_radius, uint64_t seed);
+// `kind`'s blender with its sampling interval (whichever of `sampling_interval` or `interval` the
+// method declares; none for full_resolution) and blend_radius set, where the method declares them.
+BlenderSpec KernelBlenderSpec(BlenderKind kind, double interval, double blend_radius);
+
+// A two-biome world spec (ids 0 and 1, the method's radius for both) with the given blender and seed.
+WorldSpec TwoBiomeSpec(BlenderKind kind, double interval, double blend_radius, uint64_t seed);
 
 // Blends the size x size columns whose lowest corner is (x0, z0) into id-sorted layers of dense
-// biome indices (IndexedLayer). ScatteredBlender and the reference blenders (reference_blenders.h)
-// all fit.
+// biome indices (IndexedLayer): Blender::BlendColumns fits.
 using ChunkBlendFn =
     std::function<void(int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers)>;
 
@@ -96,10 +99,6 @@ double GridLock(const std::vector<float>& field, int extent, int period);
 // the disc of columns within `radius` of the centre: sum 4 w (1 - w) / (2 radius).
 double EdgeWidth(const std::vector<float>& field, int extent, double radius);
 
-// Which blender to measure, at which lattice interval (or grid spacing) and kernel radius.
-enum class Method { kScattered, kFullResolution, kConvolutedGrid, kLerpedGrid };
-const char* MethodName(Method method);
-
 struct IsotropyReport {
   OrientationHarmonics discs;
   // GridLock of the disc field, the larger at period = interval and interval / 2 (where an
@@ -109,13 +108,13 @@ struct IsotropyReport {
   double edge_width_ratio() const { return edge_width_max / edge_width_min; }
 };
 
-// Measures `method` on a disc field of extent x extent columns and on straight edges at
+// Measures `method` (with KernelBlenderSpec(method, interval, radius)) on a disc field of extent x extent columns and on straight edges at
 // `edge_angles` angles evenly spread over [0, 90) degrees, each on a field of edge_extent columns.
 // `seed` picks the discs and the scattered blender's lattice jitter: figures that change with it are
 // noise, figures that do not are the method's own structure.
-IsotropyReport MeasureIsotropy(Method method, int interval, int radius, int extent, int edge_extent,
+IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int extent, int edge_extent,
                                int edge_angles, uint64_t seed);
 
-}  // namespace worldgen::bench
+}  // namespace worldgen::quality
 
-#endif  // WORLDGEN_BENCH_ISOTROPY_H_
+#endif  // WORLDGEN_ENGINE_QUALITY_ISOTROPY_H_

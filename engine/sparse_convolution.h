@@ -1,0 +1,49 @@
+// Normalized sparse convolution: the blending arithmetic shared by every kernel method (scattered,
+// full-resolution, convoluted grid, and the lerped grid's vertices).
+//
+// Each sample carries a biome and a kernel radius r. A column at (x, z) receives from each sample at
+// distance d the weight w = max(0, r^2 - d^2)^2, and biome b's weight is
+//     sum_{samples of b} w / sum_{all samples} w,
+// summed in double precision in the samples' order (which callers make canonical: a fixed order of
+// their lattice) and rounded to float once. A sample whose kernel does not reach a column adds exactly
+// +0.0 to its sums, so any superset of the reaching samples, in the same relative order, gives the
+// same bits: a chunk (which gathers once for all its columns) and a point query agree bit for bit.
+//
+// Thread safety: free functions of their arguments; safe for concurrent use.
+#ifndef WORLDGEN_ENGINE_SPARSE_CONVOLUTION_H_
+#define WORLDGEN_ENGINE_SPARSE_CONVOLUTION_H_
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "engine/blender.h"
+
+namespace worldgen {
+
+struct KernelSample {
+  double x = 0.0, z = 0.0;  // Position in blocks.
+  double radius_sq = 0.0;   // Squared kernel radius (> 0).
+  uint16_t biome = 0;       // Dense biome index.
+};
+
+// Weights of the size x size integer columns whose lowest corner is (x0, z0) from `samples`, which
+// must include every sample whose kernel reaches a column of the block and at least one per column.
+// Fills `layers` per the Blender contract; returns true when every sample has the same biome (then
+// one layer of exactly 1.0f, with no per-column work).
+bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
+                     std::vector<IndexedLayer>* layers);
+
+// Weights at the point (x, z): (dense biome index, weight) for the non-zero ones, ascending index.
+// `samples` must include every sample whose kernel reaches (x, z), in the same relative order as for
+// ConvolveColumns, and at least one that reaches it.
+void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
+                   std::vector<std::pair<int, float>>* weights);
+
+// Whether every sample has the same biome (true for an empty span).
+bool SingleBiome(std::span<const KernelSample> samples);
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_ENGINE_SPARSE_CONVOLUTION_H_

@@ -1,0 +1,278 @@
+// The Blender contract (engine/blender.h), checked for every method in the engine's table on the
+// default world's biome map with the method's default parameters: partition of unity, range,
+// sparsity, continuity, chunk == point bit-for-bit, chunk-size, thread and cache independence,
+// single-biome chunks, golden outputs. A new method is covered by adding it to the table.
+#include "engine/blender.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/engine/blend_test_util.h"
+
+namespace worldgen {
+namespace {
+
+using testing::FloatBits;
+using testing::HashChunk;
+using testing::TestCoordinate;
+
+const BlendOptions kEverything{.heights = true, .dominant_biome = true};
+
+// The default world with `kind`'s blender at its default parameters (per-biome radii kept).
+std::shared_ptr<const World> WorldWith(BlenderKind kind) {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.blender = {kind, {}};
+  return *World::Create(spec);
+}
+
+class BlenderContractTest : public ::testing::TestWithParam<BlenderKind> {
+ protected:
+  const World& ContractWorld() {
+    static std::map<BlenderKind, std::shared_ptr<const World>>* worlds =
+        new std::map<BlenderKind, std::shared_ptr<const World>>();
+    auto& world = (*worlds)[GetParam()];
+    if (world == nullptr) world = WorldWith(GetParam());
+    return *world;
+  }
+};
+
+std::vector<BlenderKind> AllKinds() {
+  std::vector<BlenderKind> kinds;
+  for (const BlenderMethod* method : BlenderMethods()) kinds.push_back(method->kind);
+  return kinds;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMethod, BlenderContractTest, ::testing::ValuesIn(AllKinds()),
+                         [](const ::testing::TestParamInfo<BlenderKind>& info) {
+                           return std::string(BlenderName(info.param));
+                         });
+
+TEST_P(BlenderContractTest, WeightsFormAPartitionOfUnity) {
+  int multi_biome_chunks = 0;
+  double worst = 0.0;
+  for (uint64_t k = 0; k < 300; ++k) {
+    int64_t cx = TestCoordinate(k, 0, -4000, 4000), cz = TestCoordinate(k, 1, -4000, 4000);
+    ChunkBlend chunk = *ContractWorld().BlendChunk(cx, cz, 16, {});
+    if (chunk.layers.size() > 1) ++multi_biome_chunks;
+    for (size_t col = 0; col < 256; ++col) {
+      double sum = 0.0;
+      for (const BiomeLayer& layer : chunk.layers) {
+        ASSERT_GE(layer.weights[col], 0.0f);
+        ASSERT_LE(layer.weights[col], 1.0f);
+        sum += layer.weights[col];
+      }
+      worst = std::max(worst, std::fabs(sum - 1.0));
+    }
+  }
+  EXPECT_LE(worst, 1e-6);
+  EXPECT_GT(multi_biome_chunks, 20) << "too few borders sampled for the test to mean anything";
+}
+
+TEST_P(BlenderContractTest, LayersAreSparseAndSortedById) {
+  for (uint64_t k = 0; k < 200; ++k) {
+    ChunkBlend chunk = *ContractWorld().BlendChunk(TestCoordinate(k, 2, -900, 900),
+                                                   TestCoordinate(k, 3, -900, 900), 16, {});
+    ASSERT_FALSE(chunk.layers.empty());
+    for (size_t i = 0; i < chunk.layers.size(); ++i) {
+      if (i > 0) {
+        EXPECT_LT(chunk.layers[i - 1].biome_id, chunk.layers[i].biome_id);
+      }
+      const auto& w = chunk.layers[i].weights;
+      EXPECT_EQ(w.size(), 256u);
+      EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](float v) { return v > 0.0f; }));
+    }
+  }
+}
+
+TEST_P(BlenderContractTest, NeighbouringColumnsChangeSmoothly) {
+  // With a 24-block kernel no weight can jump between adjacent columns; a hard (unblended) border
+  // would jump by 1.
+  double worst = 0.0;
+  for (uint64_t k = 0; k < 150; ++k) {
+    int64_t cx = TestCoordinate(k, 4, -3000, 3000), cz = TestCoordinate(k, 5, -3000, 3000);
+    ChunkBlend chunk = *ContractWorld().BlendChunk(cx, cz, 32, {});
+    for (const BiomeLayer& layer : chunk.layers) {
+      for (int lz = 0; lz < 32; ++lz) {
+        for (int lx = 0; lx < 32; ++lx) {
+          float w = layer.weights[ColumnIndex(32, lx, lz)];
+          if (lx + 1 < 32) worst = std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx + 1, lz)])));
+          if (lz + 1 < 32) worst = std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx, lz + 1)])));
+        }
+      }
+    }
+  }
+  EXPECT_LT(worst, 0.2);
+  EXPECT_GT(worst, 0.0);
+}
+
+// Chunk results and point queries agree bit-for-bit, at random columns and on every chunk edge and
+// corner, with negative coordinates, for weights, heights and dominant biome.
+TEST_P(BlenderContractTest, ChunkPathEqualsPointQueryBitForBit) {
+  const World& world = ContractWorld();
+  auto check_column = [&](const ChunkBlend& chunk, int lx, int lz) {
+    const int64_t x = chunk.chunk_x * chunk.size + lx, z = chunk.chunk_z * chunk.size + lz;
+    const size_t col = static_cast<size_t>(ColumnIndex(chunk.size, lx, lz));
+    PointBlend point = *world.BlendPoint(static_cast<double>(x), static_cast<double>(z), kEverything);
+    std::vector<BiomeWeight> from_chunk;
+    for (const BiomeLayer& layer : chunk.layers) {
+      if (layer.weights[col] != 0.0f) from_chunk.push_back({layer.biome_id, layer.weights[col]});
+    }
+    ASSERT_EQ(from_chunk.size(), point.weights.size()) << "column " << x << "," << z;
+    for (size_t i = 0; i < from_chunk.size(); ++i) {
+      ASSERT_EQ(from_chunk[i].biome_id, point.weights[i].biome_id);
+      ASSERT_EQ(FloatBits(from_chunk[i].weight), FloatBits(point.weights[i].weight))
+          << "column " << x << "," << z << " biome " << from_chunk[i].biome_id;
+    }
+    ASSERT_EQ(FloatBits(chunk.heights[col]), FloatBits(point.height)) << x << "," << z;
+    ASSERT_EQ(chunk.dominant_biome[col], point.dominant_biome) << x << "," << z;
+  };
+  int multi = 0;
+  for (uint64_t k = 0; k < 3000; ++k) {
+    int64_t x = TestCoordinate(k, 6, -50000, 50000), z = TestCoordinate(k, 7, -50000, 50000);
+    int size = 16 << (k % 3);
+    ChunkBlend chunk = *world.BlendChunk(FloorDiv(x, size), FloorDiv(z, size), size, kEverything);
+    multi += chunk.layers.size() > 1;
+    check_column(chunk, static_cast<int>(x - chunk.chunk_x * size), static_cast<int>(z - chunk.chunk_z * size));
+  }
+  EXPECT_GT(multi, 100);
+  // Every edge and corner column of some border chunks.
+  int border_chunks = 0;
+  for (uint64_t k = 0; border_chunks < 12 && k < 2000; ++k) {
+    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 8, -2000, 2000),
+                                          TestCoordinate(k, 9, -2000, 2000), 16, kEverything);
+    if (chunk.layers.size() < 2) continue;
+    ++border_chunks;
+    for (int t = 0; t < 16; ++t) {
+      check_column(chunk, t, 0);
+      check_column(chunk, t, 15);
+      check_column(chunk, 0, t);
+      check_column(chunk, 15, t);
+    }
+  }
+  EXPECT_EQ(border_chunks, 12);
+}
+
+// The same columns blended as chunks of 4, 8, 16, 32 and 64 give identical bits.
+TEST_P(BlenderContractTest, ChunkSizeDoesNotChangeResults) {
+  const World& world = ContractWorld();
+  for (auto [ox, oz] : {std::pair{-64, -64}, std::pair{1280, -2560}, std::pair{-7168, 4096}}) {
+    std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<uint32_t, uint32_t>>> reference;
+    for (int size : {64, 32, 16, 8, 4}) {
+      std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<uint32_t, uint32_t>>> columns;
+      for (int cz = 0; cz < 64 / size; ++cz) {
+        for (int cx = 0; cx < 64 / size; ++cx) {
+          ChunkBlend chunk = *world.BlendChunk(ox / size + cx, oz / size + cz, size, kEverything);
+          for (int lz = 0; lz < size; ++lz) {
+            for (int lx = 0; lx < size; ++lx) {
+              auto& entry = columns[{chunk.chunk_x * size + lx, chunk.chunk_z * size + lz}];
+              size_t col = static_cast<size_t>(ColumnIndex(size, lx, lz));
+              for (const BiomeLayer& layer : chunk.layers) {
+                if (layer.weights[col] != 0.0f) entry.push_back({layer.biome_id, FloatBits(layer.weights[col])});
+              }
+              entry.push_back({0xffffffffu, FloatBits(chunk.heights[col])});
+            }
+          }
+        }
+      }
+      if (reference.empty()) {
+        reference = std::move(columns);
+      } else {
+        EXPECT_TRUE(columns == reference) << "chunk size " << size << " at " << ox << "," << oz;
+      }
+    }
+  }
+}
+
+std::vector<std::pair<int64_t, int64_t>> ChunkList(int n) {
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  for (int k = 0; k < n; ++k) {
+    chunks.push_back({TestCoordinate(k, 10, -300, 300), TestCoordinate(k, 11, -300, 300)});
+  }
+  return chunks;
+}
+
+TEST_P(BlenderContractTest, ThreadsOrderAndCacheDoNotChangeResults) {
+  const World& world = ContractWorld();
+  const auto chunks = ChunkList(160);
+  std::vector<uint64_t> reference;
+  for (auto [cx, cz] : chunks) reference.push_back(HashChunk(*world.BlendChunk(cx, cz, 16, kEverything)));
+
+  // Four threads, each walking the list in a different order, sharing one small (evicting) cache.
+  BiomeSampleCache cache(200 * BiomeSampleCache::kBytesPerEntry, 4);
+  std::vector<std::vector<uint64_t>> results(4, std::vector<uint64_t>(chunks.size()));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t n = 0; n < chunks.size(); ++n) {
+        // Multipliers coprime with the list length, so every order is a permutation.
+        size_t k = t % 2 == 0 ? (n * (t == 0 ? 1 : 7)) % chunks.size() : chunks.size() - 1 - n;
+        results[t][k] = HashChunk(*world.BlendChunk(chunks[k].first, chunks[k].second, 16, kEverything, &cache));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(results[t], reference) << "thread " << t;
+  EXPECT_GT(cache.stats().hits, 0u);
+  EXPECT_GT(cache.stats().evictions, 0u);
+}
+
+TEST_P(BlenderContractTest, SingleBiomeChunksAreExactlyOne) {
+  const World& world = ContractWorld();
+  int found = 0;
+  for (uint64_t k = 0; k < 400 && found < 20; ++k) {
+    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 12, -5000, 5000),
+                                          TestCoordinate(k, 13, -5000, 5000), 16, kEverything);
+    if (!chunk.single_biome) continue;
+    ++found;
+    ASSERT_EQ(chunk.layers.size(), 1u);
+    for (float w : chunk.layers[0].weights) ASSERT_EQ(w, 1.0f);
+    PointBlend p = *world.BlendPoint(static_cast<double>(chunk.chunk_x * 16 + 5),
+                                     static_cast<double>(chunk.chunk_z * 16 + 11), {});
+    ASSERT_EQ(p.weights.size(), 1u);
+    EXPECT_EQ(p.weights[0].weight, 1.0f);
+    EXPECT_EQ(p.weights[0].biome_id, chunk.layers[0].biome_id);
+  }
+  EXPECT_EQ(found, 20);
+}
+
+// Golden hashes of reference regions, per method: any change to a method's output must be deliberate
+// (update these values in the same commit, and say why).
+TEST_P(BlenderContractTest, GoldenRegions) {
+  const World& world = ContractWorld();
+  struct Region {
+    int64_t cx, cz;
+    int size, count;
+  };
+  const Region regions[] = {{0, 0, 16, 4}, {-37, 121, 16, 4}, {900, -1500, 32, 3}, {-20000, -20000, 64, 2}};
+  const std::map<BlenderKind, std::array<uint64_t, 4>> golden = {
+      {BlenderKind::kScattered,
+       {0xa17435d9c60a9903ULL, 0xee10864fe2feef5cULL, 0x2223b87e60fdc002ULL, 0x857bbe05aad1a9f1ULL}},
+      {BlenderKind::kFullResolution,
+       {0x49027e2f6badb959ULL, 0xee10864fe2feef5cULL, 0x282edeb05968e12dULL, 0x7b27d2dc5ae7a961ULL}},
+      {BlenderKind::kConvolutedGrid,
+       {0xad05ac7ea753e5a0ULL, 0xee10864fe2feef5cULL, 0xf77ff163874af9cdULL, 0x725c85ee0c414bd9ULL}},
+      {BlenderKind::kLerpedGrid,
+       {0xc44453284919b7f6ULL, 0xee10864fe2feef5cULL, 0x6ac877c3b6d92cb8ULL, 0x10e99a953b120053ULL}},
+  };
+  ASSERT_TRUE(golden.contains(GetParam())) << "pin this method's golden hashes";
+  for (size_t k = 0; k < std::size(regions); ++k) {
+    const Region& r = regions[k];
+    const uint64_t expected = golden.at(GetParam())[k];
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int dz = 0; dz < r.count; ++dz) {
+      for (int dx = 0; dx < r.count; ++dx) {
+        h = HashChunk(*world.BlendChunk(r.cx + dx, r.cz + dz, r.size, kEverything), h);
+      }
+    }
+    EXPECT_EQ(h, expected) << "region " << r.cx << "," << r.cz << " hash 0x" << std::hex << h;
+  }
+}
+
+}  // namespace
+}  // namespace worldgen
