@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "prometheus/client_metric.h"
 #include "prometheus/metric_family.h"
 
@@ -117,7 +118,7 @@ ServerMetrics::~ServerMetrics() = default;
 void ServerMetrics::RecordRpc(absl::string_view method, grpc::StatusCode code,
                               absl::Duration latency) {
   rpc_duration_
-      .Add({{"method", std::string(method)}, {"code", std::string(StatusCodeName(code))}},
+      .Add({{"method", std::string(method)}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}},
            RpcBuckets())
       .Observe(absl::ToDoubleSeconds(latency));
 }
@@ -140,29 +141,6 @@ void ServerMetrics::CallFinished() { inflight_.Decrement(); }
 
 std::vector<std::weak_ptr<prometheus::Collectable>> ServerMetrics::collectables() const {
   return {registry_, scrape_time_};
-}
-
-absl::string_view StatusCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    default: return "UNKNOWN";
-  }
 }
 
 }  // namespace worldgen

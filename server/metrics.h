@@ -61,9 +61,6 @@ class ServerMetrics {
   prometheus::Gauge& inflight_;
 };
 
-// The canonical upper-case name of a gRPC status code ("OK", "INVALID_ARGUMENT", ...).
-absl::string_view StatusCodeName(grpc::StatusCode code);
-
 }  // namespace worldgen
 
 #endif  // WORLDGEN_SERVER_METRICS_H_

@@ -119,12 +119,6 @@ std::string JsonString(absl::string_view text) {
 // A finite JSON number (JSON has no inf/nan).
 std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.6g", v) : "0"; }
 
-std::string StatusCodeName(absl::StatusCode code) {
-  std::string name = absl::StatusCodeToString(code);
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return name;
-}
-
 }  // namespace
 
 absl::StatusOr<LoadPattern> ParseLoadPattern(absl::string_view name) {
@@ -207,7 +201,7 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
         mine.push_back(ms);
       } else {
         absl::MutexLock lock(&mu);
-        ++errors[StatusCodeName(status.code())];
+        ++errors[absl::StatusCodeToString(status.code())];  // "RESOURCE_EXHAUSTED", ...
         if (first_error.empty()) first_error = status.ToString();
       }
     }

@@ -30,7 +30,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "health_probe.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "reflection_probe.grpc.pb.h"
 #include "server/wire_encoding.h"
 #include "server/world_config.h"
