@@ -8,8 +8,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh" build
 cmake -S "$root" -B "$root/build-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWORLDGEN_TSAN=ON \
   -DWORLDGEN_BUILD_SERVICE=OFF -DWORLDGEN_BUILD_BENCH=OFF >/dev/null
-cmake --build "$root/build-tsan" -j "${WORLDGEN_JOBS:-2}" --target engine_tests blend_pool_tests
+cmake --build "$root/build-tsan" -j "${WORLDGEN_JOBS:-2}" --target engine_tests blend_pool_tests chunk_flights_tests
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
 "$root/build-tsan/tests/engine_tests" --gtest_filter='*Thread*:*Concurrent*' --gtest_brief=1
 "$root/build-tsan/tests/blend_pool_tests" --gtest_repeat=10 --gtest_brief=1
+"$root/build-tsan/tests/chunk_flights_tests" --gtest_repeat=5 --gtest_brief=1
 echo "tsan: PASSED"
