@@ -35,6 +35,9 @@ ABSL_FLAG(std::string, pattern, "random",
           "Chunks to ask for: random (uniform in --area), spiral (players loading their "
           "surroundings ring by ring) or hot (a fixed --hot_set of chunks).");
 ABSL_FLAG(int, chunks_per_request, 16, "Chunks per GenerateChunk request.");
+ABSL_FLAG(double, rate, 0,
+          "Open loop: requests per second over all workers, latency counted from each request's "
+          "scheduled time; 0 = closed loop (each worker sends as soon as its last request is done).");
 ABSL_FLAG(int64_t, area, 4096, "random/spiral: chunk coordinates start in [-area, area).");
 ABSL_FLAG(int, hot_set, 64, "hot: number of distinct chunks.");
 ABSL_FLAG(uint64_t, seed, 1, "Seed of the chunk choice (runs with the same seed ask for the same chunks).");
@@ -180,6 +183,7 @@ int RunLoad(const std::vector<std::string>& args) {
   config.seed = absl::GetFlag(FLAGS_seed);
   config.area = absl::GetFlag(FLAGS_area);
   config.hot_set = absl::GetFlag(FLAGS_hot_set);
+  config.rate = absl::GetFlag(FLAGS_rate);
   auto client = MakeClient();
   if (!client.ok()) return Usage(client.status().ToString());
 
@@ -228,7 +232,7 @@ const std::vector<Subcommand>& Subcommands() {
        "SERVING (1 otherwise, also when the server cannot be reached).", {"service"}, RunHealth},
       {"load", "", "Closed-loop load generator for GenerateChunk: prints throughput (chunks/s, MB/s), "
        "latency percentiles and errors by status code. Exit code 1 if any request failed.",
-       {"concurrency", "duration", "requests", "pattern", "chunks_per_request", "size", "heights",
+       {"concurrency", "duration", "requests", "pattern", "chunks_per_request", "rate", "size", "heights",
         "area", "hot_set", "seed", "json", "progress"},
        RunLoad},
   };

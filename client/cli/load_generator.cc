@@ -173,6 +173,9 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
       config.hot_set < 1) {
     return absl::InvalidArgumentError("--area >= 1, --view_radius >= 0 and --hot_set >= 1 required");
   }
+  if (!(config.rate >= 0) || config.rate > 1e7) {
+    return absl::InvalidArgumentError("--rate must be in [0, 1e7] requests per second (0 = closed loop)");
+  }
 
   std::atomic<bool> stop{false};
   std::atomic<int64_t> claimed{0}, requests{0}, ok_requests{0}, chunks{0}, bytes{0};
@@ -186,10 +189,23 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
   auto worker = [&](int index) {
     std::unique_ptr<ChunkPicker> picker = MakeChunkPicker(config, index);
     std::vector<double>& mine = latencies[index];
+    // Open loop: this worker's schedule, every concurrency / rate seconds from start + index / rate.
+    const absl::Duration period =
+        config.rate > 0 ? absl::Seconds(config.concurrency / config.rate) : absl::ZeroDuration();
+    absl::Time scheduled = start + (config.rate > 0 ? absl::Seconds(index / config.rate) : absl::ZeroDuration());
     while (!stop.load(std::memory_order_relaxed)) {
       if (config.requests > 0 && claimed.fetch_add(1) >= config.requests) break;
       const std::vector<ChunkCoord> coords = picker->Next(config.chunks_per_request);
-      const absl::Time sent = absl::Now();
+      absl::Time sent = absl::Now();
+      if (config.rate > 0) {
+        while (sent < scheduled && !stop.load(std::memory_order_relaxed)) {
+          absl::SleepFor(std::min(scheduled - sent, absl::Milliseconds(50)));
+          sent = absl::Now();
+        }
+        if (stop.load(std::memory_order_relaxed)) break;
+        sent = scheduled;  // Latency counts from when the request was due.
+        scheduled += period;
+      }
       absl::Status status = client.GenerateChunks(coords, config.chunk, [&](ChunkView chunk) {
         chunks.fetch_add(1, std::memory_order_relaxed);
         bytes.fetch_add(static_cast<int64_t>(chunk.proto().ByteSizeLong()), std::memory_order_relaxed);
@@ -276,7 +292,8 @@ std::string LoadReportJson(const LoadConfig& config, const LoadReport& r) {
   return absl::StrCat(
       "{\"pattern\":", JsonString(LoadPatternName(config.pattern)),
       ",\"concurrency\":", config.concurrency, ",\"chunks_per_request\":", config.chunks_per_request,
-      ",\"chunk_size\":", config.chunk.chunk_size, ",\"seconds\":", JsonNumber(r.seconds),
+      ",\"chunk_size\":", config.chunk.chunk_size, ",\"rate\":", JsonNumber(config.rate),
+      ",\"seconds\":", JsonNumber(r.seconds),
       ",\"requests\":", r.requests, ",\"ok_requests\":", r.ok_requests, ",\"chunks\":", r.chunks,
       ",\"bytes\":", r.bytes, ",\"chunks_per_second\":", JsonNumber(r.chunks_per_second()),
       ",\"mb_per_second\":", JsonNumber(r.megabytes_per_second()), ",\"retries\":", r.retries,
@@ -289,12 +306,14 @@ std::string LoadReportJson(const LoadConfig& config, const LoadReport& r) {
 
 std::string LoadReportText(const LoadConfig& config, const LoadReport& r) {
   std::string out = absl::StrFormat(
-      "pattern %s  concurrency %d  chunks/request %d  chunk size %d\n"
+      "pattern %s  concurrency %d  chunks/request %d  chunk size %d  %s\n"
       "%d requests (%d ok) in %.2f s, %d chunks, %d retries\n"
       "throughput: %.1f chunks/s  %.2f MB/s\n"
       "latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n",
       LoadPatternName(config.pattern), config.concurrency, config.chunks_per_request,
-      config.chunk.chunk_size, r.requests, r.ok_requests, r.seconds, r.chunks, r.retries,
+      config.chunk.chunk_size,
+      config.rate > 0 ? absl::StrFormat("open loop at %g requests/s", config.rate) : "closed loop",
+      r.requests, r.ok_requests, r.seconds, r.chunks, r.retries,
       r.chunks_per_second(), r.megabytes_per_second(), r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms,
       r.max_ms, r.mean_ms);
   if (r.errors.empty()) {

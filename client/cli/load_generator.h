@@ -10,6 +10,12 @@
 //   hot     a fixed set of `hot_set` chunks, drawn again and again: the server's cache at its best.
 // Chunk choice is deterministic given `seed` and the worker index.
 //
+// With `rate` > 0 the load is open-loop instead: requests leave on a fixed schedule of `rate` per
+// second in total (worker i sends its k-th request at start + (k * concurrency + i) / rate, if it is
+// free by then), and a request's latency counts from its scheduled time, so time spent waiting behind
+// a slow server is not hidden (no coordinated omission). That is how latency at a given fraction of
+// the maximum sustained load is measured.
+//
 // The client retries UNAVAILABLE (ClientOptions), so a replica that dies behind a load balancer costs
 // retries, not errors; errors are the requests that still failed, by status code.
 #ifndef WORLDGEN_CLIENT_CLI_LOAD_GENERATOR_H_
@@ -44,6 +50,7 @@ struct LoadConfig {
   int64_t area = 4096;    // random: chunk coordinates in [-area, area).
   int view_radius = 8;    // spiral: rings around each player.
   int hot_set = 64;       // hot: number of distinct chunks.
+  double rate = 0;        // Requests per second over all workers; 0 = closed loop, as fast as answered.
 };
 
 // Produces the chunk lists one worker requests. Not thread-safe: one per worker.

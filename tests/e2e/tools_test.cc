@@ -2,6 +2,8 @@
 // independent Python client, and the load generator's JSON report.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "client/worldgen_client.h"
 #include "tests/client/subprocess.h"
@@ -84,6 +86,26 @@ TEST(LoadCommandTest, DurationBoundedRunPrintsProgressOnStderr) {
   EXPECT_NE(load->err.find("[load "), std::string::npos) << load->err;
   EXPECT_NE(load->out.find("latency ms: p50"), std::string::npos) << load->out;
   EXPECT_NE(load->out.find("errors: none"), std::string::npos) << load->out;
+}
+
+// Open loop: requests leave on the schedule, never faster. 40 requests/s for 2 s can send at most
+// 80 (+1 per worker for the one due at the very end); a server on loopback answers them all.
+TEST(LoadCommandTest, OpenLoopRateIsAnUpperBoundOnRequestsSent) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<CommandResult> load = RunCommand(
+      {kCli, absl::StrCat("--target=", (*server)->target()), "load", "--json", "--duration=2s",
+       "--rate=40", "--concurrency=2", "--chunks_per_request=1", "--pattern=hot", "--progress=false"},
+      absl::Seconds(60));
+  ASSERT_TRUE(load.ok()) << load.status();
+  ASSERT_EQ(load->exit_code, 0) << load->err;
+  EXPECT_NE(load->out.find("\"rate\":40"), std::string::npos) << load->out;
+  const size_t at = load->out.find("\"requests\":");
+  ASSERT_NE(at, std::string::npos) << load->out;
+  const int requests = std::atoi(load->out.c_str() + at + 11);
+  EXPECT_LE(requests, 82) << load->out;
+  EXPECT_GE(requests, 20) << "a loopback server keeps up with 40 requests/s: " << load->out;
+  EXPECT_NE(load->out.find("\"error_count\":0"), std::string::npos) << load->out;
 }
 
 }  // namespace
