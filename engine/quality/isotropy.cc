@@ -61,24 +61,8 @@ WorldSpec TwoBiomeSpec(BlenderKind kind, double interval, double blend_radius, u
 }
 
 std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent, int chunk_size) {
-  const size_t n = static_cast<size_t>(extent);
-  std::vector<float> field(n * n, 0.0f);
-  std::vector<IndexedLayer> layers;
-  for (int cz = 0; cz < extent; cz += chunk_size) {
-    for (int cx = 0; cx < extent; cx += chunk_size) {
-      blend(origin + cx, origin + cz, chunk_size, &layers);
-      for (const IndexedLayer& layer : layers) {
-        if (layer.biome != 1) continue;
-        for (int lz = 0; lz < chunk_size; ++lz) {
-          for (int lx = 0; lx < chunk_size; ++lx) {
-            field[static_cast<size_t>(cz + lz) * n + static_cast<size_t>(cx + lx)] =
-                layer.weights[static_cast<size_t>(lz * chunk_size + lx)];
-          }
-        }
-      }
-    }
-  }
-  return field;
+  const RegionWeights field = BlendRegion(blend, origin, origin, extent, extent, chunk_size, 2);
+  return std::vector<float>(field.layer(1), field.layer(1) + field.columns());
 }
 
 OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int extent) {
@@ -101,24 +85,9 @@ OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int exten
 }
 
 double GridLock(const std::vector<float>& field, int extent, int period) {
-  const size_t n = static_cast<size_t>(extent);
-  std::complex<double> sx = 0.0, sz = 0.0;
-  double ex = 0.0, ez = 0.0;
-  const double k = 2.0 * std::numbers::pi / period;
-  for (size_t z = 1; z + 1 < n; ++z) {
-    for (size_t x = 1; x + 1 < n; ++x) {
-      const double w = field[z * n + x];
-      const double dxx = field[z * n + x + 1] - 2.0 * w + field[z * n + x - 1];
-      const double dzz = field[(z + 1) * n + x] - 2.0 * w + field[(z - 1) * n + x];
-      // Phases from the column's residue, so they are exact whatever the field's origin (a multiple
-      // of every period measured).
-      sx += dxx * dxx * std::polar(1.0, k * static_cast<double>(x % static_cast<size_t>(period)));
-      sz += dzz * dzz * std::polar(1.0, k * static_cast<double>(z % static_cast<size_t>(period)));
-      ex += dxx * dxx;
-      ez += dzz * dzz;
-    }
-  }
-  return std::max(ex > 0.0 ? std::abs(sx) / ex : 0.0, ez > 0.0 ? std::abs(sz) / ez : 0.0);
+  RegionWeights region(0, 0, extent, extent, 1);
+  region.weights = field;
+  return GridLock(region, period);
 }
 
 double EdgeWidth(const std::vector<float>& field, int extent, double radius) {
@@ -163,8 +132,9 @@ IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int
   const std::vector<float> field =
       BlendField(method, discs, interval, radius, seed, -extent / 2, extent);
   report.discs = MeasureHarmonics(field, extent);
-  report.grid_lock = GridLock(field, extent, interval);
-  if (interval % 2 == 0) report.grid_lock = std::max(report.grid_lock, GridLock(field, extent, interval / 2));
+  RegionWeights region(0, 0, extent, extent, 1);
+  region.weights = field;
+  report.grid_lock = IntervalGridLock(region, interval);
 
   // Straight edges through the field's centre column, offset by a fraction of a block so the edge
   // never runs exactly through a row of columns.

@@ -25,11 +25,11 @@
 
 #include <complex>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "engine/biome_source.h"
 #include "engine/blender.h"
+#include "engine/quality/blend_metrics.h"
 #include "engine/world_spec.h"
 
 namespace worldgen::quality {
@@ -63,13 +63,8 @@ BlenderSpec KernelBlenderSpec(BlenderKind kind, double interval, double blend_ra
 // A two-biome world spec (ids 0 and 1, the method's radius for both) with the given blender and seed.
 WorldSpec TwoBiomeSpec(BlenderKind kind, double interval, double blend_radius, uint64_t seed);
 
-// Blends the size x size columns whose lowest corner is (x0, z0) into id-sorted layers of dense
-// biome indices (IndexedLayer): Blender::BlendColumns fits.
-using ChunkBlendFn =
-    std::function<void(int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers)>;
-
 // Biome 1's weight at every column of the square [origin, origin + extent)^2, row-major, x fastest,
-// blended chunk by chunk (extent must be a multiple of chunk_size).
+// blended chunk by chunk (extent must be a multiple of chunk_size; BlendRegion's layer 1).
 std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent, int chunk_size);
 
 struct OrientationHarmonics {
@@ -92,7 +87,8 @@ OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int exten
 // How strongly the field's curvature is locked to the world axes at `period` blocks: with
 // E = (second difference of w along x)^2 at each column, |sum E exp(2 pi i x / period)| / sum E, and
 // the same along z; the larger of the two. 1 = every bend sits on the same grid line phase (the
-// creases of a lerped grid), about 0 = bends fall anywhere (no grid to see).
+// creases of a lerped grid), about 0 = bends fall anywhere (no grid to see). period >= 2. The
+// one-layer case of GridLock(RegionWeights) (blend_metrics.h), with the field's corner at phase 0.
 double GridLock(const std::vector<float>& field, int extent, int period);
 
 // Transition width of a straight edge through the centre of an extent x extent field, measured over
