@@ -1,7 +1,5 @@
 #include "client/cli/render.h"
 
-#include <png.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -73,47 +71,21 @@ absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription
 
   absl::flat_hash_map<uint32_t, v1::Color> colors;
   for (const v1::BiomeConfig& biome : world.config().biomes()) colors[biome.id()] = biome.color();
-  float lowest = heights[0], highest = heights[0];
-  for (float v : heights) {
-    lowest = std::min(lowest, v);
-    highest = std::max(highest, v);
-  }
-  const float range = std::max(1.0f, highest - lowest);
-
-  RgbImage image;
-  image.width = static_cast<int>(region.width());
-  image.height = static_cast<int>(region.height());
-  image.pixels.resize(static_cast<size_t>(image.width) * image.height * 3);
+  const std::vector<float> light = ReliefLight(heights, static_cast<int>(region.width()),
+                                               static_cast<int>(region.height()));
+  RgbImage image(static_cast<int>(region.width()), static_cast<int>(region.height()));
   for (int py = 0; py < image.height; ++py) {
     for (int px = 0; px < image.width; ++px) {
-      const int64_t i = (py + 1) * w + (px + 1);
-      // Slope towards a light in the north-west, plus a little brightness for altitude.
-      const float slope = heights[i] - heights[i - w - 1];
-      const float light = std::clamp(1.0f + 0.15f * slope, 0.55f, 1.45f) *
-                          (0.85f + 0.3f * (heights[i] - lowest) / range);
+      const float l = light[static_cast<size_t>(py) * image.width + px];
       v1::Color c;
-      if (auto it = colors.find(dominant[i]); it != colors.end()) c = it->second;
-      uint8_t* out = &image.pixels[(static_cast<size_t>(py) * image.width + px) * 3];
-      out[0] = static_cast<uint8_t>(std::clamp(c.r() * light, 0.0f, 255.0f));
-      out[1] = static_cast<uint8_t>(std::clamp(c.g() * light, 0.0f, 255.0f));
-      out[2] = static_cast<uint8_t>(std::clamp(c.b() * light, 0.0f, 255.0f));
+      if (auto it = colors.find(dominant[(py + 1) * w + (px + 1)]); it != colors.end()) c = it->second;
+      uint8_t* out = image.at(px, py);
+      out[0] = static_cast<uint8_t>(std::clamp(c.r() * l, 0.0f, 255.0f));
+      out[1] = static_cast<uint8_t>(std::clamp(c.g() * l, 0.0f, 255.0f));
+      out[2] = static_cast<uint8_t>(std::clamp(c.b() * l, 0.0f, 255.0f));
     }
   }
   return image;
-}
-
-absl::Status WritePng(const RgbImage& image, const std::string& path) {
-  png_image png{};
-  png.version = PNG_IMAGE_VERSION;
-  png.width = static_cast<png_uint_32>(image.width);
-  png.height = static_cast<png_uint_32>(image.height);
-  png.format = PNG_FORMAT_RGB;
-  if (!png_image_write_to_file(&png, path.c_str(), 0, image.pixels.data(), image.width * 3, nullptr)) {
-    std::string why = png.message;
-    png_image_free(&png);
-    return absl::UnknownError(absl::StrCat("writing ", path, ": ", why));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace worldgen::cli

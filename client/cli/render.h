@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "client/rgb_image.h"
 #include "client/worldgen_client.h"
 
 namespace worldgen::cli {
@@ -30,20 +31,11 @@ inline constexpr int64_t kMaxRenderPixels = int64_t{8192} * 8192;
 // Parses "minx,minz,maxx,maxz" (integers, min <= max, at most kMaxRenderPixels columns).
 absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text);
 
-struct RgbImage {
-  int width = 0;
-  int height = 0;
-  std::vector<uint8_t> pixels;  // width * height * 3 bytes, rows top to bottom.
-};
-
 // Fetches every chunk of size `chunk_size` touching the region (plus one column to the north-west,
 // for shading) in requests of at most the server's max_chunks_per_request, and paints each column
 // with its dominant biome's colour from `world`, lit from the north-west by the height slope.
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, int chunk_size);
-
-// Writes an 8-bit RGB PNG.
-absl::Status WritePng(const RgbImage& image, const std::string& path);
 
 }  // namespace worldgen::cli
 

@@ -1,11 +1,11 @@
 // The `worldgen` CLI run as a subprocess against a real server: output formats, exit codes, files.
-#include <png.h>
 
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "client/rgb_image.h"
 #include "client/worldgen_client.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -140,14 +140,11 @@ TEST_F(CliTest, RenderWritesAPngOfTheRegionsSize) {
   CommandResult run = Cli({"render", "--region=-40,-20,59,29", absl::StrCat("--out=", path)});
   ASSERT_EQ(run.exit_code, 0) << run.err;
 
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  ASSERT_TRUE(png_image_begin_read_from_file(&image, path.c_str())) << image.message;
-  EXPECT_EQ(image.width, 100u);
-  EXPECT_EQ(image.height, 50u);
-  image.format = PNG_FORMAT_RGB;
-  std::vector<uint8_t> pixels(PNG_IMAGE_SIZE(image));
-  ASSERT_TRUE(png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) << image.message;
+  absl::StatusOr<RgbImage> image = ReadPng(path);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->width, 100);
+  EXPECT_EQ(image->height, 50);
+  const std::vector<uint8_t>& pixels = image->pixels;
   // Not a blank image: the default world's biome colours are never black.
   size_t dark = 0;
   for (size_t i = 0; i < pixels.size(); i += 3) dark += pixels[i] + pixels[i + 1] + pixels[i + 2] == 0;

@@ -1,0 +1,438 @@
+// worldgen-lab: every blender of the engine on one region of one world, side by side, in pictures and
+// numbers. Runs the engine in-process (no server).
+//
+//   worldgen-lab [--world=FILE.json] [--region=minx,minz,maxx,maxz] [--out=DIR] [--methods=a,b]
+//                [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N] [--json]
+//
+// Each method blends the world's biome source: the same world, only its blender replaced by the
+// method with the world's sampling interval and blend radius where the method declares such
+// parameters (the world's own method keeps all of its parameters), others at their defaults.
+// --interval / --radius override both. The region is widened to whole chunks.
+//
+// Writes to --out, per method: <method>_blend.png (biome colours mixed by weight),
+// <method>_dominant.png (dominant biome, raw map borders in black), <method>_height.png (shaded
+// heights), <method>_crop.png (the centre, lit blend colours, zoomed); and montage.png (one column per
+// method in table order: blend, dominant, heights). Prints one table row per method (--json: one JSON
+// object), see PrintTable for the columns.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/lab/lab_views.h"
+#include "client/cli/render.h"
+#include "client/rgb_image.h"
+#include "engine/blender.h"
+#include "engine/floor_div.h"
+#include "engine/quality/blend_metrics.h"
+#include "engine/quality/isotropy.h"
+#include "engine/world.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/world_config.h"
+
+ABSL_FLAG(std::string, world, "", "World config (protobuf JSON WorldConfig); empty = the embedded default");
+ABSL_FLAG(std::string, region, "-256,-256,255,255", "Block columns minx,minz,maxx,maxz (inclusive)");
+ABSL_FLAG(std::string, out, "lab-out", "Directory for the PNGs (created)");
+ABSL_FLAG(std::string, methods, "", "Comma-separated blender names; empty = every method");
+ABSL_FLAG(int, interval, 0, "Sampling interval for every method declaring one; 0 = the world's (else 8)");
+ABSL_FLAG(double, radius, 0, "blend_radius for every method declaring one; 0 = the world's (else 24)");
+ABSL_FLAG(int, chunk_size, 16, "Chunk size (columns per side) blended at a time");
+ABSL_FLAG(int, repeat, 3, "Timing passes per method (the fastest counts)");
+ABSL_FLAG(bool, json, false, "Print the table as one JSON object");
+
+namespace worldgen::lab {
+namespace {
+
+constexpr double kDefaultInterval = 8.0, kDefaultRadius = 24.0;
+constexpr const char* kIntervalNames[] = {"sampling_interval", "interval"};
+constexpr const char* kReference = "full_resolution";
+
+// The value in force of the first of `names` the spec's method declares, or nullopt.
+std::optional<double> DeclaredParam(const WorldSpec& spec, std::initializer_list<const char*> names) {
+  const BlenderMethod& method = MethodOf(spec.blender.kind);
+  for (const char* name : names) {
+    if (FindParam(method, name) != nullptr) return BlenderParam(spec, name);
+  }
+  return std::nullopt;
+}
+
+struct Row {
+  const BlenderMethod* method = nullptr;
+  std::string error;  // Non-empty: the method could not run on this world (the reason).
+  bool failed = false;  // Writing its pictures failed (error says why).
+  std::vector<BlenderFigure> params;
+  double ns_per_column = 0;
+  quality::ChunkCoverage chunks;
+  double max_sum_error = 0, max_jump = 0, grid_lock = 0;
+  double rms_from_reference = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::string> pngs;
+};
+
+struct Lab {
+  WorldSpec world;  // Biomes sorted by id.
+  int64_t x0 = 0, z0 = 0;
+  int width = 0, height = 0, chunk_size = 16, repeat = 3;
+  double interval = kDefaultInterval, radius = kDefaultRadius;
+  bool interval_set = false, radius_set = false;
+  std::filesystem::path out;
+
+  // The world with `method` as its blender (see the file comment).
+  WorldSpec SpecFor(const BlenderMethod& method) const {
+    WorldSpec spec = world;
+    if (method.kind != world.blender.kind) {
+      spec.blender = quality::KernelBlenderSpec(method.kind, interval, radius);
+      return spec;
+    }
+    for (const char* name : kIntervalNames) {
+      if (interval_set && FindParam(method, name) != nullptr) spec.blender.params[name] = interval;
+    }
+    if (radius_set && FindParam(method, "blend_radius") != nullptr) spec.blender.params["blend_radius"] = radius;
+    return spec;
+  }
+
+  int Index(uint32_t biome_id) const {
+    return static_cast<int>(std::lower_bound(world.biomes.begin(), world.biomes.end(), biome_id,
+                                             [](const BiomeSpec& b, uint32_t id) { return b.id < id; }) -
+                            world.biomes.begin());
+  }
+
+  // Fastest of `repeat` passes over the region, each with a fresh cache: ns per column.
+  double TimeBlend(const Blender& blender) const {
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<IndexedLayer> layers;
+    for (int pass = 0; pass < repeat; ++pass) {
+      BiomeSampleCache cache(64 << 20);
+      const auto start = std::chrono::steady_clock::now();
+      for (int cz = 0; cz < height; cz += chunk_size) {
+        for (int cx = 0; cx < width; cx += chunk_size) {
+          blender.BlendColumns(x0 + cx, z0 + cz, chunk_size, &cache, &layers);
+        }
+      }
+      const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+      best = std::min(best, took.count() / (static_cast<double>(width) * height));
+    }
+    return best;
+  }
+
+  absl::StatusOr<RegionBlend> Blend(const World& w) const {
+    BiomeSampleCache cache(64 << 20);
+    RegionBlend blend{quality::BlendRegion(
+        [&](int64_t bx, int64_t bz, int size, std::vector<IndexedLayer>* layers) {
+          w.blender().BlendColumns(bx, bz, size, &cache, layers);
+        },
+        x0, z0, width, height, chunk_size, static_cast<int>(world.biomes.size())), {}, {}, {}};
+    const size_t n = static_cast<size_t>(width) * height;
+    blend.heights.resize(n);
+    blend.dominant.resize(n);
+    blend.source.resize(n);
+    const BlendOptions options{.heights = true, .dominant_biome = true, .source_biome = true};
+    for (int cz = 0; cz < height; cz += chunk_size) {
+      for (int cx = 0; cx < width; cx += chunk_size) {
+        absl::StatusOr<ChunkBlend> chunk =
+            w.BlendChunk((x0 + cx) / chunk_size, (z0 + cz) / chunk_size, chunk_size, options, &cache);
+        if (!chunk.ok()) return chunk.status();
+        for (int lz = 0; lz < chunk_size; ++lz) {
+          for (int lx = 0; lx < chunk_size; ++lx) {
+            const size_t i = static_cast<size_t>(cz + lz) * width + (cx + lx);
+            const size_t c = static_cast<size_t>(ColumnIndex(chunk_size, lx, lz));
+            blend.heights[i] = chunk->heights[c];
+            blend.dominant[i] = Index(chunk->dominant_biome[c]);
+            blend.source[i] = Index(chunk->source_biome[c]);
+          }
+        }
+      }
+    }
+    return blend;
+  }
+};
+
+absl::Status WriteView(const RgbImage& image, const std::filesystem::path& path, Row* row) {
+  absl::Status status = WritePng(image, path.string());
+  if (status.ok()) row->pngs.push_back(path.filename().string());
+  return status;
+}
+
+std::string Fixed(double v, int precision) {
+  return std::isnan(v) ? "-" : absl::StrFormat("%.*f", precision, v);
+}
+
+void PrintTable(const Lab& lab, const std::vector<Row>& rows) {
+  std::printf("world %s, region [%lld, %lld] + %d x %d columns, chunk %d, interval %g, radius %g\n",
+              lab.world.name.c_str(), static_cast<long long>(lab.x0), static_cast<long long>(lab.z0),
+              lab.width, lab.height, lab.chunk_size, lab.interval, lab.radius);
+  std::printf("%-18s %10s %13s %8s %12s %9s %9s %12s\n", "method", "ns/column", "biomes/chunk",
+              "single", "max|sum-1|", "max jump", "grid lock", "rms vs full");
+  for (const Row& row : rows) {
+    if (!row.error.empty()) {
+      std::printf("%-18s not run: %s\n", std::string(row.method->name).c_str(), row.error.c_str());
+      continue;
+    }
+    std::printf("%-18s %10s %13s %8s %12.2e %9s %9s %12s\n", std::string(row.method->name).c_str(),
+                Fixed(row.ns_per_column, 1).c_str(), Fixed(row.chunks.biomes_per_chunk, 2).c_str(),
+                Fixed(row.chunks.single_biome_share, 3).c_str(), row.max_sum_error,
+                Fixed(row.max_jump, 4).c_str(), Fixed(row.grid_lock, 3).c_str(),
+                Fixed(row.rms_from_reference, 4).c_str());
+  }
+}
+
+absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
+  using google::protobuf::Struct;
+  using google::protobuf::Value;
+  auto number = [](double v) {
+    Value value;
+    if (std::isnan(v)) {
+      value.set_null_value(google::protobuf::NULL_VALUE);
+    } else {
+      value.set_number_value(v);
+    }
+    return value;
+  };
+  auto text = [](absl::string_view v) {
+    Value value;
+    value.set_string_value(std::string(v));
+    return value;
+  };
+  Struct report;
+  auto& top = *report.mutable_fields();
+  top["world"] = text(lab.world.name);
+  Value region;
+  for (double v : {static_cast<double>(lab.x0), static_cast<double>(lab.z0),
+                   static_cast<double>(lab.x0 + lab.width - 1), static_cast<double>(lab.z0 + lab.height - 1)}) {
+    *region.mutable_list_value()->add_values() = number(v);
+  }
+  top["region"] = region;
+  top["chunk_size"] = number(lab.chunk_size);
+  top["interval"] = number(lab.interval);
+  top["radius"] = number(lab.radius);
+  top["out"] = text(lab.out.string());
+  Value list;
+  for (const Row& row : rows) {
+    Value entry;
+    auto& f = *entry.mutable_struct_value()->mutable_fields();
+    f["method"] = text(row.method->name);
+    if (!row.error.empty()) {
+      f["error"] = text(row.error);
+    } else {
+      Value params;
+      for (const BlenderFigure& p : row.params) (*params.mutable_struct_value()->mutable_fields())[p.name] = number(p.value);
+      f["params"] = params;
+      f["ns_per_column"] = number(row.ns_per_column);
+      f["biomes_per_chunk"] = number(row.chunks.biomes_per_chunk);
+      f["single_biome_share"] = number(row.chunks.single_biome_share);
+      f["max_sum_error"] = number(row.max_sum_error);
+      f["max_neighbour_jump"] = number(row.max_jump);
+      f["grid_lock"] = number(row.grid_lock);
+      f["rms_from_full_resolution"] = number(row.rms_from_reference);
+      Value pngs;
+      for (const std::string& png : row.pngs) *pngs.mutable_list_value()->add_values() = text(png);
+      f["pngs"] = pngs;
+    }
+    *list.mutable_list_value()->add_values() = entry;
+  }
+  top["methods"] = list;
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  if (auto status = google::protobuf::util::MessageToJsonString(report, &json, options); !status.ok()) {
+    return absl::InternalError(std::string(status.message()));
+  }
+  std::fputs(json.c_str(), stdout);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<const BlenderMethod*>> SelectMethods(absl::string_view names) {
+  std::vector<const BlenderMethod*> methods;
+  if (names.empty()) {
+    for (const BlenderMethod* m : BlenderMethods()) methods.push_back(m);
+    return methods;
+  }
+  for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipEmpty())) {
+    const BlenderMethod* m = FindMethod(name);
+    if (m == nullptr) {
+      std::vector<absl::string_view> known;
+      for (const BlenderMethod* k : BlenderMethods()) known.push_back(k->name);
+      return absl::InvalidArgumentError(absl::StrCat("--methods: \"", name, "\" is not a blender (known: ",
+                                                     absl::StrJoin(known, ", "), ")"));
+    }
+    methods.push_back(m);
+  }
+  return methods;
+}
+
+absl::StatusOr<Lab> Configure() {
+  Lab lab;
+  const std::string world_path = absl::GetFlag(FLAGS_world);
+  WorldSpec spec = DefaultWorldSpec();
+  if (!world_path.empty()) {
+    absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({world_path});
+    if (!specs.ok()) return specs.status();
+    if (specs->size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--world=", world_path, " holds ", specs->size(),
+                                                     " worlds; name one file"));
+    }
+    spec = (*specs)[0];
+  }
+  absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
+  if (!world.ok()) return world.status();
+  lab.world = (*world)->spec();
+
+  lab.chunk_size = absl::GetFlag(FLAGS_chunk_size);
+  if (!IsServedChunkSize(lab.chunk_size)) {
+    return absl::InvalidArgumentError(absl::StrFormat("--chunk_size=%d is not a power of two in [%d, %d]",
+                                                      lab.chunk_size, kMinServedChunkSize, kMaxServedChunkSize));
+  }
+  lab.repeat = std::max(1, absl::GetFlag(FLAGS_repeat));
+  absl::StatusOr<cli::BlockRegion> region = cli::ParseBlockRegion(absl::GetFlag(FLAGS_region));
+  if (!region.ok()) return region.status();
+  if (std::max(std::abs(region->min_x), std::abs(region->max_x)) > kMaxWorldCoordinate - 2 * kMaxServedChunkSize ||
+      std::max(std::abs(region->min_z), std::abs(region->max_z)) > kMaxWorldCoordinate - 2 * kMaxServedChunkSize) {
+    return absl::InvalidArgumentError(absl::StrFormat("--region: columns must lie within +-%g", kMaxWorldCoordinate));
+  }
+  const int64_t n = lab.chunk_size;
+  lab.x0 = FloorDiv(region->min_x, n) * n;
+  lab.z0 = FloorDiv(region->min_z, n) * n;
+  lab.width = static_cast<int>((FloorDiv(region->max_x, n) + 1) * n - lab.x0);
+  lab.height = static_cast<int>((FloorDiv(region->max_z, n) + 1) * n - lab.z0);
+
+  const int interval_flag = absl::GetFlag(FLAGS_interval);
+  const double radius_flag = absl::GetFlag(FLAGS_radius);
+  lab.interval_set = interval_flag != 0;
+  lab.radius_set = radius_flag != 0;
+  lab.interval = lab.interval_set ? interval_flag
+                                  : DeclaredParam(lab.world, {kIntervalNames[0], kIntervalNames[1]})
+                                        .value_or(kDefaultInterval);
+  lab.radius = lab.radius_set ? radius_flag : DeclaredParam(lab.world, {"blend_radius"}).value_or(kDefaultRadius);
+
+  lab.out = absl::GetFlag(FLAGS_out);
+  return lab;
+}
+
+// Runs one method: its row, and its views into `views` (blend, dominant, heights) for the montage.
+Row RunMethod(const Lab& lab, const BlenderMethod& method, const quality::RegionWeights* reference,
+              std::optional<quality::RegionWeights>* weights_out, std::vector<RgbImage>* views) {
+  Row row;
+  row.method = &method;
+  absl::StatusOr<std::shared_ptr<const World>> world = World::Create(lab.SpecFor(method));
+  if (!world.ok()) {
+    row.error = std::string(world.status().message());
+    return row;
+  }
+  row.params = (*world)->blender().Describe();
+  row.ns_per_column = lab.TimeBlend((*world)->blender());
+  absl::StatusOr<RegionBlend> blend = lab.Blend(**world);
+  if (!blend.ok()) {
+    row.error = std::string(blend.status().message());
+    row.failed = true;
+    return row;
+  }
+  const quality::RegionWeights& w = blend->weights;
+  row.chunks = quality::MeasureChunks(w, lab.chunk_size);
+  row.max_sum_error = quality::MaxSumError(w);
+  row.max_jump = quality::MaxNeighbourJump(w);
+  const int period = static_cast<int>(std::lround(lab.interval));
+  row.grid_lock = period >= 2 ? quality::IntervalGridLock(w, period) : std::numeric_limits<double>::quiet_NaN();
+  if (reference != nullptr) row.rms_from_reference = quality::RmsDistance(w, *reference);
+
+  const std::string name(method.name);
+  views->push_back(BlendColours(*blend, lab.world.biomes));
+  views->push_back(DominantWithSourceBorders(*blend, lab.world.biomes));
+  views->push_back(ShadedHeights(*blend));
+  const RgbImage crop = ZoomedCrop(*blend, lab.world.biomes, 64, 4);
+  for (const auto& [image, suffix] : {std::pair<const RgbImage*, const char*>{&(*views)[0], "blend"},
+                                      {&(*views)[1], "dominant"},
+                                      {&(*views)[2], "height"},
+                                      {&crop, "crop"}}) {
+    if (absl::Status s = WriteView(*image, lab.out / absl::StrCat(name, "_", suffix, ".png"), &row); !s.ok()) {
+      row.error = std::string(s.message());
+      row.failed = true;
+      return row;
+    }
+  }
+  if (weights_out != nullptr) weights_out->emplace(std::move(blend->weights));
+  return row;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("worldgen-lab: every blender on one world region, in PNGs and a table");
+  absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<Lab> lab = Configure();
+  absl::StatusOr<std::vector<const BlenderMethod*>> methods =
+      lab.ok() ? SelectMethods(absl::GetFlag(FLAGS_methods)) : lab.status();
+  if (!methods.ok()) {
+    std::fprintf(stderr, "worldgen-lab: %s\n", std::string(methods.status().message()).c_str());
+    return 2;
+  }
+  std::error_code error;
+  std::filesystem::create_directories(lab->out, error);
+  if (error) {
+    std::fprintf(stderr, "worldgen-lab: --out=%s: %s\n", lab->out.c_str(), error.message().c_str());
+    return 2;
+  }
+
+  // The reference first: the full-resolution blur of the same raw map, if the engine has it.
+  std::optional<quality::RegionWeights> reference;
+  std::vector<Row> rows(methods->size());
+  std::vector<std::vector<RgbImage>> views(methods->size());
+  const BlenderMethod* reference_method = FindMethod(kReference);
+  std::optional<size_t> reference_row;
+  for (size_t i = 0; i < methods->size(); ++i) {
+    if ((*methods)[i] == reference_method) reference_row = i;
+  }
+  if (reference_method != nullptr) {
+    std::vector<RgbImage> unused;
+    Row row = RunMethod(*lab, *reference_method, nullptr, &reference, reference_row ? &views[*reference_row] : &unused);
+    if (reference) row.rms_from_reference = 0.0;
+    if (reference_row) rows[*reference_row] = std::move(row);
+  }
+  for (size_t i = 0; i < methods->size(); ++i) {
+    if (reference_row == i) continue;
+    rows[i] = RunMethod(*lab, *(*methods)[i], reference ? &*reference : nullptr, nullptr, &views[i]);
+  }
+
+  std::vector<std::vector<const RgbImage*>> columns;
+  for (const std::vector<RgbImage>& v : views) {
+    if (v.empty()) continue;
+    columns.push_back({&v[0], &v[1], &v[2]});
+  }
+  int status = 0;
+  if (!columns.empty()) {
+    if (absl::Status s = WritePng(Montage(columns, 4), (lab->out / "montage.png").string()); !s.ok()) {
+      std::fprintf(stderr, "worldgen-lab: %s\n", std::string(s.message()).c_str());
+      status = 1;
+    }
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    if (absl::Status s = PrintJson(*lab, rows); !s.ok()) {
+      std::fprintf(stderr, "worldgen-lab: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  } else {
+    PrintTable(*lab, rows);
+  }
+  // A method this world's parameters do not suit is reported in its row; only failures fail the run.
+  for (const Row& row : rows) status = row.failed ? 1 : status;
+  return status;
+}
+
+}  // namespace
+}  // namespace worldgen::lab
+
+int main(int argc, char** argv) { return worldgen::lab::Main(argc, argv); }

@@ -1,0 +1,127 @@
+// worldgen-lab on 256 x 256 columns of the default world: one row per engine blender (whatever
+// BlenderMethods() holds), figures that say what the methods are (lerped grid locked to its grid,
+// scattered not, every method keeping sum-to-one), and PNGs that decode at the region's size.
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/rgb_image.h"
+#include "engine/blender.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "tests/client/subprocess.h"
+
+namespace worldgen {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::TempDir;
+
+constexpr int kSide = 256;
+
+CommandResult Lab(const std::vector<std::string>& flags) {
+  std::vector<std::string> argv = {WORLDGEN_LAB_BINARY, "--region=-128,-128,127,127", "--repeat=1"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  absl::StatusOr<CommandResult> result = RunCommand(argv, absl::Seconds(240));
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *result : CommandResult{};
+}
+
+double Number(const Struct& s, const std::string& key) {
+  auto it = s.fields().find(key);
+  EXPECT_NE(it, s.fields().end()) << key;
+  return it == s.fields().end() ? -1.0 : it->second.number_value();
+}
+
+TEST(LabTest, JsonHasEveryBlenderAndPicturesThatDecode) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const CommandResult run = Lab({"--json", absl::StrCat("--out=", (*dir)->path())});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Struct report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &report).ok()) << run.out;
+  EXPECT_EQ(report.fields().at("world").string_value(), "default");
+
+  const auto& rows = report.fields().at("methods").list_value().values();
+  ASSERT_EQ(rows.size(), BlenderMethods().size());
+  std::map<std::string, Struct> by_name;
+  for (int i = 0; i < rows.size(); ++i) {
+    const Struct& row = rows[i].struct_value();
+    const std::string name = row.fields().at("method").string_value();
+    SCOPED_TRACE(name);
+    EXPECT_EQ(name, BlenderMethods()[i]->name);
+    by_name[name] = row;
+    if (row.fields().contains("error")) continue;  // This world's parameters do not suit the method.
+    EXPECT_GT(Number(row, "ns_per_column"), 0.0);
+    EXPECT_GE(Number(row, "biomes_per_chunk"), 1.0);
+    EXPECT_GE(Number(row, "single_biome_share"), 0.0);
+    EXPECT_LE(Number(row, "single_biome_share"), 1.0);
+    EXPECT_LT(Number(row, "max_sum_error"), 1e-6) << "the blending contract: weights sum to 1";
+    EXPECT_GT(Number(row, "max_neighbour_jump"), 0.0) << "the region has borders";
+    EXPECT_LT(Number(row, "max_neighbour_jump"), 0.5) << "and blends them";
+    EXPECT_GE(Number(row, "rms_from_full_resolution"), 0.0);
+    const auto& pngs = row.fields().at("pngs").list_value().values();
+    ASSERT_EQ(pngs.size(), 4);
+    for (const Value& png : pngs) {
+      absl::StatusOr<RgbImage> image = ReadPng((*dir)->File(png.string_value()));
+      ASSERT_TRUE(image.ok()) << image.status();
+      EXPECT_EQ(image->width, kSide) << png.string_value();  // The crop: 64 columns x 4.
+      EXPECT_EQ(image->height, kSide) << png.string_value();
+    }
+  }
+
+  // Seed 001's four methods, by what they are.
+  for (const char* name : {"scattered", "full_resolution", "convoluted_grid", "lerped_grid"}) {
+    ASSERT_TRUE(by_name.contains(name)) << name;
+    ASSERT_FALSE(by_name[name].fields().contains("error")) << name;
+  }
+  EXPECT_GT(Number(by_name["lerped_grid"], "grid_lock"), 0.99) << "creases on every grid line";
+  EXPECT_LT(Number(by_name["scattered"], "grid_lock"), 0.1);
+  EXPECT_LT(Number(by_name["scattered"], "grid_lock") * 3.0, Number(by_name["convoluted_grid"], "grid_lock"));
+  EXPECT_EQ(Number(by_name["full_resolution"], "rms_from_full_resolution"), 0.0);
+  EXPECT_GT(Number(by_name["scattered"], "rms_from_full_resolution"), 0.0);
+
+  absl::StatusOr<RgbImage> montage = ReadPng((*dir)->File("montage.png"));
+  ASSERT_TRUE(montage.ok()) << montage.status();
+  int ran = 0;
+  for (const auto& [name, row] : by_name) ran += row.fields().contains("error") ? 0 : 1;
+  EXPECT_EQ(montage->width, 4 + ran * (kSide + 4));
+  EXPECT_EQ(montage->height, 4 + 3 * (kSide + 4));
+}
+
+TEST(LabTest, TableHasOneRowPerBlender) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const CommandResult run =
+      Lab({"--methods=lerped_grid,scattered", "--chunk_size=32", absl::StrCat("--out=", (*dir)->path())});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("grid lock"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nlerped_grid "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\nscattered "), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("\nconvoluted_grid"), std::string::npos) << run.out;
+  EXPECT_TRUE(std::filesystem::exists((*dir)->File("lerped_grid_height.png")));
+  EXPECT_FALSE(std::filesystem::exists((*dir)->File("convoluted_grid_height.png")));
+}
+
+TEST(LabTest, BadFlagsAreRefusedWithTheReason) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string out = absl::StrCat("--out=", (*dir)->File("never"));
+  const CommandResult unknown = Lab({"--methods=no_such_method", out});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no_such_method"), std::string::npos) << unknown.err;
+  EXPECT_FALSE(std::filesystem::exists((*dir)->File("never"))) << "nothing written for a refused run";
+  const CommandResult size = Lab({"--chunk_size=12", out});
+  EXPECT_EQ(size.exit_code, 2);
+  EXPECT_NE(size.err.find("--chunk_size=12"), std::string::npos) << size.err;
+}
+
+}  // namespace
+}  // namespace worldgen
