@@ -259,13 +259,30 @@ TEST_F(WorldConfigFilesTest, ErrorsNameTheFile) {
   EXPECT_THAT(missing.status().message(), HasSubstr("missing.json"));
 }
 
-// The example worlds shipped in docker/worlds (mounted by docker/compose.yaml) load, validate, and
-// produce a world with more than one biome in it: an operator copying them starts from something real.
+// The example worlds shipped in docker/worlds (mounted by docker/compose.yaml): every file there is
+// a world that loads, validates, and produces more than one biome (an operator copying one starts
+// from something real), and every blending method has at least one.
 TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
-  absl::StatusOr<std::vector<WorldSpec>> specs =
-      LoadWorldSpecs({std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds"});
+  const std::filesystem::path dir = std::filesystem::path(WORLDGEN_SOURCE_DIR) / "docker/worlds";
+  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({dir.string()});
   ASSERT_TRUE(specs.ok()) << specs.status();
   ASSERT_FALSE(specs->empty());
+  // Nothing in the directory is skipped by the loader (it reads only *.json).
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().extension(), ".json") << entry.path() << " is not loaded by the server";
+    names.insert(entry.path().stem().string());
+  }
+  EXPECT_EQ(names.size(), specs->size());
+  std::set<std::string> methods;
+  for (const WorldSpec& spec : *specs) {
+    EXPECT_TRUE(names.contains(spec.name)) << "world " << spec.name << " should be in " << spec.name << ".json";
+    methods.insert(std::string(BlenderName(spec.blender.kind)));
+  }
+  for (const BlenderMethod* method : BlenderMethods()) {
+    EXPECT_TRUE(methods.contains(std::string(method->name)))
+        << "docker/worlds has no example world for blender " << method->name;
+  }
   for (const WorldSpec& spec : *specs) {
     SCOPED_TRACE(spec.name);
     absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
