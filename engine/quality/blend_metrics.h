@@ -4,7 +4,7 @@
 //
 // All functions are pure: they read a RegionWeights (every biome's weight at every column of a
 // rectangle) built by BlendRegion from any chunk-blending callback (Blender::BlendColumns fits), or by
-// hand in tests. Used by worldgen-lab (bench/lab), the benchmarks and the tests.
+// hand in tests. Used by worldgen-lab (bench/lab) and the tests; isotropy.h builds on it.
 #ifndef WORLDGEN_ENGINE_QUALITY_BLEND_METRICS_H_
 #define WORLDGEN_ENGINE_QUALITY_BLEND_METRICS_H_
 
