@@ -29,7 +29,7 @@ class ChunkView {
  public:
   // Checks the message against the contract in worldgen.proto: chunk_size > 0, biomes in strictly
   // ascending id order, each weights array empty (single_biome, exactly one biome) or
-  // chunk_size^2 long, heights and dominant_biome empty or chunk_size^2 long.
+  // chunk_size^2 long, heights, dominant_biome and source_biome empty or chunk_size^2 long.
   // DATA_LOSS names the first violation.
   static absl::StatusOr<ChunkView> Decode(v1::ChunkData data);
 
@@ -65,6 +65,12 @@ class ChunkView {
   // Heights, if the request asked for them.
   bool has_heights() const { return data_.heights_size() > 0; }
   float Height(int local_x, int local_z) const { return data_.heights(Index(local_x, local_z)); }
+
+  // The biome source's unblended biome at (lx, lz) (the raw map), if the request asked for it.
+  bool has_source_biome() const { return data_.source_biome_size() > 0; }
+  uint32_t SourceBiome(int local_x, int local_z) const {
+    return data_.source_biome(Index(local_x, local_z));
+  }
 
   // Highest-weight biome at (lx, lz), ties to the lower id. Taken from the message if the request
   // asked for dominant_biome, else computed from the weights (same rule, same answer).

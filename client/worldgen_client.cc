@@ -50,6 +50,18 @@ struct CoordHash {
   }
 };
 
+// A GenerateChunkRequest without its selection.
+v1::GenerateChunkRequest ChunkRequestMessage(const std::string& world,
+                                             const ChunkRequestOptions& request) {
+  v1::GenerateChunkRequest message;
+  message.set_world(world);
+  message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
+  message.set_include_heights(request.heights);
+  message.set_include_dominant_biome(request.dominant_biome);
+  message.set_include_source_biome(request.source_biome);
+  return message;
+}
+
 }  // namespace
 
 absl::Duration RetryBackoff(const ClientOptions& options, int retry) {
@@ -174,11 +186,7 @@ absl::Status Client::GenerateChunks(absl::Span<const ChunkCoord> chunks,
   if (static_cast<int64_t>(chunks.size()) > kMaxChunksPerCall) {
     return absl::InvalidArgumentError(absl::StrCat(chunks.size(), " chunks in one call"));
   }
-  v1::GenerateChunkRequest message;
-  message.set_world(options_.world);
-  message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
-  message.set_include_heights(request.heights);
-  message.set_include_dominant_biome(request.dominant_biome);
+  v1::GenerateChunkRequest message = ChunkRequestMessage(options_.world, request);
   v1::ChunkList* list = message.mutable_chunks();
   absl::flat_hash_set<ChunkCoord, CoordHash> seen;
   for (const ChunkCoord& c : chunks) {
@@ -202,11 +210,7 @@ absl::Status Client::GenerateRegion(const ChunkRegion& region, const ChunkReques
   if (count > static_cast<double>(kMaxChunksPerCall)) {
     return absl::InvalidArgumentError(absl::StrFormat("region has %.0f chunks", count));
   }
-  v1::GenerateChunkRequest message;
-  message.set_world(options_.world);
-  message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
-  message.set_include_heights(request.heights);
-  message.set_include_dominant_biome(request.dominant_biome);
+  v1::GenerateChunkRequest message = ChunkRequestMessage(options_.world, request);
   v1::ChunkRegion* r = message.mutable_region();
   r->set_min_x(region.min_x);
   r->set_min_z(region.min_z);
@@ -295,14 +299,15 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
 }
 
 absl::StatusOr<std::vector<PointSample>> Client::SamplePoints(
-    absl::Span<const std::pair<double, double>> points, bool heights) {
+    absl::Span<const std::pair<double, double>> points, const PointRequestOptions& options) {
   v1::SampleWeightsRequest request;
   for (const auto& [x, z] : points) {
     v1::Point* point = request.add_points();
     point->set_x(x);
     point->set_z(z);
   }
-  request.set_include_heights(heights);
+  request.set_include_heights(options.heights);
+  request.set_include_source_biome(options.source_biome);
   absl::StatusOr<v1::SampleWeightsResponse> response = SampleWeights(std::move(request));
   if (!response.ok()) return response.status();
   std::vector<PointSample> samples;
@@ -313,6 +318,7 @@ absl::StatusOr<std::vector<PointSample>> Client::SamplePoints(
     for (const v1::BiomeWeight& w : in.weights()) out.weights.push_back({w.biome_id(), w.weight()});
     out.height = in.height();
     out.dominant_biome = in.dominant_biome();
+    out.source_biome = in.source_biome();
   }
   return samples;
 }

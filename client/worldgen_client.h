@@ -85,6 +85,15 @@ struct ChunkRequestOptions {
   int chunk_size = 0;
   bool heights = false;
   bool dominant_biome = false;
+  // The biome source's unblended biome per column: the raw map the blender read (ChunkView::SourceBiome).
+  bool source_biome = false;
+};
+
+// What to compute besides weights, for the point calls.
+struct PointRequestOptions {
+  bool heights = false;
+  // The biome source's unblended biome at each point (PointSample::source_biome).
+  bool source_biome = false;
 };
 
 struct ChunkCoord {
@@ -110,6 +119,7 @@ struct PointSample {
   std::vector<Weight> weights;  // Non-zero weights only, ascending biome id.
   float height = 0.0f;          // Only if heights were requested.
   uint32_t dominant_biome = 0;
+  uint32_t source_biome = 0;    // Only if source biomes were requested.
 };
 
 // Counters since the client was created; cheap to read at any time.
@@ -152,8 +162,8 @@ class Client {
                               const std::function<void(ChunkView)>& on_chunk);
 
   // Blends arbitrary points (x, z) in block coordinates; one sample per point, in order.
-  absl::StatusOr<std::vector<PointSample>> SamplePoints(absl::Span<const std::pair<double, double>> points,
-                                                        bool heights = false);
+  absl::StatusOr<std::vector<PointSample>> SamplePoints(
+      absl::Span<const std::pair<double, double>> points, const PointRequestOptions& request = {});
   // The same call with the raw messages (the CLI prints these as JSON). `request.world` is
   // filled from the options if empty.
   absl::StatusOr<v1::SampleWeightsResponse> SampleWeights(v1::SampleWeightsRequest request);

@@ -26,6 +26,12 @@ ABSL_FLAG(int, size, 0, "Chunk size (columns per side, a power of two); 0 = the 
 ABSL_FLAG(bool, heights, true, "Also request blended heights.");
 ABSL_FLAG(std::string, region, "", "Block columns to render: minx,minz,maxx,maxz (inclusive).");
 ABSL_FLAG(std::string, out, "map.png", "PNG file to write.");
+ABSL_FLAG(std::string, layer, "dominant",
+          "What to draw: dominant (dominant biome colour, shaded by height), blend (biome colours "
+          "mixed by weight), source (the unblended raw map), height (shaded heights in grey) or "
+          "weight:ID (biome ID's weight as grey, black 0 to white 1).");
+ABSL_FLAG(bool, source_biome, false,
+          "Also request the biome source's unblended biome (the raw map the blender reads).");
 ABSL_FLAG(std::string, service, "", "Health-checked service name; empty = the whole server.");
 ABSL_FLAG(int, concurrency, 4, "Concurrent closed-loop workers.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10),
@@ -92,7 +98,8 @@ int RunChunk(const std::vector<std::string>& args) {
   if (!client.ok()) return Usage(client.status().ToString());
   const ChunkRequestOptions options{.chunk_size = absl::GetFlag(FLAGS_size),
                                     .heights = absl::GetFlag(FLAGS_heights),
-                                    .dominant_biome = true};
+                                    .dominant_biome = true,
+                                    .source_biome = absl::GetFlag(FLAGS_source_biome)};
   absl::StatusOr<ChunkView> chunk = (*client)->GenerateChunk(x, z, options);
   if (!chunk.ok()) return Fail(chunk.status());
   if (absl::GetFlag(FLAGS_json)) {
@@ -122,6 +129,7 @@ int RunSample(const std::vector<std::string>& args) {
     point->set_z(z);
   }
   request.set_include_heights(absl::GetFlag(FLAGS_heights));
+  request.set_include_source_biome(absl::GetFlag(FLAGS_source_biome));
   auto client = MakeClient();
   if (!client.ok()) return Usage(client.status().ToString());
   absl::StatusOr<v1::SampleWeightsResponse> response = (*client)->SampleWeights(request);
@@ -143,14 +151,19 @@ int RunRender(const std::vector<std::string>& args) {
   if (absl::GetFlag(FLAGS_region).empty()) return Usage("render needs --region=minx,minz,maxx,maxz");
   absl::StatusOr<BlockRegion> region = ParseBlockRegion(absl::GetFlag(FLAGS_region));
   if (!region.ok()) return Usage(std::string(region.status().message()));
+  absl::StatusOr<RenderLayer> layer = ParseRenderLayer(absl::GetFlag(FLAGS_layer));
+  if (!layer.ok()) return Usage(std::string(layer.status().message()));
   auto client = MakeClient();
   if (!client.ok()) return Usage(client.status().ToString());
   absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
   if (!world.ok()) return Fail(world.status());
+  if (absl::Status known = CheckRenderLayer(*layer, *world); !known.ok()) {
+    return Usage(std::string(known.message()));
+  }
   // Large chunks mean fewer, bigger messages; the server says how large it accepts.
   int size = absl::GetFlag(FLAGS_size);
   if (size == 0) size = static_cast<int>(std::min<uint32_t>(64, world->limits().max_chunk_size()));
-  absl::StatusOr<RgbImage> image = RenderRegion(**client, *world, *region, size);
+  absl::StatusOr<RgbImage> image = RenderRegion(**client, *world, *region, *layer, size);
   if (!image.ok()) return Fail(image.status());
   const std::string out = absl::GetFlag(FLAGS_out);
   if (absl::Status written = WritePng(*image, out); !written.ok()) return Fail(written);
@@ -221,13 +234,16 @@ const std::vector<Subcommand>& Subcommands() {
        "the server's limits.", {"json"}, RunDescribe},
       {"chunk", "X Z", "Blends chunk (X, Z) (chunk coordinates) and prints its biomes, the weight "
        "grids, heights and dominant biomes; --json prints the worldgen.v1.ChunkData message (proto3 JSON "
-       "mapping with the .proto field names: 64-bit integers are strings, floats round-trip exactly).",
-       {"size", "json", "heights"}, RunChunk},
+       "mapping with the .proto field names: 64-bit integers are strings, floats round-trip exactly). "
+       "--source_biome adds the unblended raw map.",
+       {"size", "json", "heights", "source_biome"}, RunChunk},
       {"sample", "X Z [X Z ...]", "Blends points in block coordinates (need not be integers) and "
-       "prints each point's weights; --json prints the worldgen.v1.SampleWeightsResponse message.",
-       {"json", "heights"}, RunSample},
-      {"render", "", "Writes a PNG map of a block region: each pixel is a column coloured by its "
-       "dominant biome and shaded by the blended height.", {"region", "out", "size"}, RunRender},
+       "prints each point's weights; --json prints the worldgen.v1.SampleWeightsResponse message. "
+       "--source_biome adds each point's unblended biome.",
+       {"json", "heights", "source_biome"}, RunSample},
+      {"render", "", "Writes a PNG map of a block region, one pixel per column, of one --layer: "
+       "dominant, blend, source, height or weight:ID. An unknown layer or biome id is a usage error.",
+       {"region", "out", "size", "layer"}, RunRender},
       {"health", "", "Calls grpc.health.v1.Health/Check and prints the status. Exit code 0 iff "
        "SERVING (1 otherwise, also when the server cannot be reached).", {"service"}, RunHealth},
       {"load", "", "Closed-loop load generator for GenerateChunk: prints throughput (chunks/s, MB/s), "

@@ -104,6 +104,10 @@ std::string ChunkText(const ChunkView& chunk, const v1::WorldDescription& world)
   }
   absl::StrAppend(&out, "dominant biome ids:\n");
   AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%3d", chunk.DominantBiome(lx, lz)); });
+  if (chunk.has_source_biome()) {
+    absl::StrAppend(&out, "source biome ids (the unblended raw map):\n");
+    AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%3d", chunk.SourceBiome(lx, lz)); });
+  }
   return out;
 }
 
@@ -117,6 +121,9 @@ std::string SamplesText(const v1::SampleWeightsRequest& request,
     absl::StrAppendFormat(&out, "(%g, %g)  dominant %s (%d)", request.points(i).x(),
                           request.points(i).z(), NameOf(names, s.dominant_biome()), s.dominant_biome());
     if (request.include_heights()) absl::StrAppendFormat(&out, "  height %.3f", s.height());
+    if (request.include_source_biome()) {
+      absl::StrAppendFormat(&out, "  source %s (%d)", NameOf(names, s.source_biome()), s.source_biome());
+    }
     absl::StrAppend(&out, " ");
     for (const v1::BiomeWeight& w : s.weights()) {
       absl::StrAppendFormat(&out, " %s=%.6f", NameOf(names, w.biome_id()), w.weight());

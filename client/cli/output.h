@@ -27,10 +27,11 @@ absl::flat_hash_map<uint32_t, std::string> BiomeNames(const v1::WorldDescription
 std::string DescribeText(const v1::WorldDescription& world);
 
 // The chunk's biomes (id, name, mean/min/max weight), then for each biome its weights as a grid
-// (rows are z, columns x), then heights and dominant biomes if present.
+// (rows are z, columns x), then heights (if present), dominant biomes and source biomes (if present).
 std::string ChunkText(const ChunkView& chunk, const v1::WorldDescription& world);
 
-// One line per point: coordinates, dominant biome, height (if requested) and the weights.
+// One line per point: coordinates, dominant biome, height and source biome (if requested) and the
+// weights.
 std::string SamplesText(const v1::SampleWeightsRequest& request,
                         const v1::SampleWeightsResponse& response, const v1::WorldDescription& world);
 

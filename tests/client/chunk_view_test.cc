@@ -89,6 +89,19 @@ TEST(ChunkViewTest, SingleBiomeChunkHasWeightOneEverywhere) {
   EXPECT_FALSE(view->has_heights());
 }
 
+TEST(ChunkViewTest, LooksUpTheRawMapInWireLayout) {
+  v1::ChunkData data = TwoBiomeChunk();
+  for (int i = 0; i < 16; ++i) data.add_source_biome(i % 4 < 2 ? 2 : 5);
+  absl::StatusOr<ChunkView> view = ChunkView::Decode(data);
+  ASSERT_TRUE(view.ok()) << view.status();
+  ASSERT_TRUE(view->has_source_biome());
+  EXPECT_EQ(view->SourceBiome(1, 3), 2u);
+  EXPECT_EQ(view->SourceBiome(2, 0), 5u);
+  absl::StatusOr<ChunkView> without = ChunkView::Decode(TwoBiomeChunk());
+  ASSERT_TRUE(without.ok());
+  EXPECT_FALSE(without->has_source_biome());
+}
+
 TEST(ChunkViewTest, RejectsMessagesThatBreakTheContract) {
   auto expect_data_loss = [](v1::ChunkData data, const char* why) {
     absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(data));
@@ -113,6 +126,10 @@ TEST(ChunkViewTest, RejectsMessagesThatBreakTheContract) {
   data = TwoBiomeChunk();
   data.add_dominant_biome(1);
   expect_data_loss(data, "short dominant");
+
+  data = TwoBiomeChunk();
+  for (int i = 0; i < 15; ++i) data.add_source_biome(2);
+  expect_data_loss(data, "short source");
 
   data = TwoBiomeChunk();
   data.set_single_biome(true);

@@ -1,6 +1,9 @@
 // The `worldgen` CLI run as a subprocess against a real server: output formats, exit codes, files.
-
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -133,22 +136,134 @@ TEST_F(CliTest, SampleJsonIsTheResponseBitForBit) {
   EXPECT_NE(text.out.find("(100.5, -7.25)  dominant "), std::string::npos) << text.out;
 }
 
-TEST_F(CliTest, RenderWritesAPngOfTheRegionsSize) {
+TEST_F(CliTest, RenderWritesAPngOfTheRegionsSizeForEveryLayer) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-render");
   ASSERT_TRUE(dir.ok());
-  const std::string path = (*dir)->File("map.png");
-  CommandResult run = Cli({"render", "--region=-40,-20,59,29", absl::StrCat("--out=", path)});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* layer : {"", "dominant", "blend", "source", "height", "weight:2"}) {
+    const std::string path = (*dir)->File(absl::StrCat("map-", layer, ".png"));
+    std::vector<std::string> args = {"render", "--region=-40,-20,59,29", absl::StrCat("--out=", path)};
+    if (*layer) args.push_back(absl::StrCat("--layer=", layer));
+    CommandResult run = Cli(args);
+    ASSERT_EQ(run.exit_code, 0) << layer << ": " << run.err;
+    absl::StatusOr<RgbImage> image = ReadPng(path);
+    ASSERT_TRUE(image.ok()) << image.status();
+    EXPECT_EQ(image->width, 100) << layer;
+    EXPECT_EQ(image->height, 50) << layer;
+    if (absl::string_view(layer).empty() || absl::string_view(layer) == "dominant") {
+      // Not a blank image: the default world's biome colours are never black.
+      size_t dark = 0;
+      const std::vector<uint8_t>& pixels = image->pixels;
+      for (size_t i = 0; i < pixels.size(); i += 3) dark += pixels[i] + pixels[i + 1] + pixels[i + 2] == 0;
+      EXPECT_EQ(dark, 0u);
+    }
+  }
+}
 
-  absl::StatusOr<RgbImage> image = ReadPng(path);
-  ASSERT_TRUE(image.ok()) << image.status();
-  EXPECT_EQ(image->width, 100);
-  EXPECT_EQ(image->height, 50);
-  const std::vector<uint8_t>& pixels = image->pixels;
-  // Not a blank image: the default world's biome colours are never black.
-  size_t dark = 0;
-  for (size_t i = 0; i < pixels.size(); i += 3) dark += pixels[i] + pixels[i + 1] + pixels[i + 2] == 0;
-  EXPECT_EQ(dark, 0u);
+// The weight and source layers are the service's data, pixel for pixel.
+TEST_F(CliTest, RenderWeightAndSourceLayersDrawTheServersValues) {
+  const int64_t min_x = -256, min_z = -128, max_x = 255, max_z = 127;
+  std::map<std::pair<int64_t, int64_t>, ChunkView> chunks;
+  absl::Status fetched = client_->GenerateRegion(
+      {.min_x = min_x / 64, .min_z = min_z / 64, .max_x = max_x / 64, .max_z = max_z / 64},
+      {.chunk_size = 64, .source_biome = true},
+      [&](ChunkView view) { chunks.emplace(std::pair{view.chunk_x(), view.chunk_z()}, view); });
+  ASSERT_TRUE(fetched.ok()) << fetched;
+  // A biome that is partly blended somewhere in the region.
+  uint32_t blended = 0;
+  bool found = false;
+  for (const auto& [coord, view] : chunks) {
+    for (uint32_t id : view.biome_ids()) {
+      for (float w : view.Weights(id)) {
+        if (!found && w > 0.1f && w < 0.9f) {
+          blended = id;
+          found = true;
+        }
+      }
+    }
+  }
+  ASSERT_TRUE(found) << "no transition in the region";
+  absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
+  ASSERT_TRUE(world.ok());
+  std::map<uint32_t, v1::Color> colors;
+  for (const v1::BiomeConfig& biome : world->config().biomes()) colors[biome.id()] = biome.color();
+
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-render-layers");
+  ASSERT_TRUE(dir.ok());
+  const std::string region = absl::StrCat("--region=", min_x, ",", min_z, ",", max_x, ",", max_z);
+  const std::string weight_path = (*dir)->File("weight.png"), source_path = (*dir)->File("source.png");
+  CommandResult weight = Cli({"render", region, absl::StrCat("--layer=weight:", blended),
+                              absl::StrCat("--out=", weight_path), "--size=32"});
+  ASSERT_EQ(weight.exit_code, 0) << weight.err;
+  CommandResult source =
+      Cli({"render", region, "--layer=source", absl::StrCat("--out=", source_path)});
+  ASSERT_EQ(source.exit_code, 0) << source.err;
+  absl::StatusOr<RgbImage> weights = ReadPng(weight_path);
+  absl::StatusOr<RgbImage> raw = ReadPng(source_path);
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  ASSERT_EQ(weights->width, 512);
+  ASSERT_EQ(raw->width, 512);
+  int mismatches = 0, greys = 0;
+  for (int64_t z = min_z; z <= max_z; ++z) {
+    for (int64_t x = min_x; x <= max_x; ++x) {
+      const ChunkView& view = chunks.at({x >> 6, z >> 6});
+      const int lx = static_cast<int>(x - view.origin_x()), lz = static_cast<int>(z - view.origin_z());
+      const size_t p = static_cast<size_t>((z - min_z) * 512 + (x - min_x)) * 3;
+      const long want = std::lround(255.0 * view.Weight(blended, lx, lz));
+      greys += want > 0 && want < 255;
+      if (weights->pixels[p] != want && ++mismatches < 5) {
+        ADD_FAILURE() << "weight at " << x << ", " << z << ": " << int{weights->pixels[p]} << " != "
+                      << want;
+      }
+      const v1::Color& c = colors[view.SourceBiome(lx, lz)];
+      if ((raw->pixels[p] != c.r() || raw->pixels[p + 1] != c.g() || raw->pixels[p + 2] != c.b()) &&
+          ++mismatches < 5) {
+        ADD_FAILURE() << "source colour at " << x << ", " << z;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_GT(greys, 0);
+}
+
+TEST_F(CliTest, RenderRejectsUnknownLayersAndBiomesAsUsageErrors) {
+  CommandResult layer = Cli({"render", "--region=0,0,9,9", "--layer=shade"});
+  EXPECT_EQ(layer.exit_code, 2);
+  EXPECT_NE(layer.err.find("--layer=shade is not a layer; use dominant, blend, source, height or "
+                           "weight:ID"),
+            std::string::npos)
+      << layer.err;
+  CommandResult id = Cli({"render", "--region=0,0,9,9", "--layer=weight:12345"});
+  EXPECT_EQ(id.exit_code, 2);
+  EXPECT_NE(id.err.find("has no biome 12345"), std::string::npos) << id.err;
+  CommandResult bad_id = Cli({"render", "--region=0,0,9,9", "--layer=weight:ocean"});
+  EXPECT_EQ(bad_id.exit_code, 2);
+  EXPECT_NE(bad_id.err.find("not a biome id"), std::string::npos) << bad_id.err;
+}
+
+TEST_F(CliTest, ChunkAndSampleShowTheRawMap) {
+  CommandResult json = Cli({"chunk", "-7", "3", "--json", "--source_biome"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  absl::StatusOr<ChunkView> direct = client_->GenerateChunk(
+      -7, 3, {.heights = true, .dominant_biome = true, .source_biome = true});
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  ASSERT_TRUE(direct->has_source_biome());
+  ExpectSameBytes(ParseJson<v1::ChunkData>(json.out), direct->proto());
+
+  CommandResult text = Cli({"chunk", "-7", "3", "--source_biome", "--size=4"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("source biome ids (the unblended raw map):"), std::string::npos) << text.out;
+  CommandResult plain = Cli({"chunk", "-7", "3", "--size=4"});
+  EXPECT_EQ(plain.out.find("source biome ids"), std::string::npos) << plain.out;
+
+  CommandResult sample = Cli({"sample", "100.5", "-7.25", "--source_biome"});
+  ASSERT_EQ(sample.exit_code, 0) << sample.err;
+  absl::StatusOr<std::vector<PointSample>> point =
+      client_->SamplePoints({{100.5, -7.25}}, {.source_biome = true});
+  ASSERT_TRUE(point.ok());
+  EXPECT_NE(sample.out.find(absl::StrCat("(", (*point)[0].source_biome, ")")), std::string::npos)
+      << sample.out;
+  EXPECT_NE(sample.out.find("  source "), std::string::npos) << sample.out;
 }
 
 TEST_F(CliTest, HealthIsZeroWhenServingAndNonZeroWhenDown) {

@@ -68,6 +68,11 @@ void ExpectSameAsEngine(const ChunkView& view) {
       if (view.DominantBiome(lx, lz) != blend->dominant_biome[i] && ++mismatches < 5) {
         ADD_FAILURE() << "dominant biome at (" << lx << ", " << lz << ")";
       }
+      const uint32_t source = DefaultWorld()->SourceBiomeAt(
+          static_cast<double>(view.origin_x() + lx), static_cast<double>(view.origin_z() + lz));
+      if (view.has_source_biome() && view.SourceBiome(lx, lz) != source && ++mismatches < 5) {
+        ADD_FAILURE() << "source biome at (" << lx << ", " << lz << ")";
+      }
     }
   }
   EXPECT_EQ(mismatches, 0);
@@ -124,8 +129,10 @@ TEST_F(ClientServerTest, ChunkListAndSingleChunkMatchTheEngine) {
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_EQ(delivered, 5);  // The duplicate is requested once.
 
-  absl::StatusOr<ChunkView> one = client_->GenerateChunk(40, -17, {.heights = true});
+  absl::StatusOr<ChunkView> one =
+      client_->GenerateChunk(40, -17, {.heights = true, .source_biome = true});
   ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_TRUE(one->has_source_biome());
   EXPECT_EQ(one->size(), 16);  // The world's chunk size.
   ExpectSameAsEngine(*one);
 }
@@ -133,7 +140,8 @@ TEST_F(ClientServerTest, ChunkListAndSingleChunkMatchTheEngine) {
 TEST_F(ClientServerTest, SamplePointsMatchTheEngine) {
   std::vector<std::pair<double, double>> points = {{0, 0}, {100.5, -7.25}, {320, 640}, {-9999.75, 12345.5}};
   for (int i = 0; i < 100; ++i) points.push_back({i * 37.25 - 1800, i * -53.5 + 900});
-  absl::StatusOr<std::vector<PointSample>> samples = client_->SamplePoints(points, /*heights=*/true);
+  absl::StatusOr<std::vector<PointSample>> samples =
+      client_->SamplePoints(points, {.heights = true, .source_biome = true});
   ASSERT_TRUE(samples.ok()) << samples.status();
   ASSERT_EQ(samples->size(), points.size());
   for (size_t i = 0; i < points.size(); ++i) {
@@ -149,6 +157,8 @@ TEST_F(ClientServerTest, SamplePointsMatchTheEngine) {
     }
     EXPECT_EQ(std::bit_cast<uint32_t>(got.height), std::bit_cast<uint32_t>(want->height)) << i;
     EXPECT_EQ(got.dominant_biome, want->dominant_biome) << i;
+    EXPECT_EQ(got.source_biome, DefaultWorld()->SourceBiomeAt(points[i].first, points[i].second))
+        << i;
   }
 }
 

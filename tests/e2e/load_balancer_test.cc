@@ -166,8 +166,10 @@ TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
 
   std::vector<std::pair<double, double>> points;
   for (int i = 0; i < 64; ++i) points.push_back({i * 13.5 - 400, i * -7.75 + 250});
-  absl::StatusOr<std::vector<PointSample>> via_lb = lb_client_->SamplePoints(points, true);
-  absl::StatusOr<std::vector<PointSample>> via_direct = (*direct)->SamplePoints(points, true);
+  absl::StatusOr<std::vector<PointSample>> via_lb =
+      lb_client_->SamplePoints(points, {.heights = true});
+  absl::StatusOr<std::vector<PointSample>> via_direct =
+      (*direct)->SamplePoints(points, {.heights = true});
   ASSERT_TRUE(via_lb.ok()) << via_lb.status();
   ASSERT_TRUE(via_direct.ok()) << via_direct.status();
   for (size_t i = 0; i < points.size(); ++i) {

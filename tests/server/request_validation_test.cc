@@ -7,37 +7,17 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/server/service_calls.h"
 
 namespace worldgen {
 namespace {
 
 using ::testing::HasSubstr;
+using ::worldgen::testing::ListRequest;
+using ::worldgen::testing::RegionRequest;
 
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-
-v1::GenerateChunkRequest Region(int64_t min_x, int64_t min_z, int64_t max_x, int64_t max_z,
-                                uint32_t size = 16) {
-  v1::GenerateChunkRequest request;
-  request.set_chunk_size(size);
-  request.mutable_region()->set_min_x(min_x);
-  request.mutable_region()->set_min_z(min_z);
-  request.mutable_region()->set_max_x(max_x);
-  request.mutable_region()->set_max_z(max_z);
-  return request;
-}
-
-v1::GenerateChunkRequest List(std::vector<std::pair<int64_t, int64_t>> coords, uint32_t size = 16) {
-  v1::GenerateChunkRequest request;
-  request.set_chunk_size(size);
-  request.mutable_chunks();
-  for (auto [x, z] : coords) {
-    v1::ChunkCoord* c = request.mutable_chunks()->add_coords();
-    c->set_x(x);
-    c->set_z(z);
-  }
-  return request;
-}
 
 void ExpectInvalid(const v1::GenerateChunkRequest& request, const std::string& needle,
                    RequestLimits limits = {}) {
@@ -48,69 +28,69 @@ void ExpectInvalid(const v1::GenerateChunkRequest& request, const std::string& n
 }
 
 TEST(RequestValidationTest, ZeroChunkSizeMeansTheWorldsSize) {
-  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(List({{0, 0}}, 0), 32, {});
+  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(ListRequest({{0, 0}}, 0), 32, {});
   ASSERT_TRUE(selection.ok()) << selection.status();
   EXPECT_EQ(selection->size(), 32);
 }
 
 TEST(RequestValidationTest, ChunkSizeMustBeAPowerOfTwoFrom4To256) {
   for (uint32_t size : {4u, 8u, 16u, 64u, 256u}) {
-    EXPECT_TRUE(ValidateChunkRequest(List({{0, 0}}, size), 16, {}).ok()) << size;
+    EXPECT_TRUE(ValidateChunkRequest(ListRequest({{0, 0}}, size), 16, {}).ok()) << size;
   }
   for (uint32_t size : {1u, 2u, 3u, 12u, 100u, 512u, 4294967295u}) {
-    ExpectInvalid(List({{0, 0}}, size), "chunk_size = " + std::to_string(size));
+    ExpectInvalid(ListRequest({{0, 0}}, size), "chunk_size = " + std::to_string(size));
   }
 }
 
 TEST(RequestValidationTest, SelectionMustBeSetAndNonEmpty) {
   v1::GenerateChunkRequest none;
   ExpectInvalid(none, "selection");
-  ExpectInvalid(List({}), "chunks.coords is empty");
+  ExpectInvalid(ListRequest({}), "chunks.coords is empty");
 }
 
 TEST(RequestValidationTest, ListLongerThanTheLimitIsRejected) {
   RequestLimits limits;
   limits.max_chunks_per_request = 3;
-  EXPECT_TRUE(ValidateChunkRequest(List({{0, 0}, {1, 0}, {2, 0}}), 16, limits).ok());
-  ExpectInvalid(List({{0, 0}, {1, 0}, {2, 0}, {3, 0}}), "max_chunks_per_request = 3", limits);
+  EXPECT_TRUE(ValidateChunkRequest(ListRequest({{0, 0}, {1, 0}, {2, 0}}), 16, limits).ok());
+  ExpectInvalid(ListRequest({{0, 0}, {1, 0}, {2, 0}, {3, 0}}), "max_chunks_per_request = 3", limits);
 }
 
 TEST(RequestValidationTest, RegionLargerThanTheLimitIsRejectedWithoutOverflow) {
   RequestLimits limits;
   limits.max_chunks_per_request = 100;
-  EXPECT_TRUE(ValidateChunkRequest(Region(0, 0, 9, 9), 16, limits).ok());
-  ExpectInvalid(Region(0, 0, 10, 9), "max_chunks_per_request = 100", limits);
+  EXPECT_TRUE(ValidateChunkRequest(RegionRequest(0, 0, 9, 9), 16, limits).ok());
+  ExpectInvalid(RegionRequest(0, 0, 10, 9), "max_chunks_per_request = 100", limits);
   // The whole world at size 16: 2^22 x 2^22 chunks, 2^44 in all.
   const int64_t edge = int64_t{1} << 21;
-  ExpectInvalid(Region(-edge, -edge, edge - 1, edge - 1), "max_chunks_per_request = 100", limits);
-  ExpectInvalid(Region(0, -edge, 0, edge - 1), "max_chunks_per_request", limits);
+  ExpectInvalid(RegionRequest(-edge, -edge, edge - 1, edge - 1), "max_chunks_per_request = 100", limits);
+  ExpectInvalid(RegionRequest(0, -edge, 0, edge - 1), "max_chunks_per_request", limits);
   // Extreme corners are reported as outside the world, never overflow.
-  ExpectInvalid(Region(kInt64Min, kInt64Min, kInt64Max, kInt64Max), "region.min_x", limits);
-  ExpectInvalid(Region(0, kInt64Min, 0, kInt64Max), "region.min_z", limits);
-  ExpectInvalid(Region(0, 0, (int64_t{1} << 32) - 1, 0), "region.max_x", limits);
+  ExpectInvalid(RegionRequest(kInt64Min, kInt64Min, kInt64Max, kInt64Max), "region.min_x", limits);
+  ExpectInvalid(RegionRequest(0, kInt64Min, 0, kInt64Max), "region.min_z", limits);
+  ExpectInvalid(RegionRequest(0, 0, (int64_t{1} << 32) - 1, 0), "region.max_x", limits);
 }
 
 TEST(RequestValidationTest, RegionMinAboveMaxNamesTheField) {
-  ExpectInvalid(Region(5, 0, 4, 0), "region.min_x = 5");
-  ExpectInvalid(Region(0, 5, 0, 4), "region.min_z = 5");
+  ExpectInvalid(RegionRequest(5, 0, 4, 0), "region.min_x = 5");
+  ExpectInvalid(RegionRequest(0, 5, 0, 4), "region.min_z = 5");
 }
 
 TEST(RequestValidationTest, ChunksOutsideTheWorldBoundNameTheField) {
   // With size 16 the last chunk inside +-2^25 is 2^21 - 1; the first is -2^21.
   const int64_t last = (int64_t{1} << 21) - 1;
-  EXPECT_TRUE(ValidateChunkRequest(List({{last, -last - 1}}), 16, {}).ok());
-  ExpectInvalid(List({{0, 0}, {last + 1, 0}}), "chunks.coords[1].x");
-  ExpectInvalid(List({{0, -last - 2}}), "chunks.coords[0].z");
-  ExpectInvalid(List({{kInt64Max, 0}}), "chunks.coords[0].x");
-  ExpectInvalid(List({{kInt64Min, 0}}), "chunks.coords[0].x");
-  ExpectInvalid(Region(last, 0, last + 1, 0), "region.max_x");
-  ExpectInvalid(Region(0, -last - 2, 0, 0), "region.min_z");
+  EXPECT_TRUE(ValidateChunkRequest(ListRequest({{last, -last - 1}}), 16, {}).ok());
+  ExpectInvalid(ListRequest({{0, 0}, {last + 1, 0}}), "chunks.coords[1].x");
+  ExpectInvalid(ListRequest({{0, -last - 2}}), "chunks.coords[0].z");
+  ExpectInvalid(ListRequest({{kInt64Max, 0}}), "chunks.coords[0].x");
+  ExpectInvalid(ListRequest({{kInt64Min, 0}}), "chunks.coords[0].x");
+  ExpectInvalid(RegionRequest(last, 0, last + 1, 0), "region.max_x");
+  ExpectInvalid(RegionRequest(0, -last - 2, 0, 0), "region.min_z");
   // The same coordinate is inside for a smaller chunk size.
-  EXPECT_TRUE(ValidateChunkRequest(List({{last + 1, 0}}, 8), 16, {}).ok());
+  EXPECT_TRUE(ValidateChunkRequest(ListRequest({{last + 1, 0}}, 8), 16, {}).ok());
 }
 
 TEST(RequestValidationTest, RegionEnumeratesEveryChunkOnceRowMajor) {
-  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(Region(-2, 5, 1, 7), 16, {});
+  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(RegionRequest(-2, 5, 1, 7), 16, {});
   ASSERT_TRUE(selection.ok()) << selection.status();
   ASSERT_EQ(selection->count(), 12);
   std::set<std::pair<int64_t, int64_t>> seen;
@@ -128,7 +108,7 @@ TEST(RequestValidationTest, RegionEnumeratesEveryChunkOnceRowMajor) {
 }
 
 TEST(RequestValidationTest, ListKeepsRequestOrder) {
-  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(List({{3, 4}, {-1, 2}}), 16, {});
+  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(ListRequest({{3, 4}, {-1, 2}}), 16, {});
   ASSERT_TRUE(selection.ok());
   ASSERT_EQ(selection->count(), 2);
   EXPECT_EQ(selection->at(1).x, -1);

@@ -34,6 +34,7 @@
 #include "reflection_probe.grpc.pb.h"
 #include "server/wire_encoding.h"
 #include "server/world_config.h"
+#include "tests/server/service_calls.h"
 #include "tests/support/server_process.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
 
@@ -46,8 +47,16 @@ using ::worldgen::testing::HttpGet;
 using ::worldgen::testing::RunServerToExit;
 using ::worldgen::testing::ServerExit;
 using ::worldgen::testing::ServerProcess;
-
-constexpr absl::Duration kCallTimeout = absl::Seconds(60);
+using ::worldgen::testing::Connect;
+using ::worldgen::testing::Deadline;
+using ::worldgen::testing::Describe;
+using ::worldgen::testing::GenerateAll;
+using ::worldgen::testing::kCallTimeout;
+using ::worldgen::testing::ListRequest;
+using ::worldgen::testing::RegionRequest;
+using ::worldgen::testing::Sample;
+using ::worldgen::testing::SameBits;
+using ::worldgen::testing::StreamResult;
 
 // A world served from a JSON config (protobuf JSON mapping, camelCase and original names mixed).
 constexpr char kTinyWorldJson[] = R"json({
@@ -65,70 +74,6 @@ constexpr char kTinyWorldJson[] = R"json({
   "chunkSize": 16
 })json";
 
-std::chrono::system_clock::time_point Deadline(absl::Duration timeout) {
-  return absl::ToChronoTime(absl::Now() + timeout);
-}
-
-std::unique_ptr<v1::WorldGen::Stub> Connect(const std::string& target) {
-  return v1::WorldGen::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
-}
-
-struct StreamResult {
-  grpc::Status status;
-  std::vector<v1::ChunkData> chunks;
-};
-
-StreamResult GenerateAll(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request) {
-  grpc::ClientContext context;
-  context.set_deadline(Deadline(kCallTimeout));
-  StreamResult result;
-  std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader = stub.GenerateChunk(&context, request);
-  v1::ChunkData chunk;
-  while (reader->Read(&chunk)) result.chunks.push_back(chunk);
-  result.status = reader->Finish();
-  return result;
-}
-
-grpc::Status Sample(v1::WorldGen::Stub& stub, const v1::SampleWeightsRequest& request,
-                    v1::SampleWeightsResponse* response) {
-  grpc::ClientContext context;
-  context.set_deadline(Deadline(kCallTimeout));
-  return stub.SampleWeights(&context, request, response);
-}
-
-grpc::Status Describe(v1::WorldGen::Stub& stub, const std::string& world,
-                      v1::WorldDescription* response) {
-  grpc::ClientContext context;
-  context.set_deadline(Deadline(kCallTimeout));
-  v1::DescribeWorldRequest request;
-  request.set_world(world);
-  return stub.DescribeWorld(&context, request, response);
-}
-
-v1::GenerateChunkRequest RegionRequest(int64_t min_x, int64_t min_z, int64_t max_x, int64_t max_z,
-                                       uint32_t size) {
-  v1::GenerateChunkRequest request;
-  request.set_chunk_size(size);
-  request.mutable_region()->set_min_x(min_x);
-  request.mutable_region()->set_min_z(min_z);
-  request.mutable_region()->set_max_x(max_x);
-  request.mutable_region()->set_max_z(max_z);
-  return request;
-}
-
-v1::GenerateChunkRequest ListRequest(const std::vector<std::pair<int64_t, int64_t>>& coords,
-                                     uint32_t size) {
-  v1::GenerateChunkRequest request;
-  request.set_chunk_size(size);
-  request.mutable_chunks();
-  for (auto [x, z] : coords) {
-    v1::ChunkCoord* coord = request.mutable_chunks()->add_coords();
-    coord->set_x(x);
-    coord->set_z(z);
-  }
-  return request;
-}
-
 // Chunks keyed by coordinate, as serialized bytes (bit-exact floats).
 std::map<std::pair<int64_t, int64_t>, std::string> ByCoord(const std::vector<v1::ChunkData>& chunks) {
   std::map<std::pair<int64_t, int64_t>, std::string> out;
@@ -137,8 +82,6 @@ std::map<std::pair<int64_t, int64_t>, std::string> ByCoord(const std::vector<v1:
   }
   return out;
 }
-
-bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
 
 // --- /metrics parsing -------------------------------------------------------------------------------
 
