@@ -45,6 +45,12 @@ absl::StatusOr<ChunkView> ChunkView::Decode(v1::ChunkData data) {
   if (data.source_biome_size() != 0 && data.source_biome_size() != columns) {
     return fail(absl::StrFormat("%d source biome ids, want %d", data.source_biome_size(), columns));
   }
+  for (int t = 0; t < data.splat_textures_size(); ++t) {
+    if (static_cast<int64_t>(data.splat_textures(t).size()) != columns * 4) {
+      return fail(absl::StrFormat("splat texture %d has %d bytes, want %d", t,
+                                  data.splat_textures(t).size(), columns * 4));
+    }
+  }
   return ChunkView(std::move(data));
 }
 

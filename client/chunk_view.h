@@ -17,6 +17,7 @@
 #define WORLDGEN_CLIENT_CHUNK_VIEW_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,7 +30,8 @@ class ChunkView {
  public:
   // Checks the message against the contract in worldgen.proto: chunk_size > 0, biomes in strictly
   // ascending id order, each weights array empty (single_biome, exactly one biome) or
-  // chunk_size^2 long, heights, dominant_biome and source_biome empty or chunk_size^2 long.
+  // chunk_size^2 long, heights, dominant_biome and source_biome empty or chunk_size^2 long, every
+  // splat texture chunk_size^2 * 4 bytes long.
   // DATA_LOSS names the first violation.
   static absl::StatusOr<ChunkView> Decode(v1::ChunkData data);
 
@@ -70,6 +72,15 @@ class ChunkView {
   bool has_source_biome() const { return data_.source_biome_size() > 0; }
   uint32_t SourceBiome(int local_x, int local_z) const {
     return data_.source_biome(Index(local_x, local_z));
+  }
+
+  // Splat textures, if the request asked for them: texture t is size()^2 RGBA8 texels in the wire
+  // layout; channel k of texture t is the weight of biome WorldDescription.splat_channel_biome_ids[4t+k]
+  // as a byte, and the bytes of each column sum to 255 over all textures.
+  int splat_texture_count() const { return data_.splat_textures_size(); }
+  const std::string& splat_texture(int t) const { return data_.splat_textures(t); }
+  uint8_t SplatByte(int texture, int local_x, int local_z, int channel) const {
+    return static_cast<uint8_t>(data_.splat_textures(texture)[Index(local_x, local_z) * 4 + channel]);
   }
 
   // Highest-weight biome at (lx, lz), ties to the lower id. Taken from the message if the request

@@ -8,13 +8,16 @@
 
 namespace worldgen {
 
-absl::Status WritePng(const RgbImage& image, const std::string& path) {
+namespace {
+
+absl::Status WritePixels(int width, int height, uint32_t format, int channels, const uint8_t* pixels,
+                         const std::string& path) {
   png_image png{};
   png.version = PNG_IMAGE_VERSION;
-  png.width = static_cast<png_uint_32>(image.width);
-  png.height = static_cast<png_uint_32>(image.height);
-  png.format = PNG_FORMAT_RGB;
-  if (!png_image_write_to_file(&png, path.c_str(), 0, image.pixels.data(), image.width * 3, nullptr)) {
+  png.width = static_cast<png_uint_32>(width);
+  png.height = static_cast<png_uint_32>(height);
+  png.format = format;
+  if (!png_image_write_to_file(&png, path.c_str(), 0, pixels, width * channels, nullptr)) {
     std::string why = png.message;
     png_image_free(&png);
     return absl::UnknownError(absl::StrCat("writing ", path, ": ", why));
@@ -22,20 +25,58 @@ absl::Status WritePng(const RgbImage& image, const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<RgbImage> ReadPng(const std::string& path) {
+// Decodes `path` as `format` into a buffer sized by `allocate(width, height)`.
+template <typename Allocate>
+absl::Status ReadPixels(const std::string& path, uint32_t format, Allocate allocate) {
   png_image png{};
   png.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_file(&png, path.c_str())) {
     return absl::InvalidArgumentError(absl::StrCat("reading ", path, ": ", png.message));
   }
-  png.format = PNG_FORMAT_RGB;
-  RgbImage image(static_cast<int>(png.width), static_cast<int>(png.height));
-  if (!png_image_finish_read(&png, nullptr, image.pixels.data(), 0, nullptr)) {
+  png.format = format;
+  uint8_t* pixels = allocate(static_cast<int>(png.width), static_cast<int>(png.height));
+  if (!png_image_finish_read(&png, nullptr, pixels, 0, nullptr)) {
     std::string why = png.message;
     png_image_free(&png);
     return absl::InvalidArgumentError(absl::StrCat("decoding ", path, ": ", why));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WritePng(const RgbImage& image, const std::string& path) {
+  return WritePixels(image.width, image.height, PNG_FORMAT_RGB, 3, image.pixels.data(), path);
+}
+
+absl::StatusOr<RgbImage> ReadPng(const std::string& path) {
+  RgbImage image;
+  absl::Status read = ReadPixels(path, PNG_FORMAT_RGB, [&](int width, int height) {
+    image = RgbImage(width, height);
+    return image.pixels.data();
+  });
+  if (!read.ok()) return read;
   return image;
+}
+
+absl::Status WriteRgbaPng(int width, int height, std::span<const uint8_t> rgba, const std::string& path) {
+  if (rgba.size() != static_cast<size_t>(width) * height * 4) {
+    return absl::InvalidArgumentError(absl::StrCat("writing ", path, ": ", rgba.size(), " bytes for ",
+                                                   width, " x ", height, " RGBA texels"));
+  }
+  return WritePixels(width, height, PNG_FORMAT_RGBA, 4, rgba.data(), path);
+}
+
+absl::StatusOr<std::vector<uint8_t>> ReadRgbaPng(const std::string& path, int* width, int* height) {
+  std::vector<uint8_t> rgba;
+  absl::Status read = ReadPixels(path, PNG_FORMAT_RGBA, [&](int w, int h) {
+    *width = w;
+    *height = h;
+    rgba.assign(static_cast<size_t>(w) * h * 4, 0);
+    return rgba.data();
+  });
+  if (!read.ok()) return read;
+  return rgba;
 }
 
 std::vector<float> ReliefLight(std::span<const float> heights, int width, int height) {

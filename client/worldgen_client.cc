@@ -59,6 +59,7 @@ v1::GenerateChunkRequest ChunkRequestMessage(const std::string& world,
   message.set_include_heights(request.heights);
   message.set_include_dominant_biome(request.dominant_biome);
   message.set_include_source_biome(request.source_biome);
+  message.set_include_splat(request.splat);
   return message;
 }
 

@@ -87,6 +87,9 @@ struct ChunkRequestOptions {
   bool dominant_biome = false;
   // The biome source's unblended biome per column: the raw map the blender read (ChunkView::SourceBiome).
   bool source_biome = false;
+  // The weights as RGBA8 splat textures (ChunkView::splat_texture); bounded by
+  // ServerLimits.max_splat_bytes_per_chunk.
+  bool splat = false;
 };
 
 // What to compute besides weights, for the point calls.

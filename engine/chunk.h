@@ -33,6 +33,8 @@ struct ChunkBlend {
   std::vector<uint32_t> dominant_biome;  // Arg-max biome id per column (if requested), else empty.
   // The biome source's own, unblended biome id at each column (if requested), else empty.
   std::vector<uint32_t> source_biome;
+  // RGBA8 splat textures (if requested), else empty: see engine/splat.h for the layout.
+  std::vector<std::vector<uint8_t>> splat_textures;
 };
 
 struct BiomeWeight {
@@ -54,6 +56,9 @@ struct BlendOptions {
   bool dominant_biome = false;
   // The biome source's unblended biome at each column / the point: the raw map the blender samples.
   bool source_biome = false;
+  // Chunks only: the weights as RGBA8 splat textures (engine/splat.h), bounded by
+  // kMaxSplatBytesPerChunk.
+  bool splat = false;
 };
 
 }  // namespace worldgen

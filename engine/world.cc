@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "engine/splat.h"
 
 namespace worldgen {
 namespace {
@@ -68,6 +69,10 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
                                              const BlendOptions& options,
                                              BiomeSampleCache* cache) const {
   if (absl::Status s = ValidateChunk(chunk_x, chunk_z, size); !s.ok()) return s;
+  const int biome_count = static_cast<int>(spec_.biomes.size());
+  if (options.splat) {
+    if (absl::Status s = ValidateSplatSize(biome_count, size); !s.ok()) return s;
+  }
   ChunkBlend chunk;
   chunk.chunk_x = chunk_x;
   chunk.chunk_z = chunk_z;
@@ -75,6 +80,7 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
   const int64_t x0 = chunk_x * size, z0 = chunk_z * size;
   std::vector<IndexedLayer> layers;
   chunk.single_biome = blender_->BlendColumns(x0, z0, size, cache, &layers);
+  if (options.splat) chunk.splat_textures = SplatTextures(layers, biome_count, size);
   chunk.layers.reserve(layers.size());
   for (IndexedLayer& layer : layers) {
     chunk.layers.push_back({spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});

@@ -42,7 +42,8 @@ class World {
   // OK, or INVALID_ARGUMENT if x or z is not finite or outside the world bounds.
   static absl::Status ValidatePoint(double x, double z);
 
-  // Blends chunk (chunk_x, chunk_z) of size x size columns. `cache` may be null.
+  // Blends chunk (chunk_x, chunk_z) of size x size columns. `cache` may be null. INVALID_ARGUMENT as
+  // ValidateChunk, or as ValidateSplatSize (engine/splat.h) if options.splat.
   absl::StatusOr<ChunkBlend> BlendChunk(int64_t chunk_x, int64_t chunk_z, int size,
                                         const BlendOptions& options,
                                         BiomeSampleCache* cache = nullptr) const;

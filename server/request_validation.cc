@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/splat.h"
 
 namespace worldgen {
 namespace {
@@ -132,6 +133,14 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
   }
   return absl::InvalidArgumentError(
       "selection is not set: give either chunks (a list of coordinates) or region");
+}
+
+absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
+                                  const ChunkSelection& selection, int biome_count) {
+  if (!request.include_splat()) return absl::OkStatus();
+  absl::Status fits = ValidateSplatSize(biome_count, selection.size());
+  if (fits.ok()) return fits;
+  return absl::InvalidArgumentError(absl::StrCat("include_splat: ", fits.message()));
 }
 
 absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,

@@ -56,6 +56,12 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
                                                     int world_chunk_size,
                                                     const RequestLimits& limits);
 
+// OK if the request asks for no splat textures or they fit kMaxSplatBytesPerChunk (engine/splat.h)
+// for a world of `biome_count` biomes at the selection's chunk size; else INVALID_ARGUMENT naming
+// include_splat and the numbers.
+absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
+                                  const ChunkSelection& selection, int biome_count);
+
 // Checks the point count and that every point is finite and within the world bounds.
 absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
                                    const RequestLimits& limits);

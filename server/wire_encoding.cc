@@ -31,6 +31,9 @@ void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out) {
   out->mutable_heights()->Add(blend.heights.begin(), blend.heights.end());
   out->mutable_dominant_biome()->Add(blend.dominant_biome.begin(), blend.dominant_biome.end());
   out->mutable_source_biome()->Add(blend.source_biome.begin(), blend.source_biome.end());
+  for (const std::vector<uint8_t>& texture : blend.splat_textures) {
+    out->add_splat_textures(reinterpret_cast<const char*>(texture.data()), texture.size());
+  }
 }
 
 void EncodePoint(const PointBlend& blend, const BlendOptions& options, v1::PointWeights* out) {

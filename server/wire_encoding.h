@@ -11,8 +11,8 @@ namespace worldgen {
 
 // Single-biome chunks (flagged by the engine, or with one layer whose weights are all exactly 1.0f)
 // become one BiomeWeights entry with an empty array and single_biome = true; otherwise one entry per
-// layer, in the engine's (ascending id) order. Heights, dominant and source biomes are copied when
-// present.
+// layer, in the engine's (ascending id) order. Heights, dominant and source biomes and splat textures
+// are copied when present.
 void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out);
 
 // Weights in the engine's (ascending id) order; height and source biome only if `options` asked.

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "engine/splat.h"
 #include "engine/world.h"
 #include "server/wire_encoding.h"
 #include "server/world_config.h"
@@ -320,10 +321,13 @@ grpc::ServerWriteReactor<v1::ChunkData>* WorldGenService::GenerateChunk(
   absl::StatusOr<ChunkSelection> selection =
       ValidateChunkRequest(*request, (*world)->spec().chunk_size, deps_.options.limits);
   if (!selection.ok()) return refuse(selection.status());
+  const int biome_count = static_cast<int>((*world)->spec().biomes.size());
+  if (absl::Status s = ValidateSplatRequest(*request, *selection, biome_count); !s.ok()) return refuse(s);
   BlendOptions options;
   options.heights = request->include_heights();
   options.dominant_biome = request->include_dominant_biome();
   options.source_biome = request->include_source_biome();
+  options.splat = request->include_splat();
   auto* stream = new ChunkStream(deps_, context, *std::move(world), *std::move(selection), options,
                                  record);
   stream->Begin();
@@ -409,6 +413,8 @@ grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerCon
   limits->set_max_points_per_request(
       static_cast<uint32_t>(deps_.options.limits.max_points_per_request));
   limits->set_world_coordinate_bound(kMaxWorldCoordinate);
+  limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
+  for (const BiomeSpec& biome : spec.biomes) response->add_splat_channel_biome_ids(biome.id);
   for (const std::string& name : deps_.worlds->names()) response->add_available_worlds(name);
   FinishUnary(reactor, record, grpc::Status::OK);
   return reactor;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <span>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -30,6 +31,9 @@ ABSL_FLAG(std::string, layer, "dominant",
           "What to draw: dominant (dominant biome colour, shaded by height), blend (biome colours "
           "mixed by weight), source (the unblended raw map), height (shaded heights in grey) or "
           "weight:ID (biome ID's weight as grey, black 0 to white 1).");
+ABSL_FLAG(std::string, splat_png, "",
+          "Also request the splat textures and write texture t as PREFIX<t>.png (RGBA; the channel "
+          "-> biome mapping is printed on stderr).");
 ABSL_FLAG(bool, source_biome, false,
           "Also request the biome source's unblended biome (the raw map the blender reads).");
 ABSL_FLAG(std::string, service, "", "Health-checked service name; empty = the whole server.");
@@ -89,6 +93,35 @@ int RunDescribe(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// Writes texture t of `chunk` as <prefix><t>.png and says on stderr which biome each channel holds.
+int WriteSplatPngs(const ChunkView& chunk, const v1::WorldDescription& world, const std::string& prefix) {
+  const int expected = (world.splat_channel_biome_ids_size() + 3) / 4;
+  if (chunk.splat_texture_count() != expected) {
+    return Fail(absl::DataLossError(absl::StrFormat("%d splat textures for %d biomes, want %d",
+                                                    chunk.splat_texture_count(),
+                                                    world.splat_channel_biome_ids_size(), expected)));
+  }
+  const auto names = BiomeNames(world);
+  for (int t = 0; t < chunk.splat_texture_count(); ++t) {
+    const std::string& bytes = chunk.splat_texture(t);
+    const std::string path = absl::StrCat(prefix, t, ".png");
+    const std::span<const uint8_t> texels(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    if (absl::Status written = WriteRgbaPng(chunk.size(), chunk.size(), texels, path); !written.ok()) {
+      return Fail(written);
+    }
+    std::string channels;
+    for (int k = 0; k < 4 && 4 * t + k < world.splat_channel_biome_ids_size(); ++k) {
+      const uint32_t id = world.splat_channel_biome_ids(4 * t + k);
+      auto name = names.find(id);
+      absl::StrAppend(&channels, " ", absl::string_view(&"RGBA"[k], 1), "=",
+                      name == names.end() ? "?" : name->second, "(", id, ")");
+    }
+    std::cerr << absl::StrFormat("wrote %s: %d x %d RGBA,%s\n", path, chunk.size(), chunk.size(),
+                                 channels);
+  }
+  return kExitOk;
+}
+
 int RunChunk(const std::vector<std::string>& args) {
   int64_t x = 0, z = 0;
   if (args.size() != 2 || !absl::SimpleAtoi(args[0], &x) || !absl::SimpleAtoi(args[1], &z)) {
@@ -96,20 +129,28 @@ int RunChunk(const std::vector<std::string>& args) {
   }
   auto client = MakeClient();
   if (!client.ok()) return Usage(client.status().ToString());
+  const std::string splat_prefix = absl::GetFlag(FLAGS_splat_png);
   const ChunkRequestOptions options{.chunk_size = absl::GetFlag(FLAGS_size),
                                     .heights = absl::GetFlag(FLAGS_heights),
                                     .dominant_biome = true,
-                                    .source_biome = absl::GetFlag(FLAGS_source_biome)};
+                                    .source_biome = absl::GetFlag(FLAGS_source_biome),
+                                    .splat = !splat_prefix.empty()};
   absl::StatusOr<ChunkView> chunk = (*client)->GenerateChunk(x, z, options);
   if (!chunk.ok()) return Fail(chunk.status());
+  absl::StatusOr<v1::WorldDescription> world;
+  if (!splat_prefix.empty() || !absl::GetFlag(FLAGS_json)) {
+    world = (*client)->DescribeWorld();
+    if (!world.ok()) return Fail(world.status());
+  }
+  if (!splat_prefix.empty()) {
+    if (int written = WriteSplatPngs(*chunk, *world, splat_prefix); written != kExitOk) return written;
+  }
   if (absl::GetFlag(FLAGS_json)) {
     absl::StatusOr<std::string> json = ToJson(chunk->proto());
     if (!json.ok()) return Fail(json.status());
     std::cout << *json << "\n";
     return kExitOk;
   }
-  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
-  if (!world.ok()) return Fail(world.status());
   std::cout << ChunkText(*chunk, *world);
   return kExitOk;
 }
@@ -235,8 +276,10 @@ const std::vector<Subcommand>& Subcommands() {
       {"chunk", "X Z", "Blends chunk (X, Z) (chunk coordinates) and prints its biomes, the weight "
        "grids, heights and dominant biomes; --json prints the worldgen.v1.ChunkData message (proto3 JSON "
        "mapping with the .proto field names: 64-bit integers are strings, floats round-trip exactly). "
-       "--source_biome adds the unblended raw map.",
-       {"size", "json", "heights", "source_biome"}, RunChunk},
+       "--source_biome adds the unblended raw map; --splat-png=PREFIX writes the weights as RGBA8 "
+       "splat textures PREFIX0.png, PREFIX1.png, ... (channel k of texture t = the biome at position "
+       "4t+k of the id-sorted biome table; every texel's channels sum to 255 over all textures).",
+       {"size", "json", "heights", "source_biome", "splat_png"}, RunChunk},
       {"sample", "X Z [X Z ...]", "Blends points in block coordinates (need not be integers) and "
        "prints each point's weights; --json prints the worldgen.v1.SampleWeightsResponse message. "
        "--source_biome adds each point's unblended biome.",

@@ -7,7 +7,8 @@
 //
 // Flags are Abseil flags, but parsed here rather than by absl::ParseCommandLine so that each
 // subcommand accepts only its own flags, usage errors exit with 2, and negative numbers can be
-// positional arguments (`worldgen chunk -3 -2`). Flags may come before or after the subcommand.
+// positional arguments (`worldgen chunk -3 -2`). Flags may come before or after the subcommand;
+// dashes in flag names are underscores (--splat-png is --splat_png).
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -91,6 +92,8 @@ int Main(int argc, char** argv) {
         value = body.substr(eq + 1);
         has_value = true;
       }
+      // --splat-png and --splat_png name the same flag.
+      std::replace(name.begin(), name.end(), '-', '_');
       const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
       if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
         // --noflag for a boolean flag.

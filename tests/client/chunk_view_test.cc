@@ -97,6 +97,12 @@ TEST(ChunkViewTest, LooksUpTheRawMapInWireLayout) {
   ASSERT_TRUE(view->has_source_biome());
   EXPECT_EQ(view->SourceBiome(1, 3), 2u);
   EXPECT_EQ(view->SourceBiome(2, 0), 5u);
+  data.add_splat_textures(std::string(4 * 4 * 4, '\0'));
+  data.mutable_splat_textures(0)->at((3 * 4 + 2) * 4 + 1) = static_cast<char>(200);
+  view = ChunkView::Decode(data);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->splat_texture_count(), 1);
+  EXPECT_EQ(view->SplatByte(0, 2, 3, 1), 200);  // Texel (2, 3), channel G.
   absl::StatusOr<ChunkView> without = ChunkView::Decode(TwoBiomeChunk());
   ASSERT_TRUE(without.ok());
   EXPECT_FALSE(without->has_source_biome());
@@ -130,6 +136,11 @@ TEST(ChunkViewTest, RejectsMessagesThatBreakTheContract) {
   data = TwoBiomeChunk();
   for (int i = 0; i < 15; ++i) data.add_source_biome(2);
   expect_data_loss(data, "short source");
+
+  data = TwoBiomeChunk();
+  data.add_splat_textures(std::string(4 * 4 * 4, '\0'));
+  data.add_splat_textures(std::string(4 * 4 * 4 - 1, '\0'));
+  expect_data_loss(data, "short splat texture");
 
   data = TwoBiomeChunk();
   data.set_single_biome(true);

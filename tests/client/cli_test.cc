@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <utility>
 
@@ -264,6 +265,37 @@ TEST_F(CliTest, ChunkAndSampleShowTheRawMap) {
   EXPECT_NE(sample.out.find(absl::StrCat("(", (*point)[0].source_biome, ")")), std::string::npos)
       << sample.out;
   EXPECT_NE(sample.out.find("  source "), std::string::npos) << sample.out;
+}
+
+TEST_F(CliTest, ChunkSplatPngWritesEveryTextureBitForBit) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-splat");
+  ASSERT_TRUE(dir.ok());
+  const std::string prefix = (*dir)->File("splat-");
+  CommandResult run = Cli({"chunk", "3", "-2", "--size=32", absl::StrCat("--splat-png=", prefix)});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("R=desert(4)"), std::string::npos) << run.err;  // Texture 1, channel 0.
+  absl::StatusOr<ChunkView> direct = client_->GenerateChunk(3, -2, {.chunk_size = 32, .splat = true});
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  ASSERT_EQ(direct->splat_texture_count(), 3);  // The default world's 11 biomes.
+  for (int t = 0; t < 3; ++t) {
+    int width = 0, height = 0;
+    absl::StatusOr<std::vector<uint8_t>> png =
+        ReadRgbaPng(absl::StrCat(prefix, t, ".png"), &width, &height);
+    ASSERT_TRUE(png.ok()) << png.status();
+    EXPECT_EQ(width, 32);
+    EXPECT_EQ(height, 32);
+    const std::string& bytes = direct->splat_texture(t);
+    EXPECT_EQ(*png, std::vector<uint8_t>(bytes.begin(), bytes.end())) << "texture " << t;
+  }
+  EXPECT_FALSE(std::filesystem::exists(absl::StrCat(prefix, 3, ".png")));
+  // Every texel's channels sum to 255 over the three files.
+  for (int texel = 0; texel < 32 * 32; ++texel) {
+    int sum = 0;
+    for (int t = 0; t < 3; ++t) {
+      for (int k = 0; k < 4; ++k) sum += static_cast<uint8_t>(direct->splat_texture(t)[texel * 4 + k]);
+    }
+    ASSERT_EQ(sum, 255) << texel;
+  }
 }
 
 TEST_F(CliTest, HealthIsZeroWhenServingAndNonZeroWhenDown) {

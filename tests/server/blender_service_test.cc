@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -103,14 +104,20 @@ class BlenderServiceTest : public ::testing::TestWithParam<std::string> {
     world_ = *std::move(world);
   }
 
+  // This method's world, with every optional field of ChunkData.
+  void AskForEverything(v1::GenerateChunkRequest* request) const {
+    request->set_world(GetParam());
+    request->set_include_heights(true);
+    request->set_include_dominant_biome(true);
+    request->set_include_source_biome(true);
+    request->set_include_splat(true);
+  }
+
   // Up to `count` chunks of kChunkSize whose blend has more than one biome, from a scan around the
-  // origin, with heights, dominant and source biomes.
+  // origin, with heights, dominant and source biomes and splat textures.
   std::vector<v1::ChunkData> BorderChunks(size_t count) {
     v1::GenerateChunkRequest request = RegionRequest(-6, -6, 5, 5, kChunkSize);
-    request.set_world(GetParam());
-    request.set_include_heights(true);
-    request.set_include_dominant_biome(true);
-    request.set_include_source_biome(true);
+    AskForEverything(&request);
     StreamResult result = GenerateAll(*stub_, request);
     EXPECT_TRUE(result.status.ok()) << result.status.error_message();
     std::map<std::pair<int64_t, int64_t>, v1::ChunkData> borders;  // Sorted: the same picks each run.
@@ -181,17 +188,14 @@ TEST_P(BlenderServiceTest, ChunksEqualTheEngineBitForBit) {
   const std::vector<std::pair<int64_t, int64_t>> coords = {{0, 0}, {-1, 2}, {3, -4}, {-5, -5}};
   for (uint32_t size : {8u, 16u, 32u}) {
     v1::GenerateChunkRequest request = ListRequest(coords, size);
-    request.set_world(GetParam());
-    request.set_include_heights(true);
-    request.set_include_dominant_biome(true);
-    request.set_include_source_biome(true);
+    AskForEverything(&request);
     StreamResult result = GenerateAll(*stub_, request);
     ASSERT_TRUE(result.status.ok()) << result.status.error_message();
     ASSERT_EQ(result.chunks.size(), coords.size());
     for (const v1::ChunkData& got : result.chunks) {
-      absl::StatusOr<ChunkBlend> blend =
-          world_->BlendChunk(got.coord().x(), got.coord().z(), static_cast<int>(size),
-                             {.heights = true, .dominant_biome = true, .source_biome = true});
+      absl::StatusOr<ChunkBlend> blend = world_->BlendChunk(
+          got.coord().x(), got.coord().z(), static_cast<int>(size),
+          {.heights = true, .dominant_biome = true, .source_biome = true, .splat = true});
       ASSERT_TRUE(blend.ok()) << blend.status();
       v1::ChunkData expected;
       EncodeChunk(*blend, &expected);
@@ -313,8 +317,114 @@ TEST_P(BlenderServiceTest, DescribeWorldReportsTheMethodAndTheEnginesFigures) {
   }
 }
 
+// Splat textures as a client reads them: DescribeWorld's channel table maps every channel to a biome,
+// each texel's channels sum to 255 over all textures, and each byte is the biome's weight in 255ths
+// (within one unit: largest-remainder rounding). Five biomes need a second texture, whose channel 0
+// is dense index 4 (the seed's decoder reads texture t channel k as biome t * k, i.e. biome 0 here).
+TEST_P(BlenderServiceTest, SplatTexturesDecodeToTheChunksWeights) {
+  v1::WorldDescription description;
+  grpc::Status status = Describe(*stub_, GetParam(), &description);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(description.limits().max_splat_bytes_per_chunk(), 4u << 20);
+  std::vector<uint32_t> channel_ids(description.splat_channel_biome_ids().begin(),
+                                    description.splat_channel_biome_ids().end());
+  EXPECT_EQ(channel_ids, (std::vector<uint32_t>{3, 4, 9, 12, 20}));
+
+  std::vector<v1::ChunkData> chunks = BorderChunks(4);
+  // And a chunk inside one biome (found with the engine, asked of the service): 255 in its channel.
+  int64_t single_x = 0, single_z = 0;
+  bool found = false;
+  for (int64_t ring = 0; ring < 40 && !found; ++ring) {
+    for (int64_t cz = -ring; cz <= ring && !found; ++cz) {
+      for (int64_t cx = -ring; cx <= ring && !found; ++cx) {
+        if (std::max(std::abs(cx), std::abs(cz)) != ring) continue;
+        found = world_->BlendChunk(cx, cz, 4, {})->single_biome;
+        single_x = cx;
+        single_z = cz;
+      }
+    }
+  }
+  ASSERT_TRUE(found) << "no single-biome chunk of 4 within 160 blocks";
+  v1::GenerateChunkRequest inside = ListRequest({{single_x, single_z}}, 4);
+  inside.set_world(GetParam());
+  inside.set_include_splat(true);
+  StreamResult single = GenerateAll(*stub_, inside);
+  ASSERT_TRUE(single.status.ok()) << single.status.error_message();
+  ASSERT_EQ(single.chunks.size(), 1u);
+  ASSERT_TRUE(single.chunks[0].single_biome());
+  chunks.push_back(single.chunks[0]);
+  for (const v1::ChunkData& chunk : chunks) {
+    const int n = static_cast<int>(chunk.chunk_size());
+    ASSERT_EQ(chunk.splat_textures_size(), 2);  // ceil(5 / 4), not a fixed count.
+    for (const std::string& texture : chunk.splat_textures()) {
+      ASSERT_EQ(texture.size(), static_cast<size_t>(n * n * 4));
+    }
+    for (int column = 0; column < n * n; ++column) {
+      std::map<uint32_t, double> weight;  // By biome id; absent = 0.
+      double sum = 0.0;
+      for (const v1::BiomeWeights& biome : chunk.biomes()) {
+        const double w = chunk.single_biome() ? 1.0 : biome.weights(column);
+        weight[biome.biome_id()] = w;
+        sum += w;
+      }
+      int total = 0;
+      for (int channel = 0; channel < 8; ++channel) {
+        const uint8_t byte = static_cast<uint8_t>(
+            chunk.splat_textures(channel / 4)[static_cast<size_t>(column * 4 + channel % 4)]);
+        total += byte;
+        if (channel >= static_cast<int>(channel_ids.size())) {
+          EXPECT_EQ(byte, 0) << "unused channel " << channel;
+          continue;
+        }
+        const double want = 255.0 * weight[channel_ids[static_cast<size_t>(channel)]] / sum;
+        EXPECT_LT(std::abs(byte - want), 1.0)
+            << "chunk (" << chunk.coord().x() << ", " << chunk.coord().z() << ") column " << column
+            << " channel " << channel;
+      }
+      EXPECT_EQ(total, 255) << "column " << column;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryMethod, BlenderServiceTest, ::testing::ValuesIn(MethodNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// A world of 65 biomes needs 17 splat textures: 4.25 MiB per chunk of 256, over the 4 MiB cap. The
+// server refuses before blending, names the field and the numbers; 128 fits.
+TEST(SplatLimitServiceTest, OversizedSplatRequestsAreRefusedWithTheNumbers) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    absl::StrCat("worldgen_splat_limit_test_", getpid());
+  std::filesystem::create_directories(dir);
+  std::string biomes;
+  for (int i = 0; i < 65; ++i) {
+    absl::StrAppend(&biomes, i ? ", " : "", R"({"id": )", i, R"(, "name": "b)", i,
+                    R"(", "temperature": )", -1.0 + i / 32.0, "}");
+  }
+  std::ofstream(dir / "many.json") << R"({"name": "many", "biomes": [)" << biomes << "]}";
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+      ServerProcess::Start({absl::StrCat("--world_config=", (dir / "many.json").string())});
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = Connect((*server)->target());
+
+  v1::GenerateChunkRequest request = ListRequest({{0, 0}}, 256);
+  request.set_world("many");
+  request.set_include_splat(true);
+  StreamResult refused = GenerateAll(*stub, request);
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(refused.chunks.empty());
+  EXPECT_NE(refused.status.error_message().find(
+                "include_splat: splat textures of 65 biomes at chunk size 256 would be 17 textures x "
+                "256 x 256 texels x 4 bytes = 4456448 bytes per chunk, over the limit of 4194304"),
+            std::string::npos)
+      << refused.status.error_message();
+
+  request.set_chunk_size(128);
+  StreamResult fits = GenerateAll(*stub, request);
+  ASSERT_TRUE(fits.status.ok()) << fits.status.error_message();
+  ASSERT_EQ(fits.chunks.size(), 1u);
+  EXPECT_EQ(fits.chunks[0].splat_textures_size(), 17);
+}
 
 }  // namespace
 }  // namespace worldgen
