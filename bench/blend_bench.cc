@@ -1,81 +1,93 @@
-// Scattered blending speed, in ns per generated column, for the configurations seed 001 publishes
-// (16x16 chunks; sampling interval gi and blend radius r).
+// Scattered blending speed on the anchor world (anchor_world.h: seed 001's demo map), one thread.
 //
-//   BM_Chunk/<gi>/<r>/<size>/<cache>   cache 0: biome source evaluated at every gathered lattice point
-//                                      cache 1: all biome samples already cached (source excluded)
-//   BM_Point/<gi>/<r>/<cache>          one point query (SampleWeights' path), cold or warm cache
-//   BM_BiomeSource                     one climate-source evaluation
-//   BM_HeightNoise/<batch>/<mfreq>     a biome's height noise (4 octaves, mfreq / 1000 cycles per
-//                                      block) over a 16x16 chunk: FractalNoise2D per column
-//                                      (batch 0) or one FractalNoise2DBatch (batch 1)
+//   BM_Anchor/gi:G/r:R/cached:C      16x16 chunks, sampling interval G, blend radius R.
+//                                    cached 0: the biome source runs at every gathered lattice point
+//                                    cached 1: every lattice sample already in the cache
+//   BM_ChunkSize/gi/r/size/cached    the same for chunk sizes 16, 32, 64 (per column must not grow)
+//   BM_Point/gi/r/cached             one point query (World::BlendPoint, SampleWeights' path)
+//   BM_ChunkWithHeights              16x16 chunk with heights and dominant biomes, cached samples
+//   BM_SourceTile/source             the biome source over one cache tile (8x8 lattice points of
+//                                    interval 8), batched: items_per_second = lattice samples/s
+//   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
+//   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per block)
+//                                    over a 16x16 chunk: per column (batch 0) or batched (batch 1)
 //
-// per_column is the time per generated column (e.g. 58n = 58 ns).
-// Chunks are spread over a 32768-block square, so the mix of border and single-biome chunks is what a
-// game sees. Run: build/bench/blend_bench --benchmark_counters_tabular=true
+// Counters: per_column (ns per generated column), biomes_per_chunk (mean number of layers),
+// single_biome (share of chunks answered without per-column work).
+// Run: build/bench/blend_bench --benchmark_counters_tabular=true
 #include <memory>
 #include <vector>
 
+#include "bench/anchor_world.h"
 #include "benchmark/benchmark.h"
 #include "engine/hash.h"
 #include "engine/noise.h"
+#include "engine/triangular_lattice.h"
 #include "engine/world.h"
 
 namespace worldgen {
 namespace {
 
+using bench::AnchorWorldSpec;
+using bench::SpreadChunks;
+
 std::shared_ptr<const World> MakeWorld(double interval, double radius) {
-  WorldSpec spec = DefaultWorldSpec();
-  spec.blender = {BlenderKind::kScattered, {{"sampling_interval", interval}, {"blend_radius", radius}}};
-  for (BiomeSpec& b : spec.biomes) b.blend_radius = 0.0;  // One radius for the whole world.
-  return *World::Create(spec);
+  return *World::Create(AnchorWorldSpec(
+      {BlenderKind::kScattered, {{"sampling_interval", interval}, {"blend_radius", radius}}}));
 }
 
-std::vector<std::pair<int64_t, int64_t>> SpreadChunks(int size, int count) {
-  std::vector<std::pair<int64_t, int64_t>> chunks;
-  const int64_t span = 32768 / size;
-  for (int k = 0; k < count; ++k) {
-    chunks.push_back({static_cast<int64_t>(HashCoords(1, k, 0) % span) - span / 2,
-                      static_cast<int64_t>(HashCoords(1, k, 1) % span) - span / 2});
-  }
-  return chunks;
-}
-
-void BM_Chunk(benchmark::State& state) {
-  const auto world = MakeWorld(static_cast<double>(state.range(0)), static_cast<double>(state.range(1)));
-  const int size = static_cast<int>(state.range(2));
-  const bool cached = state.range(3) != 0;
+void RunChunks(benchmark::State& state, double interval, double radius, int size, bool cached) {
+  const auto world = MakeWorld(interval, radius);
   const auto chunks = SpreadChunks(size, 512);
-  BiomeSampleCache cache(256 << 20);
+  BiomeSampleCache cache(1 << 30);
   if (cached) {
     for (auto [cx, cz] : chunks) benchmark::DoNotOptimize(world->BlendChunk(cx, cz, size, {}, &cache));
   }
-  size_t next = 0, single = 0, produced = 0;
+  size_t next = 0, single = 0, produced = 0, layers = 0;
   for (auto _ : state) {
     auto [cx, cz] = chunks[next++ % chunks.size()];
     auto chunk = world->BlendChunk(cx, cz, size, {}, cached ? &cache : nullptr);
     single += chunk->single_biome;
+    layers += chunk->layers.size();
     ++produced;
     benchmark::DoNotOptimize(chunk);
   }
   state.counters["per_column"] = benchmark::Counter(
-      static_cast<double>(size) * size, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+      static_cast<double>(size) * size,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["single_biome"] = static_cast<double>(single) / static_cast<double>(produced);
+  state.counters["biomes_per_chunk"] = static_cast<double>(layers) / static_cast<double>(produced);
 }
-BENCHMARK(BM_Chunk)
+
+void BM_Anchor(benchmark::State& state) {
+  RunChunks(state, static_cast<double>(state.range(0)), static_cast<double>(state.range(1)), 16,
+            state.range(2) != 0);
+}
+BENCHMARK(BM_Anchor)
+    ->ArgNames({"gi", "r", "cached"})
+    ->ArgsProduct({{8}, {24}, {0, 1}})
+    ->ArgsProduct({{4}, {48}, {0, 1}})
+    ->ArgsProduct({{4}, {24}, {0, 1}})
+    ->ArgsProduct({{8}, {48}, {0, 1}});
+
+void BM_ChunkSize(benchmark::State& state) {
+  RunChunks(state, static_cast<double>(state.range(0)), static_cast<double>(state.range(1)),
+            static_cast<int>(state.range(2)), state.range(3) != 0);
+}
+BENCHMARK(BM_ChunkSize)
     ->ArgNames({"gi", "r", "size", "cached"})
-    ->ArgsProduct({{8}, {24}, {16, 32}, {0, 1}})
-    ->ArgsProduct({{4}, {48}, {16, 32}, {0, 1}})
-    ->ArgsProduct({{4}, {24}, {16}, {0, 1}})
-    ->ArgsProduct({{8}, {48}, {16}, {0, 1}});
+    ->ArgsProduct({{8}, {24}, {16, 32, 64}, {1}})
+    ->ArgsProduct({{4}, {48}, {16, 32, 64}, {1}});
 
 void BM_ChunkWithHeights(benchmark::State& state) {
   const auto world = MakeWorld(8, 24);
   const auto chunks = SpreadChunks(16, 512);
-  BiomeSampleCache cache(256 << 20);
+  BiomeSampleCache cache(1 << 30);
   size_t next = 0;
   for (auto _ : state) {
     auto [cx, cz] = chunks[next++ % chunks.size()];
-    benchmark::DoNotOptimize(world->BlendChunk(cx, cz, 16, {.heights = true, .dominant_biome = true}, &cache));
+    benchmark::DoNotOptimize(
+        world->BlendChunk(cx, cz, 16, {.heights = true, .dominant_biome = true}, &cache));
   }
   state.counters["per_column"] = benchmark::Counter(
       256, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
@@ -85,30 +97,67 @@ BENCHMARK(BM_ChunkWithHeights);
 void BM_Point(benchmark::State& state) {
   const auto world = MakeWorld(static_cast<double>(state.range(0)), static_cast<double>(state.range(1)));
   const bool cached = state.range(2) != 0;
-  BiomeSampleCache cache(256 << 20);
+  BiomeSampleCache cache(1 << 30);
   auto point = [](uint64_t k, int axis) {
     return static_cast<double>(HashCoords(2, static_cast<int64_t>(k % 4096), axis) % 32768) - 16384.5;
   };
   if (cached) {
-    for (uint64_t k = 0; k < 4096; ++k) benchmark::DoNotOptimize(world->BlendPoint(point(k, 0), point(k, 1), {}, &cache));
+    for (uint64_t k = 0; k < 4096; ++k) {
+      benchmark::DoNotOptimize(world->BlendPoint(point(k, 0), point(k, 1), {}, &cache));
+    }
   }
   uint64_t k = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(world->BlendPoint(point(k, 0), point(k, 1), {}, cached ? &cache : nullptr));
+    benchmark::DoNotOptimize(
+        world->BlendPoint(point(k, 0), point(k, 1), {}, cached ? &cache : nullptr));
     ++k;
   }
 }
-BENCHMARK(BM_Point)->ArgNames({"gi", "r", "cached"})->ArgsProduct({{8}, {24}, {0, 1}})->ArgsProduct({{4}, {48}, {0, 1}});
+BENCHMARK(BM_Point)
+    ->ArgNames({"gi", "r", "cached"})
+    ->ArgsProduct({{8}, {24}, {0, 1}})
+    ->ArgsProduct({{4}, {48}, {0, 1}});
 
-void BM_BiomeSource(benchmark::State& state) {
-  const auto world = MakeWorld(8, 24);
+std::shared_ptr<const World> SourceWorld(int64_t source) {
+  WorldSpec spec = source == 0 ? DefaultWorldSpec() : AnchorWorldSpec({BlenderKind::kScattered, {}});
+  return *World::Create(spec);
+}
+
+void BM_SourceTile(benchmark::State& state) {
+  const auto world = SourceWorld(state.range(0));
+  const TriangularLattice lattice(5, 8.0, 0.35);
+  const auto tiles = SpreadChunks(64, 256);  // 8x8 vertices of interval 8 span about 64 blocks.
+  std::vector<double> xs(tiles.size() * 64), zs(tiles.size() * 64);
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    for (int v = 0; v < 64; ++v) {
+      lattice.Position(static_cast<int32_t>(tiles[t].first * 8 + v % 8),
+                       static_cast<int32_t>(tiles[t].second * 8 + v / 8), &xs[t * 64 + v],
+                       &zs[t * 64 + v]);
+    }
+  }
+  uint16_t out[64];
+  size_t next = 0;
+  for (auto _ : state) {
+    const size_t t = next++ % tiles.size();
+    world->source().BiomeIndices(&xs[t * 64], &zs[t * 64], 64, out);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 64);
+  state.SetLabel(state.range(0) == 0 ? "climate" : "noise_max");
+}
+BENCHMARK(BM_SourceTile)->ArgName("source")->Arg(0)->Arg(1);
+
+void BM_SourcePoint(benchmark::State& state) {
+  const auto world = SourceWorld(state.range(0));
   double x = 0.25;
   for (auto _ : state) {
     benchmark::DoNotOptimize(world->source().BiomeIndexAt(x, -x));
     x += 17.0;
   }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.SetLabel(state.range(0) == 0 ? "climate" : "noise_max");
 }
-BENCHMARK(BM_BiomeSource);
+BENCHMARK(BM_SourcePoint)->ArgName("source")->Arg(0)->Arg(1);
 
 void BM_HeightNoise(benchmark::State& state) {
   const bool batch = state.range(0) != 0;
@@ -125,9 +174,7 @@ void BM_HeightNoise(benchmark::State& state) {
     if (batch) {
       FractalNoise2DBatch(7, xs.data(), zs.data(), 256, frequency, 4, out.data());
     } else {
-      for (int col = 0; col < 256; ++col) {
-        out[col] = FractalNoise2D(7, xs[col], zs[col], frequency, 4);
-      }
+      for (int col = 0; col < 256; ++col) out[col] = FractalNoise2D(7, xs[col], zs[col], frequency, 4);
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -135,9 +182,7 @@ void BM_HeightNoise(benchmark::State& state) {
   state.counters["per_column"] = benchmark::Counter(
       256, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_HeightNoise)
-    ->ArgNames({"batch", "mfreq"})
-    ->ArgsProduct({{0, 1}, {10, 100, 250, 500, 1000}});
+BENCHMARK(BM_HeightNoise)->ArgNames({"batch", "mfreq"})->ArgsProduct({{0, 1}, {10, 100, 250, 1000}});
 
 }  // namespace
 }  // namespace worldgen

@@ -1,5 +1,7 @@
 #include "engine/biome_source.h"
 
+#include <algorithm>
+
 #include "engine/hash.h"
 #include "engine/noise.h"
 
@@ -8,7 +10,15 @@ namespace {
 // Stream ids separating the world seed's noise fields.
 constexpr uint64_t kTemperatureStream = 0x7e3d;
 constexpr uint64_t kHumidityStream = 0x4a11;
+constexpr uint64_t kNoiseMaxStream = 0x3a9f;
+
+// Points per batched noise call: the per-block scratch lives on the stack. One cache tile.
+constexpr size_t kBatch = 64;
 }  // namespace
+
+void BiomeSource::BiomeIndices(const double* xs, const double* zs, size_t n, uint16_t* out) const {
+  for (size_t k = 0; k < n; ++k) out[k] = static_cast<uint16_t>(BiomeIndexAt(xs[k], zs[k]));
+}
 
 ClimateBiomeSource::ClimateBiomeSource(const WorldSpec& spec)
     : temperature_seed_(DeriveSeed(spec.seed, kTemperatureStream)),
@@ -26,9 +36,7 @@ double ClimateBiomeSource::HumidityAt(double x, double z) const {
   return FractalNoise2D(humidity_seed_, x, z, climate_.humidity_frequency, climate_.octaves);
 }
 
-int ClimateBiomeSource::BiomeIndexAt(double x, double z) const {
-  double t = TemperatureAt(x, z);
-  double h = HumidityAt(x, z);
+int ClimateBiomeSource::Nearest(double t, double h) const {
   int best = 0;
   double best_d2 = 0.0;
   for (size_t k = 0; k < points_.size(); ++k) {
@@ -43,10 +51,78 @@ int ClimateBiomeSource::BiomeIndexAt(double x, double z) const {
   return best;
 }
 
+int ClimateBiomeSource::BiomeIndexAt(double x, double z) const {
+  return Nearest(TemperatureAt(x, z), HumidityAt(x, z));
+}
+
+void ClimateBiomeSource::BiomeIndices(const double* xs, const double* zs, size_t n,
+                                      uint16_t* out) const {
+  double t[kBatch], h[kBatch];
+  for (size_t start = 0; start < n; start += kBatch) {
+    const size_t count = std::min(kBatch, n - start);
+    FractalNoise2DBatch(temperature_seed_, xs + start, zs + start, count,
+                        climate_.temperature_frequency, climate_.octaves, t);
+    FractalNoise2DBatch(humidity_seed_, xs + start, zs + start, count, climate_.humidity_frequency,
+                        climate_.octaves, h);
+    for (size_t k = 0; k < count; ++k) out[start + k] = static_cast<uint16_t>(Nearest(t[k], h[k]));
+  }
+}
+
+NoiseMaxBiomeSource::NoiseMaxBiomeSource(const WorldSpec& spec) : params_(spec.noise_max) {
+  const uint64_t base = DeriveSeed(spec.seed, kNoiseMaxStream);
+  seeds_.reserve(spec.biomes.size());
+  for (const BiomeSpec& b : spec.biomes) seeds_.push_back(DeriveSeed(base, b.id));
+}
+
+double NoiseMaxBiomeSource::FieldAt(int index, double x, double z) const {
+  return FractalNoise2D(seeds_[static_cast<size_t>(index)], x, z, params_.frequency,
+                        params_.octaves, params_.lacunarity, params_.gain);
+}
+
+int NoiseMaxBiomeSource::BiomeIndexAt(double x, double z) const {
+  int best = 0;
+  double best_value = FieldAt(0, x, z);
+  for (size_t k = 1; k < seeds_.size(); ++k) {
+    const double v = FieldAt(static_cast<int>(k), x, z);
+    if (v > best_value) {  // Strict '>': ties keep the lower index.
+      best = static_cast<int>(k);
+      best_value = v;
+    }
+  }
+  return best;
+}
+
+void NoiseMaxBiomeSource::BiomeIndices(const double* xs, const double* zs, size_t n,
+                                       uint16_t* out) const {
+  double best_value[kBatch], value[kBatch];
+  for (size_t start = 0; start < n; start += kBatch) {
+    const size_t count = std::min(kBatch, n - start);
+    uint16_t* best = out + start;
+    // Biome by biome over the block, comparing exactly as BiomeIndexAt does point by point.
+    for (size_t k = 0; k < seeds_.size(); ++k) {
+      FractalNoise2DBatch(seeds_[k], xs + start, zs + start, count, params_.frequency,
+                          params_.octaves, k == 0 ? best_value : value, params_.lacunarity,
+                          params_.gain);
+      if (k == 0) {
+        std::fill(best, best + count, uint16_t{0});
+        continue;
+      }
+      for (size_t p = 0; p < count; ++p) {
+        if (value[p] > best_value[p]) {
+          best[p] = static_cast<uint16_t>(k);
+          best_value[p] = value[p];
+        }
+      }
+    }
+  }
+}
+
 std::unique_ptr<BiomeSource> MakeBiomeSource(const WorldSpec& spec) {
   switch (spec.biome_source) {
     case BiomeSourceKind::kClimate:
       return std::make_unique<ClimateBiomeSource>(spec);
+    case BiomeSourceKind::kNoiseMax:
+      return std::make_unique<NoiseMaxBiomeSource>(spec);
   }
   return std::make_unique<ClimateBiomeSource>(spec);
 }

@@ -5,6 +5,8 @@
 #ifndef WORLDGEN_ENGINE_BIOME_SOURCE_H_
 #define WORLDGEN_ENGINE_BIOME_SOURCE_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -17,6 +19,10 @@ class BiomeSource {
   virtual ~BiomeSource() = default;
   // Dense index into the world's id-sorted biome table, in [0, biome_count). Pure function of (x, z).
   virtual int BiomeIndexAt(double x, double z) const = 0;
+
+  // out[k] = BiomeIndexAt(xs[k], zs[k]) for k < n, exactly. Sources override it with a batched
+  // evaluation (the blenders fill a whole cache tile per call); this default loops.
+  virtual void BiomeIndices(const double* xs, const double* zs, size_t n, uint16_t* out) const;
 };
 
 // Two fractal noise fields, temperature and humidity, evaluated at (x, z); the biome whose climate
@@ -26,6 +32,7 @@ class ClimateBiomeSource final : public BiomeSource {
   // `spec` must be valid and its biomes sorted by id.
   explicit ClimateBiomeSource(const WorldSpec& spec);
   int BiomeIndexAt(double x, double z) const override;
+  void BiomeIndices(const double* xs, const double* zs, size_t n, uint16_t* out) const override;
 
   // The climate values at (x, z), each in [-1, 1]; exposed for tests and tools.
   double TemperatureAt(double x, double z) const;
@@ -36,10 +43,30 @@ class ClimateBiomeSource final : public BiomeSource {
     double temperature;
     double humidity;
   };
+  int Nearest(double temperature, double humidity) const;
+
   uint64_t temperature_seed_;
   uint64_t humidity_seed_;
   ClimateSpec climate_;
   std::vector<ClimatePoint> points_;
+};
+
+// Seed 001's demo map: one fractal noise field per biome (NoiseMaxSpec), seeded from the world seed
+// and the biome's id; the biome whose field is highest at (x, z) wins (ties to the lower index).
+// Adding a biome to a world leaves the others' fields unchanged.
+class NoiseMaxBiomeSource final : public BiomeSource {
+ public:
+  // `spec` must be valid and its biomes sorted by id.
+  explicit NoiseMaxBiomeSource(const WorldSpec& spec);
+  int BiomeIndexAt(double x, double z) const override;
+  void BiomeIndices(const double* xs, const double* zs, size_t n, uint16_t* out) const override;
+
+  // Biome `index`'s field at (x, z), in [-1, 1]; exposed for tests and tools.
+  double FieldAt(int index, double x, double z) const;
+
+ private:
+  NoiseMaxSpec params_;
+  std::vector<uint64_t> seeds_;  // Per dense biome index.
 };
 
 // The source a spec asks for. `spec` must be valid and its biomes sorted by id.

@@ -70,7 +70,8 @@ double SimplexNoise2D(uint64_t seed, double x, double z) {
   return value > 1.0 ? 1.0 : (value < -1.0 ? -1.0 : value);
 }
 
-double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int octaves) {
+double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int octaves,
+                      double lacunarity, double gain) {
   double sum = 0.0;
   double amplitude = 1.0;
   double amplitude_total = 0.0;
@@ -78,8 +79,8 @@ double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int o
   for (int octave = 0; octave < octaves; ++octave) {
     sum += amplitude * SimplexNoise2D(DeriveSeed(seed, static_cast<uint64_t>(octave)), x * f, z * f);
     amplitude_total += amplitude;
-    amplitude *= 0.5;
-    f *= 2.0;
+    amplitude *= gain;
+    f *= lacunarity;
   }
   return sum / amplitude_total;
 }
@@ -280,27 +281,31 @@ WORLDGEN_NOISE_INLINE void AddOctave(uint64_t seed, int octave, double frequency
   }
 }
 
-WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double z, double last_frequency) {
-  return std::fabs(x * last_frequency) < kBatchCoordinateLimit &&
-         std::fabs(z * last_frequency) < kBatchCoordinateLimit;  // False for NaN.
+WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double z, double max_frequency) {
+  return std::fabs(x * max_frequency) < kBatchCoordinateLimit &&
+         std::fabs(z * max_frequency) < kBatchCoordinateLimit;  // False for NaN.
 }
 
 // Octave by octave over the whole batch, so each octave's vertex gradients serve every point.
 WORLDGEN_NOISE_INLINE void FractalNoiseBatch(uint64_t seed, const double* xs, const double* zs,
-                                             size_t n, double frequency, int octaves, double* out) {
+                                             size_t n, double frequency, int octaves, double* out,
+                                             double lacunarity, double gain) {
   if (octaves < 1) {  // Outside the contract; whatever the scalar code answers.
-    for (size_t k = 0; k < n; ++k) out[k] = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves);
+    for (size_t k = 0; k < n; ++k) {
+      out[k] = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
+    }
     return;
   }
-  // The divisor and the last octave's frequency, computed as FractalNoise2D computes them.
-  double amplitude_total = 0.0, last_frequency = frequency;
+  // The divisor and the largest octave frequency, computed as FractalNoise2D computes them.
+  // A NaN frequency stays NaN, so every point takes the scalar path.
+  double amplitude_total = 0.0, max_frequency = std::fabs(frequency);
   {
     double amplitude = 1.0, f = frequency;
     for (int octave = 0; octave < octaves; ++octave) {
       amplitude_total += amplitude;
-      amplitude *= 0.5;
-      last_frequency = f;
-      f *= 2.0;
+      amplitude *= gain;
+      if (!(std::fabs(f) <= max_frequency)) max_frequency = std::fabs(f);
+      f *= lacunarity;
     }
   }
   BlockScratch s;
@@ -335,15 +340,15 @@ WORLDGEN_NOISE_INLINE void FractalNoiseBatch(uint64_t seed, const double* xs, co
         for (size_t l = 0; l < count; ++l) out[start + l] = s.sum[l];
       }
     }
-    amplitude *= 0.5;
-    f *= 2.0;
+    amplitude *= gain;
+    f *= lacunarity;
   }
   for (size_t k = 0; k < n; ++k) {
-    // The scaled coordinates grow with each octave, so the last one decides the range. Points
-    // outside it got an arbitrary (but UB-free) vector result; the scalar one replaces it.
-    out[k] = InBatchRange(xs[k], zs[k], last_frequency)
+    // The octave of the largest frequency decides the range. Points outside it got an arbitrary
+    // (but UB-free) vector result; the scalar one replaces it.
+    out[k] = InBatchRange(xs[k], zs[k], max_frequency)
                  ? out[k] / amplitude_total
-                 : FractalNoise2D(seed, xs[k], zs[k], frequency, octaves);
+                 : FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
   }
 }
 
@@ -351,13 +356,15 @@ WORLDGEN_NOISE_INLINE void FractalNoiseBatch(uint64_t seed, const double* xs, co
 
 WORLDGEN_TARGET_CLONES
 void FractalNoise2DBatch(uint64_t seed, const double* xs, const double* zs, size_t n,
-                         double frequency, int octaves, double* out) {
-  FractalNoiseBatch(seed, xs, zs, n, frequency, octaves, out);
+                         double frequency, int octaves, double* out, double lacunarity,
+                         double gain) {
+  FractalNoiseBatch(seed, xs, zs, n, frequency, octaves, out, lacunarity, gain);
 }
 
 void FractalNoise2DBatchBaseline(uint64_t seed, const double* xs, const double* zs, size_t n,
-                                 double frequency, int octaves, double* out) {
-  FractalNoiseBatch(seed, xs, zs, n, frequency, octaves, out);
+                                 double frequency, int octaves, double* out, double lacunarity,
+                                 double gain) {
+  FractalNoiseBatch(seed, xs, zs, n, frequency, octaves, out, lacunarity, gain);
 }
 
 }  // namespace worldgen

@@ -82,19 +82,19 @@ std::shared_ptr<const std::vector<LatticeOffset>> ScatteredBlender::OffsetsForRe
 
 void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
+  double xs[n * n], zs[n * n];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      double x, z;
-      lattice_.Position(tile_i * n + a, tile_j * n + b, &x, &z);
-      tile->biome[b * n + a] = static_cast<uint16_t>(source_.BiomeIndexAt(x, z));
+      lattice_.Position(tile_i * n + a, tile_j * n + b, &xs[b * n + a], &zs[b * n + a]);
     }
   }
+  source_.BiomeIndices(xs, zs, n * n, tile->biome);
 }
 
 void ScatteredBlender::AssignBiomes(BiomeSampleCache* cache, const std::vector<LatticeIndex>& indices,
                                     std::vector<KernelSample>* samples) const {
   if (cache == nullptr) {
-    for (KernelSample& s : *samples) s.biome = static_cast<uint16_t>(source_.BiomeIndexAt(s.x, s.z));
+    SampleSourceBiomes(source_, *samples);
   } else {
     constexpr int32_t n = BiomeTile::kTileSize;
     std::shared_ptr<const BiomeTile> tile;

@@ -11,6 +11,17 @@ bool SingleBiome(std::span<const KernelSample> samples) {
                      [&](const KernelSample& s) { return s.biome == samples.front().biome; });
 }
 
+void SampleSourceBiomes(const BiomeSource& source, std::span<KernelSample> samples) {
+  std::vector<double> xs(samples.size()), zs(samples.size());
+  std::vector<uint16_t> biomes(samples.size());
+  for (size_t k = 0; k < samples.size(); ++k) {
+    xs[k] = samples[k].x;
+    zs[k] = samples[k].z;
+  }
+  source.BiomeIndices(xs.data(), zs.data(), samples.size(), biomes.data());
+  for (size_t k = 0; k < samples.size(); ++k) samples[k].biome = biomes[k];
+}
+
 bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
                      std::vector<IndexedLayer>* layers) {
   layers->clear();

@@ -44,6 +44,9 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
 // Whether every sample has the same biome (true for an empty span).
 bool SingleBiome(std::span<const KernelSample> samples);
 
+// Sets each sample's biome to the source's biome at its position, with one batched source call.
+void SampleSourceBiomes(const BiomeSource& source, std::span<KernelSample> samples);
+
 }  // namespace worldgen
 
 #endif  // WORLDGEN_ENGINE_SPARSE_CONVOLUTION_H_

@@ -16,13 +16,14 @@ SquareGrid::SquareGrid(const BiomeSource& source, int spacing, std::vector<doubl
 void SquareGrid::ComputeTile(int32_t tile_x, int32_t tile_z, BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
   const double g = spacing_;
+  double xs[n * n], zs[n * n];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      const double x = static_cast<double>(static_cast<int64_t>(tile_x) * n + a) * g;
-      const double z = static_cast<double>(static_cast<int64_t>(tile_z) * n + b) * g;
-      tile->biome[b * n + a] = static_cast<uint16_t>(source_.BiomeIndexAt(x, z));
+      xs[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_x) * n + a) * g;
+      zs[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_z) * n + b) * g;
     }
   }
+  source_.BiomeIndices(xs, zs, n * n, tile->biome);
 }
 
 void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
@@ -47,9 +48,7 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
       KernelSample s;
       s.x = x;
       s.z = z;
-      if (cache == nullptr) {
-        s.biome = static_cast<uint16_t>(source_.BiomeIndexAt(x, z));
-      } else {
+      if (cache != nullptr) {
         BiomeTileKey key{world_uid_, static_cast<int32_t>(FloorDiv(gx, n)),
                          static_cast<int32_t>(FloorDiv(gz, n))};
         if (tile == nullptr || !(key == tile_key)) {
@@ -60,10 +59,11 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
         s.biome = tile->biome[(gz - static_cast<int64_t>(key.tile_j) * n) * n +
                               (gx - static_cast<int64_t>(key.tile_i) * n)];
       }
-      s.radius_sq = radius_sq_[s.biome];
       out->push_back(s);
     }
   }
+  if (cache == nullptr) SampleSourceBiomes(source_, *out);
+  for (KernelSample& s : *out) s.radius_sq = radius_sq_[s.biome];
 }
 
 double MinSquareGridRadius(int spacing) {

@@ -55,6 +55,25 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
   if (spec.climate.octaves < 1 || spec.climate.octaves > 8) {
     return OutOfRange("climate.octaves", spec.climate.octaves, 1, 8);
   }
+  if (spec.biome_source != BiomeSourceKind::kClimate &&
+      spec.biome_source != BiomeSourceKind::kNoiseMax) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("biome_source = %d is not a known biome source kind (0 climate, 1 noise_max)",
+                        static_cast<int>(spec.biome_source)));
+  }
+  const NoiseMaxSpec& noise_max = spec.noise_max;
+  if (!InRange(noise_max.frequency, 1e-9, 1.0)) {
+    return OutOfRange("noise_max.frequency", noise_max.frequency, 1e-9, 1.0);
+  }
+  if (noise_max.octaves < 1 || noise_max.octaves > 8) {
+    return OutOfRange("noise_max.octaves", noise_max.octaves, 1, 8);
+  }
+  if (!InRange(noise_max.lacunarity, 1.0, 8.0)) {
+    return OutOfRange("noise_max.lacunarity", noise_max.lacunarity, 1.0, 8.0);
+  }
+  if (!InRange(noise_max.gain, 0.01, 1.0)) {
+    return OutOfRange("noise_max.gain", noise_max.gain, 0.01, 1.0);
+  }
   if (spec.biomes.empty() || spec.biomes.size() > static_cast<size_t>(kMaxBiomes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "biomes has %d entries; a world needs 1..%d biomes", spec.biomes.size(), kMaxBiomes));

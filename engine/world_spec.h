@@ -43,14 +43,25 @@ struct BiomeSpec {
   double blend_radius = 0.0;
 };
 
+// Values are stable: they are the wire enum's values (worldgen.v1.BiomeSourceKind).
 enum class BiomeSourceKind {
-  kClimate,  // Two fractal noise fields (temperature, humidity) pick the nearest climate point.
+  kClimate = 0,   // Two fractal noise fields (temperature, humidity) pick the nearest climate point.
+  kNoiseMax = 1,  // One fractal noise field per biome; the highest value wins (seed 001's demo).
 };
 
 struct ClimateSpec {
   double temperature_frequency = 1.0 / 2400.0;  // cycles per block, (0, 1]
   double humidity_frequency = 1.0 / 1800.0;     // cycles per block, (0, 1]
   int octaves = 3;                              // [1, 8]
+};
+
+// The noise-max source: biome k's field is FractalNoise2D(seed derived from the world seed and the
+// biome's id, x, z, frequency, octaves, lacunarity, gain). The defaults are seed 001's demo map.
+struct NoiseMaxSpec {
+  double frequency = 0.002;  // cycles per block of the first octave, (0, 1]
+  int octaves = 3;           // [1, 8]
+  double lacunarity = 2.0;   // frequency factor between octaves, [1, 8]
+  double gain = 0.5;         // amplitude factor between octaves, [0.01, 1]
 };
 
 // The blending methods (engine/blender.h describes each and the contract they all keep).
@@ -75,7 +86,8 @@ struct WorldSpec {
   uint64_t seed = 0;
   std::vector<BiomeSpec> biomes;  // 1..kMaxBiomes entries; any order (the engine sorts by id).
   BiomeSourceKind biome_source = BiomeSourceKind::kClimate;
-  ClimateSpec climate;
+  ClimateSpec climate;      // Read by the climate source only.
+  NoiseMaxSpec noise_max;  // Read by the noise-max source only.
   BlenderSpec blender;
   // Chunk size (columns per side) used when a request names none: a power of two in [4, 256].
   int chunk_size = 16;

@@ -159,10 +159,26 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
     case v1::BIOME_SOURCE_KIND_CLIMATE:
       spec.biome_source = BiomeSourceKind::kClimate;
       break;
+    case v1::BIOME_SOURCE_KIND_NOISE_MAX:
+      spec.biome_source = BiomeSourceKind::kNoiseMax;
+      break;
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           "biome_source = ", static_cast<int>(config.biome_source()),
-          " is not a known BiomeSourceKind (only BIOME_SOURCE_KIND_CLIMATE)"));
+          " is not a known BiomeSourceKind (BIOME_SOURCE_KIND_CLIMATE or "
+          "BIOME_SOURCE_KIND_NOISE_MAX)"));
+  }
+  if (config.has_noise_max()) {
+    if (spec.biome_source != BiomeSourceKind::kNoiseMax) {
+      return absl::InvalidArgumentError(
+          "noise_max is set, but biome_source is not BIOME_SOURCE_KIND_NOISE_MAX: set only the "
+          "chosen source's parameters");
+    }
+    const v1::NoiseMaxConfig& noise_max = config.noise_max();
+    if (noise_max.has_frequency()) spec.noise_max.frequency = noise_max.frequency();
+    if (noise_max.has_octaves()) spec.noise_max.octaves = noise_max.octaves();
+    if (noise_max.has_lacunarity()) spec.noise_max.lacunarity = noise_max.lacunarity();
+    if (noise_max.has_gain()) spec.noise_max.gain = noise_max.gain();
   }
   const v1::ClimateConfig& climate = config.climate();
   if (climate.has_temperature_frequency()) {
@@ -208,6 +224,15 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
     case BiomeSourceKind::kClimate:
       config.set_biome_source(v1::BIOME_SOURCE_KIND_CLIMATE);
       break;
+    case BiomeSourceKind::kNoiseMax: {
+      config.set_biome_source(v1::BIOME_SOURCE_KIND_NOISE_MAX);
+      v1::NoiseMaxConfig* noise_max = config.mutable_noise_max();
+      noise_max->set_frequency(spec.noise_max.frequency);
+      noise_max->set_octaves(spec.noise_max.octaves);
+      noise_max->set_lacunarity(spec.noise_max.lacunarity);
+      noise_max->set_gain(spec.noise_max.gain);
+      break;
+    }
   }
   config.mutable_climate()->set_temperature_frequency(spec.climate.temperature_frequency);
   config.mutable_climate()->set_humidity_frequency(spec.climate.humidity_frequency);

@@ -68,7 +68,7 @@ TEST(NoiseTest, FractalNoiseStaysInRange) {
 // FractalNoise2DBatch is checked against FractalNoise2D (the scalar reference) in both of its
 // variants: the dispatched one (the AVX2 clone on a CPU that has AVX2) and the baseline build.
 using BatchFunction = void (*)(uint64_t, const double*, const double*, size_t, double, int,
-                               double*);
+                               double*, double, double);
 struct BatchVariant {
   const char* name;
   BatchFunction function;
@@ -92,18 +92,20 @@ double Unit(uint64_t k, uint64_t stream) {
 ::testing::AssertionResult BatchMatchesScalar(const BatchVariant& variant, uint64_t seed,
                                               const std::vector<double>& xs,
                                               const std::vector<double>& zs, double frequency,
-                                              int octaves) {
+                                              int octaves, double lacunarity = 2.0,
+                                              double gain = 0.5) {
   const size_t n = xs.size();
   const double guard = 12345.0;  // One slot past the end: the batch must not write there.
   std::vector<double> out(n + 1, guard);
-  variant.function(seed, xs.data(), zs.data(), n, frequency, octaves, out.data());
+  variant.function(seed, xs.data(), zs.data(), n, frequency, octaves, out.data(), lacunarity, gain);
   for (size_t k = 0; k < n; ++k) {
-    const double expected = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves);
+    const double expected = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
     if (Bits(out[k]) != Bits(expected)) {
       return ::testing::AssertionFailure()
              << std::hexfloat << variant.name << ": point " << k << " of " << n << " (" << xs[k]
              << ", " << zs[k] << "), seed " << seed << ", frequency " << frequency << ", octaves "
-             << octaves << ": batch " << out[k] << ", scalar " << expected;
+             << octaves << ", lacunarity " << lacunarity << ", gain " << gain << ": batch "
+             << out[k] << ", scalar " << expected;
     }
   }
   if (Bits(out[n]) != Bits(guard)) {
@@ -239,6 +241,48 @@ TEST(NoiseTest, BatchEqualsScalarOutsideTheVectorRange) {
       }
     }
   }
+}
+
+// Lacunarity and gain other than (2, 0.5), including a lacunarity below 1 (frequencies falling with
+// each octave, so the first octave decides the vector path's range) and gains above 1/2.
+TEST(NoiseTest, BatchEqualsScalarForAnyLacunarityAndGain) {
+  const double pairs[][2] = {{1.0, 1.0}, {1.7, 0.6}, {2.5, 0.35}, {3.0, 0.9}, {0.5, 0.5}};
+  std::vector<double> xs, zs;
+  uint64_t trial = 5000;
+  for (const BatchVariant& variant : kBatchVariants) {
+    for (const auto& [lacunarity, gain] : pairs) {
+      for (double frequency : {0.002, 0.03, 0.7}) {
+        for (int octaves : {1, 3, 6}) {
+          for (size_t n : {5u, 37u, 70u}) {
+            for (int kind = 0; kind < 4; ++kind) {
+              MakePoints(kind, n, ++trial, &xs, &zs);
+              ASSERT_TRUE(BatchMatchesScalar(variant, 0x77, xs, zs, frequency, octaves, lacunarity,
+                                             gain))
+                  << "kind " << kind;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The general fractal sum at (2, 0.5) is the classic one: each octave's factor is exact.
+TEST(NoiseTest, DefaultLacunarityAndGainAreTwoAndOneHalf) {
+  for (int k = 0; k < 500; ++k) {
+    const double x = k * 13.7 - 2000.0, z = k * -5.3 + 100.0;
+    double sum = 0.0, amplitude = 1.0, total = 0.0, f = 0.004;
+    for (int octave = 0; octave < 3; ++octave) {
+      sum += amplitude * SimplexNoise2D(DeriveSeed(42, static_cast<uint64_t>(octave)), x * f, z * f);
+      total += amplitude;
+      amplitude /= 2.0;
+      f += f;
+    }
+    ASSERT_EQ(Bits(FractalNoise2D(42, x, z, 0.004, 3)), Bits(sum / total)) << k;
+    ASSERT_EQ(Bits(FractalNoise2D(42, x, z, 0.004, 3, 2.0, 0.5)), Bits(sum / total)) << k;
+  }
+  EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.5, 0.5), FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
+  EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.0, 0.7), FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
 }
 
 TEST(NoiseTest, BatchOfZeroOctavesMatchesScalar) {

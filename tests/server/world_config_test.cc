@@ -99,6 +99,47 @@ TEST(WorldConfigTest, JsonAcceptsOriginalFieldNames) {
   EXPECT_EQ(spec->biomes[0].height_base, 5.0);
 }
 
+TEST(WorldConfigTest, NoiseMaxSourceReadsItsParametersAndRoundTrips) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}],
+          "biomeSource": "BIOME_SOURCE_KIND_NOISE_MAX",
+          "noiseMax": {"frequency": 0.004, "octaves": 4, "lacunarity": 2.5}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->biome_source, BiomeSourceKind::kNoiseMax);
+  EXPECT_EQ(spec->noise_max.frequency, 0.004);
+  EXPECT_EQ(spec->noise_max.octaves, 4);
+  EXPECT_EQ(spec->noise_max.lacunarity, 2.5);
+  EXPECT_EQ(spec->noise_max.gain, NoiseMaxSpec().gain) << "absent fields take the defaults";
+
+  const v1::WorldConfig config = WorldConfigFromSpec(*spec);
+  EXPECT_EQ(config.biome_source(), v1::BIOME_SOURCE_KIND_NOISE_MAX);
+  EXPECT_TRUE(config.noise_max().has_gain());
+  absl::StatusOr<WorldSpec> back = WorldSpecFromConfig(config);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(Serialized(*back), Serialized(*spec));
+  EXPECT_FALSE(WorldConfigFromSpec(DefaultWorldSpec()).has_noise_max())
+      << "a climate world writes no noise_max message";
+}
+
+TEST(WorldConfigTest, NoiseMaxErrorsNameTheFieldAndRule) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "noiseMax": {"frequency": 0.01}})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(), HasSubstr("noise_max is set, but biome_source"));
+
+  spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "biomeSource": 1,
+          "noiseMax": {"gain": 1.5}})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("noise_max.gain = 1.5 is outside [0.01, 1]"));
+
+  spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "biomeSource": 9})");
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("biome_source = 9 is not a known BiomeSourceKind"));
+}
+
 TEST(WorldConfigTest, MalformedJsonIsAnError) {
   absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(R"({"name": "w", "biomes": [)");
   ASSERT_FALSE(spec.ok());
