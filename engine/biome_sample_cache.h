@@ -18,11 +18,16 @@
 
 namespace worldgen {
 
-// Biome indices (dense, into a world's id-sorted biome table) of the vertices of one lattice tile:
-// vertex (tile_i * kTileSize + a, tile_j * kTileSize + b) is at index b * kTileSize + a.
+// The samples of one tile of a blender's lattice: vertex (tile_i * kTileSize + a,
+// tile_j * kTileSize + b) is at index b * kTileSize + a, sampled at (x, z) (its jittered position,
+// kept so that gathering never recomputes it) with the biome source's answer there (a dense index
+// into the world's id-sorted biome table).
 struct BiomeTile {
   static constexpr int kTileSize = 8;
-  uint16_t biome[kTileSize * kTileSize];
+  static constexpr int kVertices = kTileSize * kTileSize;
+  double x[kVertices];
+  double z[kVertices];
+  uint16_t biome[kVertices];
 };
 
 struct BiomeTileKey {

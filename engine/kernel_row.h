@@ -1,26 +1,73 @@
-// The hot loop of scattered blending: one lattice sample's kernel weights added to a row of columns.
+// The hot loop of every kernel blender: a block's samples convolved into normalized weights.
 //
-// Written once against GCC's portable vector extensions and compiled for AVX2 and baseline x86-64
-// with runtime dispatch. Every lane performs exactly the scalar reference's IEEE operations in the
-// same order (no FMA: -ffp-contract=off), so all variants give bit-identical sums; the tests compare
-// them against AccumulateSampleRowScalar.
+// Written once against GCC's portable vector extensions (8 doubles per vector, across columns only)
+// and compiled for AVX-512, AVX2 and baseline x86-64; the best variant the CPU supports is chosen at
+// startup. Every lane performs exactly the scalar reference's IEEE operations in the same order (no
+// FMA: -ffp-contract=off), so every variant gives the same bits; tests compare each one the CPU
+// can run against KernelBlockScalar.
+//
+// Thread safety: free functions of their arguments; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_KERNEL_ROW_H_
 #define WORLDGEN_ENGINE_KERNEL_ROW_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "absl/strings/string_view.h"
 
 namespace worldgen {
 
-// For lx in [0, n): w = max(radius_sq - ((xs[lx] - px)^2 + dz_sq), 0)^2;
-//                   acc[lx] += w; total[lx] += w.
-// max(r^2 - d^2, 0) is > 0 exactly when d^2 < r^2, so w is the kernel max(0, r^2 - d^2)^2 and a
-// column out of reach gains exactly +0.0. acc and total must not overlap each other or xs.
-void AccumulateSampleRow(const double* xs, size_t n, double px, double dz_sq, double radius_sq,
-                         double* acc, double* total);
+// Columns per vector in the kernel; rows of the accumulators are padded to a multiple of it.
+inline constexpr size_t kKernelLanes = 8;
 
-// The scalar reference of AccumulateSampleRow (same results, bit for bit).
-void AccumulateSampleRowScalar(const double* xs, size_t n, double px, double dz_sq,
-                               double radius_sq, double* acc, double* total);
+// One sample as the kernel reads it: position, squared kernel radius, and its accumulator slot.
+struct KernelPoint {
+  double x = 0.0, z = 0.0;
+  double radius_sq = 0.0;
+  uint32_t slot = 0;
+};
+
+// A size x size block of columns whose lowest corner is (x0, z0), and its scratch.
+//   acc:     slots * size * stride doubles, slot s's row lz at acc + (s * size + lz) * stride;
+//   total:   size * stride doubles, row lz at total + lz * stride;
+// both zeroed by the caller; stride = size rounded up to kKernelLanes. Columns past `size` in a
+// padded row are scratch.
+//   weights: slots * size * size floats, slot s's column (lx, lz) at s * size * size + lz * size + lx;
+//   nonzero: slots flags, set to 1 where slot s has a non-zero weight somewhere in the block, else 0.
+struct KernelBlock {
+  const KernelPoint* points = nullptr;
+  size_t count = 0;
+  size_t slots = 0;
+  double x0 = 0.0, z0 = 0.0;
+  int size = 0;
+  size_t stride = 0;
+  double* acc = nullptr;
+  double* total = nullptr;
+  float* weights = nullptr;
+  uint8_t* nonzero = nullptr;
+};
+
+// For every column (x, z) = (x0 + lx, z0 + lz) and every point p in the given order:
+//     w = max(p.radius_sq - ((x - p.x)^2 + (z - p.z)^2), 0)^2,
+//     acc[p.slot] += w, total += w       (the parenthesization and order above, exactly);
+// then weights[s] = float(acc[s] / total), and the nonzero flags. A point adds exactly +0.0 wherever
+// its kernel does not reach, so the variants skip those columns. Every column must be reached by
+// some point (else its weights are NaN).
+void KernelBlockWeights(const KernelBlock& block);
+
+// The scalar reference: every point at every column, one column at a time.
+void KernelBlockScalar(const KernelBlock& block);
+
+// A compiled variant of KernelBlockWeights, for tests and benchmarks.
+struct KernelVariant {
+  absl::string_view name;          // "avx512", "avx2" or "baseline".
+  bool supported;                  // Whether this CPU (and this build) can run it.
+  void (*run)(const KernelBlock& block);
+};
+std::span<const KernelVariant> KernelVariants();
+// The variant KernelBlockWeights runs.
+absl::string_view DispatchedKernelVariant();
 
 }  // namespace worldgen
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/container/inlined_vector.h"
 #include "engine/floor_div.h"
 #include "engine/hash.h"
-#include "engine/kernel_row.h"
 
 namespace worldgen {
 namespace {
@@ -49,8 +49,6 @@ ScatteredBlender::ScatteredBlender(const WorldSpec& spec, const BiomeSource& sou
       lattice_(DeriveSeed(spec.seed, kLatticeStream), sampling_interval_, jitter_fraction_),
       radius_sq_(BiomeRadiiSquared(spec, blend_radius_)) {
   for (double r_sq : radius_sq_) max_radius_ = std::max(max_radius_, std::sqrt(r_sq));
-  point_offsets_ =
-      std::make_shared<const std::vector<LatticeOffset>>(lattice_.SearchOffsets(max_radius_));
 }
 
 double ScatteredBlender::MinBlendRadius(double sampling_interval, double jitter) {
@@ -65,85 +63,95 @@ std::vector<BlenderFigure> ScatteredBlender::Describe() const {
           {"max_biome_radius", max_radius_}};
 }
 
-std::shared_ptr<const std::vector<LatticeOffset>> ScatteredBlender::OffsetsForReach(
-    double half_diagonal) const {
-  if (half_diagonal <= 0.0) return point_offsets_;
-  // Memoized per whole block of extent, computed for the rounded-up extent (a superset is harmless:
-  // the exact culling happens per point).
-  int64_t key = static_cast<int64_t>(std::ceil(half_diagonal));
-  std::lock_guard<std::mutex> lock(offsets_mu_);
-  auto& slot = offsets_by_extent_[key];
-  if (slot == nullptr) {
-    slot = std::make_shared<const std::vector<LatticeOffset>>(
-        lattice_.SearchOffsets(max_radius_ + static_cast<double>(key)));
-  }
-  return slot;
-}
-
 void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
-  double xs[n * n], zs[n * n];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      lattice_.Position(tile_i * n + a, tile_j * n + b, &xs[b * n + a], &zs[b * n + a]);
+      lattice_.Position(tile_i * n + a, tile_j * n + b, &tile->x[b * n + a], &tile->z[b * n + a]);
     }
   }
-  source_.BiomeIndices(xs, zs, n * n, tile->biome);
-}
-
-void ScatteredBlender::AssignBiomes(BiomeSampleCache* cache, const std::vector<LatticeIndex>& indices,
-                                    std::vector<KernelSample>* samples) const {
-  if (cache == nullptr) {
-    SampleSourceBiomes(source_, *samples);
-  } else {
-    constexpr int32_t n = BiomeTile::kTileSize;
-    std::shared_ptr<const BiomeTile> tile;
-    BiomeTileKey tile_key;
-    for (size_t k = 0; k < samples->size(); ++k) {
-      const LatticeIndex v = indices[k];
-      BiomeTileKey key{world_uid_, static_cast<int32_t>(FloorDiv(v.i, n)),
-                       static_cast<int32_t>(FloorDiv(v.j, n))};
-      if (tile == nullptr || !(key == tile_key)) {
-        tile = cache->GetOrCompute(key, [&](BiomeTile& t) { ComputeTile(key.tile_i, key.tile_j, &t); });
-        tile_key = key;
-      }
-      (*samples)[k].biome = tile->biome[(v.j - key.tile_j * n) * n + (v.i - key.tile_i * n)];
-    }
-  }
-  for (KernelSample& s : *samples) s.radius_sq = radius_sq_[s.biome];
+  source_.BiomeIndices(tile->x, tile->z, n * n, tile->biome);
 }
 
 void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, double max_z,
                                      BiomeSampleCache* cache, std::vector<KernelSample>* out,
                                      std::vector<LatticeIndex>* indices) const {
   out->clear();
-  std::vector<LatticeIndex> own_indices;
-  if (indices == nullptr) indices = &own_indices;
-  indices->clear();
-  double half_x = 0.5 * (max_x - min_x);
-  double half_z = 0.5 * (max_z - min_z);
-  auto offsets = OffsetsForReach(std::sqrt(half_x * half_x + half_z * half_z));
-  LatticeIndex base = lattice_.NearestVertex(min_x + half_x, min_z + half_z);
-  double reach_sq = max_radius_ * max_radius_;
-  for (const LatticeOffset& off : *offsets) {
-    KernelSample s;
-    const LatticeIndex v{base.i + off.di, base.j + off.dj};
-    lattice_.Position(v.i, v.j, &s.x, &s.z);
+  if (indices != nullptr) indices->clear();
+  const double reach_sq = max_radius_ * max_radius_;
+  // A vertex whose jittered position is within max_radius_ of the box has its unjittered position
+  // within max_radius_ + jitter of it; one block of slack absorbs every rounding below, so the
+  // (j, i) ranges hold every vertex the exact test accepts.
+  const double pad = max_radius_ + lattice_.jitter() + 1.0;
+  const double interval = lattice_.interval();
+  const double row_height = interval * (TriangularLattice::kSqrt3 * 0.5);
+  const int32_t j0 = static_cast<int32_t>(std::floor((min_z - pad) / row_height));
+  const int32_t j1 = static_cast<int32_t>(std::ceil((max_z + pad) / row_height));
+  // Candidates are written unconditionally and kept by advancing `count`: no branch per vertex, so
+  // the loads of many vertices (tiles are mostly outside the CPU caches) are in flight at once.
+  size_t count = 0;
+  auto push = [&](int32_t i, int32_t j, double x, double z, uint16_t biome) {
     // Distance from the point to the box. Rounding is monotonic, so this never exceeds the computed
     // distance to any column inside the box: no point that can weigh on a column is culled.
-    double dx = std::max(0.0, std::max(min_x - s.x, s.x - max_x));
-    double dz = std::max(0.0, std::max(min_z - s.z, s.z - max_z));
-    if (dx * dx + dz * dz < reach_sq) {
-      out->push_back(s);
-      indices->push_back(v);
+    const double dx = std::max(0.0, std::max(min_x - x, x - max_x));
+    const double dz = std::max(0.0, std::max(min_z - z, z - max_z));
+    (*out)[count] = {x, z, 0.0, biome};
+    if (indices != nullptr) (*indices)[count] = {i, j};
+    count += dx * dx + dz * dz < reach_sq;
+  };
+  auto reserve = [&](int32_t i0, int32_t i1) {
+    const size_t need = count + static_cast<size_t>(i1 - i0 + 1);
+    if (out->size() < need) out->resize(2 * need);
+    if (indices != nullptr && indices->size() < need) indices->resize(2 * need);
+  };
+  constexpr int32_t n = BiomeTile::kTileSize;
+  struct Fetched {
+    BiomeTileKey key;
+    std::shared_ptr<const BiomeTile> tile;
+  };
+  absl::InlinedVector<Fetched, 12> fetched;  // Each tile is looked up in the cache once.
+  // Canonical order: rows j ascending, i ascending within a row.
+  for (int32_t j = j0; j <= j1; ++j) {
+    const double shift = 0.5 * static_cast<double>(j);
+    const int32_t i0 = static_cast<int32_t>(std::floor((min_x - pad) / interval - shift));
+    const int32_t i1 = static_cast<int32_t>(std::ceil((max_x + pad) / interval - shift));
+    reserve(i0, i1);
+    if (cache == nullptr) {
+      for (int32_t i = i0; i <= i1; ++i) {
+        double x, z;
+        lattice_.Position(i, j, &x, &z);
+        push(i, j, x, z, 0);
+      }
+      continue;
+    }
+    const int32_t tj = static_cast<int32_t>(FloorDiv(j, n));
+    const int32_t row = (j - tj * n) * n;
+    for (int32_t ti = static_cast<int32_t>(FloorDiv(i0, n)); ti <= FloorDiv(i1, n); ++ti) {
+      const BiomeTileKey key{world_uid_, ti, tj};
+      const BiomeTile* tile = nullptr;
+      for (const Fetched& f : fetched) {
+        if (f.key == key) tile = f.tile.get();
+      }
+      if (tile == nullptr) {
+        fetched.push_back(
+            {key, cache->GetOrCompute(key, [&](BiomeTile& t) { ComputeTile(ti, tj, &t); })});
+        tile = fetched.back().tile.get();
+      }
+      const int32_t a0 = std::max(i0 - ti * n, 0), a1 = std::min(i1 - ti * n, n - 1);
+      for (int32_t a = a0; a <= a1; ++a) {
+        push(ti * n + a, j, tile->x[row + a], tile->z[row + a], tile->biome[row + a]);
+      }
     }
   }
-  AssignBiomes(cache, *indices, out);
+  out->resize(count);
+  if (indices != nullptr) indices->resize(count);
+  if (cache == nullptr) SampleSourceBiomes(source_, *out);
+  for (KernelSample& s : *out) s.radius_sq = radius_sq_[s.biome];
 }
 
 bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampleCache* cache,
                                     std::vector<IndexedLayer>* layers) const {
-  std::vector<KernelSample> samples;
+  thread_local std::vector<KernelSample> samples;  // Reused: no allocation per chunk.
   GatherSamples(static_cast<double>(x0), static_cast<double>(z0), static_cast<double>(x0 + size - 1),
                 static_cast<double>(z0 + size - 1), cache, &samples);
   return ConvolveColumns(samples, x0, z0, size, layers);
@@ -151,7 +159,7 @@ bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampl
 
 void ScatteredBlender::BlendPoint(double x, double z, BiomeSampleCache* cache,
                                   std::vector<std::pair<int, float>>* weights) const {
-  std::vector<KernelSample> samples;
+  thread_local std::vector<KernelSample> samples;
   GatherSamples(x, z, x, z, cache, &samples);
   ConvolvePoint(samples, x, z, weights);
 }

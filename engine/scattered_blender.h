@@ -1,24 +1,22 @@
 // ScatteredBlender: normalized sparse convolution over a jittered triangular lattice (seed 001).
 //
 // Every lattice point carries the biome the source returns at its jittered position; the points
-// reaching a block of columns are gathered once with a hexagonal-layer search around the block's
-// centre, padded by the kernel radius plus the block's half-diagonal, culled exactly against the
-// block, and convolved (sparse_convolution.h) in canonical (j, i) lattice order.
+// reaching a block of columns are gathered once, row by row over the lattice rows and columns that
+// can reach the block (padded by the kernel radius and the jitter), culled exactly against the
+// block, and convolved (sparse_convolution.h) in canonical (j, i) lattice order. Through a cache,
+// positions and biomes come from its tiles, so nothing is hashed or sampled again.
 //
 // Parameters (world config message `scattered`): sampling_interval (lattice spacing, blocks),
 // jitter (fraction of the interval), blend_radius (kernel radius, blocks; per-biome radii allowed).
 //
-// Thread safety: immutable after construction (the per-extent search-offset memo is internally
-// synchronized); all const methods are safe for concurrent use.
+// Thread safety: immutable after construction; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_SCATTERED_BLENDER_H_
 #define WORLDGEN_ENGINE_SCATTERED_BLENDER_H_
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "engine/blender.h"
 #include "engine/sparse_convolution.h"
 #include "engine/triangular_lattice.h"
@@ -56,11 +54,8 @@ class ScatteredBlender final : public Blender {
                      std::vector<LatticeIndex>* indices = nullptr) const;
 
  private:
-  // Biome of each sample's lattice vertex, through the cache's tiles when there is one.
-  void AssignBiomes(BiomeSampleCache* cache, const std::vector<LatticeIndex>& indices,
-                    std::vector<KernelSample>* samples) const;
+  // Fills a cache tile: the jittered positions of its vertices and the source's biomes there.
   void ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const;
-  std::shared_ptr<const std::vector<LatticeOffset>> OffsetsForReach(double half_diagonal) const;
 
   const BiomeSource& source_;
   uint64_t world_uid_;
@@ -68,10 +63,6 @@ class ScatteredBlender final : public Blender {
   TriangularLattice lattice_;
   std::vector<double> radius_sq_;  // Per dense biome index.
   double max_radius_ = 0.0;
-  std::shared_ptr<const std::vector<LatticeOffset>> point_offsets_;
-  mutable std::mutex offsets_mu_;  // Guards offsets_by_extent_.
-  mutable absl::flat_hash_map<int64_t, std::shared_ptr<const std::vector<LatticeOffset>>>
-      offsets_by_extent_;
 };
 
 }  // namespace worldgen

@@ -18,6 +18,10 @@ namespace worldgen::simd {
 typedef double Double4 __attribute__((vector_size(32), aligned(8)));
 typedef int64_t Int64x4 __attribute__((vector_size(32), aligned(8)));
 typedef uint64_t Uint64x4 __attribute__((vector_size(32), aligned(8)));
+// Eight doubles: one AVX-512 register, two AVX2 or four SSE2 registers.
+typedef double Double8 __attribute__((vector_size(64), aligned(8)));
+typedef int64_t Int64x8 __attribute__((vector_size(64), aligned(8)));
+typedef float Float8 __attribute__((vector_size(32), aligned(4)));
 
 }  // namespace worldgen::simd
 
@@ -26,8 +30,12 @@ typedef uint64_t Uint64x4 __attribute__((vector_size(32), aligned(8)));
 // dynamic loader), so sanitized builds get the baseline clone only; the output is identical.
 #if defined(__SANITIZE_THREAD__)
 #define WORLDGEN_TARGET_CLONES
+#define WORLDGEN_SIMD_DISPATCH 0
 #else
 #define WORLDGEN_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+// Code that picks per-target variants itself (kernel_row.cc) compiles them only when this is 1; the
+// same sanitized-build rule applies, so TSan builds run the baseline.
+#define WORLDGEN_SIMD_DISPATCH 1
 #endif
 
 #endif  // WORLDGEN_ENGINE_SIMD_H_

@@ -22,6 +22,30 @@ void SampleSourceBiomes(const BiomeSource& source, std::span<KernelSample> sampl
   for (size_t k = 0; k < samples.size(); ++k) samples[k].biome = biomes[k];
 }
 
+namespace {
+
+// Per-thread scratch reused by every block this thread convolves: no allocation per chunk once the
+// vectors have grown to the largest block seen.
+struct ConvolutionScratch {
+  std::vector<KernelPoint> points;
+  std::vector<double> acc, total;
+  std::vector<float> weights;
+  std::vector<uint8_t> nonzero;
+  std::vector<int32_t> slot_of_biome;  // -1 = not present; reset after each use.
+  std::vector<uint16_t> present;       // Biomes present, ascending after sorting.
+  std::vector<double> sums;            // ConvolvePoint: per-biome sums, indexed like slot_of_biome.
+};
+
+// Scratch beyond this many accumulator doubles (4 MiB) is released after use.
+constexpr size_t kKeptScratchDoubles = size_t{1} << 19;
+
+ConvolutionScratch& Scratch() {
+  thread_local ConvolutionScratch scratch;
+  return scratch;
+}
+
+}  // namespace
+
 bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
                      std::vector<IndexedLayer>* layers) {
   layers->clear();
@@ -32,69 +56,65 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
     return true;
   }
 
+  ConvolutionScratch& scratch = Scratch();
   // Dense slot per biome present among the samples, in ascending biome order.
-  std::vector<int> present;
-  for (const KernelSample& s : samples) present.push_back(s.biome);
-  std::sort(present.begin(), present.end());
-  present.erase(std::unique(present.begin(), present.end()), present.end());
-  const size_t slots = present.size();
-  std::vector<int> slot_of_sample(samples.size());
+  std::vector<int32_t>& slot_of = scratch.slot_of_biome;
+  scratch.present.clear();
+  for (const KernelSample& s : samples) {
+    if (s.biome >= slot_of.size()) slot_of.resize(s.biome + 1u, -1);
+    if (slot_of[s.biome] < 0) {
+      slot_of[s.biome] = 0;
+      scratch.present.push_back(s.biome);
+    }
+  }
+  std::sort(scratch.present.begin(), scratch.present.end());
+  const size_t slots = scratch.present.size();
+  for (size_t k = 0; k < slots; ++k) slot_of[scratch.present[k]] = static_cast<int32_t>(k);
+  scratch.points.resize(samples.size());
   for (size_t k = 0; k < samples.size(); ++k) {
-    slot_of_sample[k] = static_cast<int>(
-        std::lower_bound(present.begin(), present.end(), samples[k].biome) - present.begin());
+    const KernelSample& s = samples[k];
+    scratch.points[k] = {s.x, s.z, s.radius_sq, static_cast<uint32_t>(slot_of[s.biome])};
   }
+  for (uint16_t b : scratch.present) slot_of[b] = -1;
 
-  std::vector<std::vector<float>> weights(slots, std::vector<float>(columns));
   const size_t n = static_cast<size_t>(size);
-  std::vector<double> column_x(n), acc(slots * n), total(n);
-  for (size_t lx = 0; lx < n; ++lx) column_x[lx] = static_cast<double>(x0 + static_cast<int64_t>(lx));
-  std::vector<size_t> row_samples;
-  std::vector<double> row_dz_sq;
-
-  for (size_t lz = 0; lz < n; ++lz) {
-    const double z = static_cast<double>(z0 + static_cast<int64_t>(lz));
-    // Samples whose kernel reaches this row at all, in their given order.
-    row_samples.clear();
-    row_dz_sq.clear();
-    for (size_t k = 0; k < samples.size(); ++k) {
-      double dz = z - samples[k].z;
-      double dz_sq = dz * dz;
-      if (dz_sq < samples[k].radius_sq) {
-        row_samples.push_back(k);
-        row_dz_sq.push_back(dz_sq);
-      }
-    }
-    std::fill(acc.begin(), acc.end(), 0.0);
-    std::fill(total.begin(), total.end(), 0.0);
-    // Sample-outer, column-inner: each column still sums its samples in the given order, and the
-    // inner loop vectorizes across columns (kernel_row.h). Samples out of a column's reach add
-    // exactly +0.0, which changes no sum.
-    for (size_t r = 0; r < row_samples.size(); ++r) {
-      const KernelSample& s = samples[row_samples[r]];
-      double* slot_acc = acc.data() + static_cast<size_t>(slot_of_sample[row_samples[r]]) * n;
-      AccumulateSampleRow(column_x.data(), n, s.x, row_dz_sq[r], s.radius_sq, slot_acc, total.data());
-    }
-    for (size_t slot = 0; slot < slots; ++slot) {
-      const double* slot_acc = acc.data() + slot * n;
-      float* out = weights[slot].data() + lz * n;
-      for (size_t lx = 0; lx < n; ++lx) out[lx] = static_cast<float>(slot_acc[lx] / total[lx]);
-    }
-  }
+  const size_t stride = (n + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
+  scratch.acc.assign(slots * n * stride, 0.0);
+  scratch.total.assign(n * stride, 0.0);
+  scratch.weights.resize(slots * columns);
+  scratch.nonzero.resize(slots);
+  KernelBlock block;
+  block.points = scratch.points.data();
+  block.count = scratch.points.size();
+  block.slots = slots;
+  block.x0 = static_cast<double>(x0);
+  block.z0 = static_cast<double>(z0);
+  block.size = size;
+  block.stride = stride;
+  block.acc = scratch.acc.data();
+  block.total = scratch.total.data();
+  block.weights = scratch.weights.data();
+  block.nonzero = scratch.nonzero.data();
+  KernelBlockWeights(block);
 
   for (size_t slot = 0; slot < slots; ++slot) {
-    const std::vector<float>& w = weights[slot];
-    if (std::any_of(w.begin(), w.end(), [](float v) { return v != 0.0f; })) {
-      layers->push_back({present[slot], std::move(weights[slot])});
-    }
+    if (scratch.nonzero[slot] == 0) continue;
+    const float* w = scratch.weights.data() + slot * columns;
+    layers->push_back({scratch.present[slot], std::vector<float>(w, w + columns)});
   }
+  // A rare huge block (up to kMaxChunkSize^2 columns times its biomes) does not stay resident.
+  if (scratch.acc.capacity() > kKeptScratchDoubles) scratch = ConvolutionScratch();
   return false;
 }
 
 void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
                    std::vector<std::pair<int, float>>* weights) {
   weights->clear();
-  // (biome, sum) in order of first appearance; each biome's sum runs in the samples' order.
-  std::vector<std::pair<int, double>> sums;
+  ConvolutionScratch& scratch = Scratch();
+  // Per-biome sums in dense arrays; each biome's sum runs in the samples' order.
+  std::vector<int32_t>& seen = scratch.slot_of_biome;
+  std::vector<double>& sums = scratch.sums;
+  scratch.present.clear();
   double total = 0.0;
   for (const KernelSample& s : samples) {
     double dx = x - s.x;
@@ -103,18 +123,21 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
     if (!(d_sq < s.radius_sq)) continue;  // Would add exactly +0.0.
     double t = s.radius_sq - d_sq;
     double w = t * t;
-    auto it = std::find_if(sums.begin(), sums.end(),
-                           [&](const std::pair<int, double>& p) { return p.first == s.biome; });
-    if (it == sums.end()) {
-      sums.emplace_back(s.biome, w);
+    if (s.biome >= seen.size()) seen.resize(s.biome + 1u, -1);
+    if (s.biome >= sums.size()) sums.resize(s.biome + 1u, 0.0);
+    if (seen[s.biome] < 0) {
+      seen[s.biome] = 0;
+      sums[s.biome] = w;
+      scratch.present.push_back(s.biome);
     } else {
-      it->second += w;
+      sums[s.biome] += w;
     }
     total += w;
   }
-  std::sort(sums.begin(), sums.end());
-  for (const auto& [biome, sum] : sums) {
-    float w = static_cast<float>(sum / total);
+  std::sort(scratch.present.begin(), scratch.present.end());
+  for (uint16_t biome : scratch.present) {
+    seen[biome] = -1;
+    float w = static_cast<float>(sums[biome] / total);
     if (w != 0.0f) weights->emplace_back(biome, w);
   }
 }

@@ -16,14 +16,13 @@ SquareGrid::SquareGrid(const BiomeSource& source, int spacing, std::vector<doubl
 void SquareGrid::ComputeTile(int32_t tile_x, int32_t tile_z, BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
   const double g = spacing_;
-  double xs[n * n], zs[n * n];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      xs[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_x) * n + a) * g;
-      zs[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_z) * n + b) * g;
+      tile->x[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_x) * n + a) * g;
+      tile->z[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_z) * n + b) * g;
     }
   }
-  source_.BiomeIndices(xs, zs, n * n, tile->biome);
+  source_.BiomeIndices(tile->x, tile->z, n * n, tile->biome);
 }
 
 void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,

@@ -15,40 +15,119 @@ double Unit(uint64_t k, uint64_t stream) {
          (1.0 / 9007199254740992.0);
 }
 
-// The dispatched (vector) kernel and the scalar reference agree bit-for-bit, for every length
-// (including tails that are not a multiple of the vector width) and for columns in and out of reach.
-TEST(KernelRowTest, VectorKernelEqualsScalarReferenceBitForBit) {
-  for (size_t n : {1u, 3u, 4u, 5u, 16u, 31u, 64u, 256u}) {
-    for (uint64_t trial = 0; trial < 50; ++trial) {
-      std::vector<double> xs(n), acc_v(n), tot_v(n), acc_s(n), tot_s(n);
-      for (size_t i = 0; i < n; ++i) {
-        xs[i] = -5000.0 + static_cast<double>(i) + 1e-3 * Unit(trial, i);
-        acc_v[i] = acc_s[i] = 1e5 * Unit(trial, 1000 + i);
-        tot_v[i] = tot_s[i] = acc_v[i] + 1e5 * Unit(trial, 2000 + i);
-      }
-      for (int sample = 0; sample < 40; ++sample) {
-        double px = -5000.0 - 30.0 + (n + 60.0) * Unit(trial, 3000 + sample);
-        double dz = 30.0 * Unit(trial, 4000 + sample);
-        double r_sq = 576.0 + 100.0 * Unit(trial, 5000 + sample);
-        AccumulateSampleRow(xs.data(), n, px, dz * dz, r_sq, acc_v.data(), tot_v.data());
-        AccumulateSampleRowScalar(xs.data(), n, px, dz * dz, r_sq, acc_s.data(), tot_s.data());
-      }
-      ASSERT_EQ(std::memcmp(acc_v.data(), acc_s.data(), n * sizeof(double)), 0) << "n=" << n;
-      ASSERT_EQ(std::memcmp(tot_v.data(), tot_s.data(), n * sizeof(double)), 0) << "n=" << n;
+// A block's inputs and outputs, run through one kernel.
+struct BlockRun {
+  std::vector<double> acc, total;
+  std::vector<float> weights;
+  std::vector<uint8_t> nonzero;
+};
+
+BlockRun RunBlock(void (*kernel)(const KernelBlock&), const std::vector<KernelPoint>& points,
+             size_t slots, double x0, double z0, int size) {
+  const size_t n = static_cast<size_t>(size);
+  const size_t stride = (n + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
+  BlockRun run;
+  run.acc.assign(slots * n * stride, 0.0);
+  run.total.assign(n * stride, 0.0);
+  run.weights.assign(slots * n * n, -1.0f);
+  run.nonzero.assign(slots, 7);
+  KernelBlock block;
+  block.points = points.data();
+  block.count = points.size();
+  block.slots = slots;
+  block.x0 = x0;
+  block.z0 = z0;
+  block.size = size;
+  block.stride = stride;
+  block.acc = run.acc.data();
+  block.total = run.total.data();
+  block.weights = run.weights.data();
+  block.nonzero = run.nonzero.data();
+  kernel(block);
+  // Padded columns are scratch: compare real columns only.
+  for (size_t row = 0; row < run.acc.size() / stride; ++row) {
+    for (size_t lx = n; lx < stride; ++lx) run.acc[row * stride + lx] = 0.0;
+  }
+  for (size_t lz = 0; lz < n; ++lz) {
+    for (size_t lx = n; lx < stride; ++lx) run.total[lz * stride + lx] = 0.0;
+  }
+  return run;
+}
+
+// Points around a block as the blenders gather them: every column reached, some points far beyond
+// the block (adding +0.0 everywhere), radii from the smallest to large, slots in any order.
+std::vector<KernelPoint> MakePoints(uint64_t trial, double x0, double z0, int size, size_t slots) {
+  std::vector<KernelPoint> points;
+  const double radius = 3.0 + 40.0 * Unit(trial, 1);
+  const double reach = radius + 6.0;
+  const size_t count = 20 + static_cast<size_t>(120 * Unit(trial, 2));
+  for (size_t k = 0; k < count; ++k) {
+    KernelPoint p;
+    p.x = x0 - reach + (size + 2 * reach) * Unit(trial * 1000 + k, 3);
+    p.z = z0 - reach + (size + 2 * reach) * Unit(trial * 1000 + k, 4);
+    const double r = radius * (0.7 + 0.6 * Unit(trial * 1000 + k, 5));
+    p.radius_sq = r * r;
+    p.slot = static_cast<uint32_t>(HashCoords(trial, static_cast<int64_t>(k), 6) % slots);
+    points.push_back(p);
+  }
+  // A dense grid of points guarantees every column some weight.
+  for (double z = z0 - 1.0; z < z0 + size + 1.0; z += 2.5) {
+    for (double x = x0 - 1.0; x < x0 + size + 1.0; x += 2.5) {
+      points.push_back({x + 0.3, z - 0.2, radius * radius + 9.0, static_cast<uint32_t>(points.size() % slots)});
     }
   }
+  return points;
+}
+
+// Every compiled variant this CPU can run equals the scalar reference bit for bit: accumulators,
+// totals, weights and non-zero flags, for every block size (tails that are not whole vectors
+// included), many radii and point sets.
+TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
+  int variants_run = 0;
+  for (const KernelVariant& variant : KernelVariants()) {
+    if (!variant.supported) continue;
+    ++variants_run;
+    uint64_t trial = 0;
+    for (int size : {1, 3, 4, 8, 13, 16, 32, 64}) {
+      for (int k = 0; k < 25; ++k) {
+        ++trial;
+        const size_t slots = 1 + trial % 5;
+        const double x0 = std::floor(-40000.0 + 80000.0 * Unit(trial, 7));
+        const double z0 = std::floor(-40000.0 + 80000.0 * Unit(trial, 8));
+        const auto points = MakePoints(trial, x0, z0, size, slots);
+        const BlockRun expected = RunBlock(&KernelBlockScalar, points, slots, x0, z0, size);
+        const BlockRun got = RunBlock(variant.run, points, slots, x0, z0, size);
+        ASSERT_EQ(std::memcmp(got.acc.data(), expected.acc.data(), got.acc.size() * sizeof(double)), 0)
+            << variant.name << " size " << size << " trial " << trial;
+        ASSERT_EQ(std::memcmp(got.total.data(), expected.total.data(), got.total.size() * sizeof(double)), 0)
+            << variant.name << " size " << size << " trial " << trial;
+        ASSERT_EQ(std::memcmp(got.weights.data(), expected.weights.data(), got.weights.size() * sizeof(float)), 0)
+            << variant.name << " size " << size << " trial " << trial;
+        ASSERT_EQ(got.nonzero, expected.nonzero) << variant.name << " size " << size;
+      }
+    }
+  }
+  EXPECT_GE(variants_run, 1);
+  // The baseline variant always runs; report what else this machine checked.
+  std::printf("kernel variants checked:");
+  for (const KernelVariant& v : KernelVariants()) std::printf(" %s%s", v.name.data(), v.supported ? "" : "(unsupported)");
+  std::printf("; dispatched: %s\n", DispatchedKernelVariant().data());
 }
 
 TEST(KernelRowTest, OutOfReachColumnsGainExactlyZero) {
-  std::vector<double> xs = {0, 1, 2, 3, 4, 5, 6, 7}, acc(8, 0.0), total(8, 0.0);
-  // Radius 3 around x = 0 (dz = 0): columns 0..2 in reach, 3 exactly on the rim, the rest beyond.
-  AccumulateSampleRow(xs.data(), xs.size(), 0.0, 0.0, 9.0, acc.data(), total.data());
-  EXPECT_EQ(acc[0], 81.0);
-  EXPECT_EQ(acc[1], 64.0);
-  EXPECT_EQ(acc[2], 25.0);
-  for (size_t i = 3; i < 8; ++i) {
-    EXPECT_EQ(acc[i], 0.0);
-    EXPECT_FALSE(std::signbit(acc[i]));
+  // One slot-0 point at x = 0 of radius 3 on the block's row 0, and a slot-1 point everywhere.
+  std::vector<KernelPoint> points = {{0.0, 0.0, 9.0, 0}, {4.0, 0.0, 1e6, 1}};
+  for (const KernelVariant& variant : KernelVariants()) {
+    if (!variant.supported) continue;
+    BlockRun run = RunBlock(variant.run, points, 2, 0.0, 0.0, 8);
+    EXPECT_EQ(run.acc[0], 81.0) << variant.name;
+    EXPECT_EQ(run.acc[1], 64.0);
+    EXPECT_EQ(run.acc[2], 25.0);
+    for (size_t i = 3; i < 8; ++i) {
+      EXPECT_EQ(run.acc[i], 0.0);
+      EXPECT_FALSE(std::signbit(run.acc[i]));
+    }
+    EXPECT_EQ(run.nonzero, (std::vector<uint8_t>{1, 1}));
   }
 }
 

@@ -31,5 +31,53 @@ TEST(ScatteredBlenderTest, GatheredSamplesAreCanonicalAndReachTheBox) {
   }
 }
 
+// The gather holds exactly the vertices whose jittered position is within the largest radius of the
+// box (brute force over a wide window of the lattice), with the same positions and biomes through a
+// cache as without one.
+TEST(ScatteredBlenderTest, GatherIsCompleteAndCacheIndependent) {
+  const ScatteredBlender blender(testing::DefaultWorld().spec(), testing::DefaultWorld().source(),
+                                 /*world_uid=*/0);
+  const TriangularLattice& lattice = blender.lattice();
+  const double r = blender.max_radius();
+  BiomeSampleCache cache(1 << 22);
+  for (uint64_t k = 0; k < 40; ++k) {
+    const double min_x = static_cast<double>(testing::TestCoordinate(k, 20, -100000, 100000));
+    const double min_z = static_cast<double>(testing::TestCoordinate(k, 21, -100000, 100000));
+    const double extent = k % 4 == 0 ? 0.0 : static_cast<double>(4 << (k % 5));
+    std::vector<KernelSample> plain, cached;
+    std::vector<LatticeIndex> plain_at, cached_at;
+    blender.GatherSamples(min_x, min_z, min_x + extent, min_z + extent, nullptr, &plain, &plain_at);
+    blender.GatherSamples(min_x, min_z, min_x + extent, min_z + extent, &cache, &cached, &cached_at);
+    ASSERT_EQ(plain.size(), cached.size());
+    for (size_t s = 0; s < plain.size(); ++s) {
+      ASSERT_EQ(plain[s].x, cached[s].x);
+      ASSERT_EQ(plain[s].z, cached[s].z);
+      ASSERT_EQ(plain[s].biome, cached[s].biome);
+      ASSERT_EQ(plain_at[s].i, cached_at[s].i);
+      ASSERT_EQ(plain_at[s].j, cached_at[s].j);
+    }
+    // Brute force: every vertex of a window well beyond the reach.
+    std::vector<std::pair<int32_t, int32_t>> expected;
+    const double row_height = lattice.interval() * TriangularLattice::kSqrt3 / 2;
+    const int32_t jc = static_cast<int32_t>(std::floor(min_z / row_height));
+    const int32_t span = static_cast<int32_t>((r + extent) / row_height) + 4;
+    for (int32_t j = jc - span; j <= jc + span; ++j) {
+      const int32_t ic = static_cast<int32_t>(std::floor(min_x / lattice.interval() - 0.5 * j));
+      for (int32_t i = ic - span - 2; i <= ic + span + 2; ++i) {
+        double x, z;
+        lattice.Position(i, j, &x, &z);
+        const double dx = std::max({0.0, min_x - x, x - (min_x + extent)});
+        const double dz = std::max({0.0, min_z - z, z - (min_z + extent)});
+        if (dx * dx + dz * dz < r * r) expected.push_back({j, i});
+      }
+    }
+    ASSERT_EQ(plain_at.size(), expected.size()) << "box " << min_x << "," << min_z;
+    for (size_t s = 0; s < expected.size(); ++s) {
+      ASSERT_EQ(plain_at[s].j, expected[s].first);
+      ASSERT_EQ(plain_at[s].i, expected[s].second);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace worldgen
