@@ -7,17 +7,21 @@
 //   counters: per_column (ns), single_biome (share of chunks answered without per-column work),
 //             biomes_per_chunk (mean number of biomes with weight in a chunk)
 //
-// Every method reads the default world's climate map through the shared sample cache, warmed before
-// timing, so the biome source is excluded for all of them alike (seed 001 pre-generated its map).
-// Every method skips chunks whose samples are one biome. A method that rejects (gi, r) (e.g.
-// full_resolution above its radius cap) is skipped with the reason.
+// Every method blends the anchor world (anchor_world.h: seed 001's demo map, the scattered targets'
+// world) through the shared sample cache, warmed before timing, so the biome source is excluded for
+// all of them alike (seed 001 pre-generated its map). Every method skips chunks whose samples are one
+// biome. A method that rejects (gi, r) (e.g. full_resolution above its radius cap) is skipped with
+// the reason.
+//
+//   BM_Radius/method:<m>/gi:8/r:<radius>   the same, radius 16..48 at interval 8: the cost of each
+//                                           method against its blend radius (README's plot)
 // Run: build/bench/compare_bench --benchmark_counters_tabular=true
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bench/anchor_world.h"
 #include "benchmark/benchmark.h"
-#include "engine/hash.h"
 #include "engine/quality/isotropy.h"
 #include "engine/world.h"
 
@@ -26,22 +30,10 @@ namespace {
 
 constexpr int kChunk = 16;
 
-std::vector<std::pair<int64_t, int64_t>> Chunks() {
-  std::vector<std::pair<int64_t, int64_t>> chunks;
-  const int64_t span = 4096 / kChunk;
-  for (int k = 0; k < 512; ++k) {
-    chunks.push_back({static_cast<int64_t>(HashCoords(5, k, 0) % span) - span / 2,
-                      static_cast<int64_t>(HashCoords(5, k, 1) % span) - span / 2});
-  }
-  return chunks;
-}
-
 void BM_Compare(benchmark::State& state) {
   const auto kind = static_cast<BlenderKind>(state.range(0));
-  WorldSpec spec = DefaultWorldSpec();
-  spec.blender = quality::KernelBlenderSpec(kind, static_cast<double>(state.range(1)),
-                                            static_cast<double>(state.range(2)));
-  for (BiomeSpec& b : spec.biomes) b.blend_radius = 0.0;  // One radius for the whole world.
+  const WorldSpec spec = bench::AnchorWorldSpec(quality::KernelBlenderSpec(
+      kind, static_cast<double>(state.range(1)), static_cast<double>(state.range(2))));
   absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
   state.SetLabel(std::string(BlenderName(kind)));
   if (!world.ok()) {
@@ -49,7 +41,7 @@ void BM_Compare(benchmark::State& state) {
     return;
   }
   const Blender& blender = (*world)->blender();
-  const auto chunks = Chunks();
+  const auto chunks = bench::SpreadChunks(kChunk, 512);
   BiomeSampleCache cache(256 << 20);
   std::vector<IndexedLayer> layers;
   for (auto [cx, cz] : chunks) blender.BlendColumns(cx * kChunk, cz * kChunk, kChunk, &cache, &layers);
@@ -75,6 +67,15 @@ void MethodsTimesConfigs(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Compare)->ArgNames({"method", "gi", "r"})->Apply(MethodsTimesConfigs);
+
+void MethodsTimesRadii(benchmark::internal::Benchmark* b) {
+  for (int r : {16, 24, 32, 40, 48}) {
+    for (const BlenderMethod* method : BlenderMethods()) {
+      b->Args({static_cast<int64_t>(method->kind), 8, r});
+    }
+  }
+}
+BENCHMARK(BM_Compare)->Name("BM_Radius")->ArgNames({"method", "gi", "r"})->Apply(MethodsTimesRadii);
 
 }  // namespace
 }  // namespace worldgen
