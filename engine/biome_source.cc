@@ -36,6 +36,14 @@ double ClimateBiomeSource::HumidityAt(double x, double z) const {
   return FractalNoise2D(humidity_seed_, x, z, climate_.humidity_frequency, climate_.octaves);
 }
 
+void ClimateBiomeSource::ClimateAt(const double* xs, const double* zs, size_t n,
+                                   double* temperature, double* humidity) const {
+  FractalNoise2DBatch(temperature_seed_, xs, zs, n, climate_.temperature_frequency,
+                      climate_.octaves, temperature);
+  FractalNoise2DBatch(humidity_seed_, xs, zs, n, climate_.humidity_frequency, climate_.octaves,
+                      humidity);
+}
+
 int ClimateBiomeSource::Nearest(double t, double h) const {
   int best = 0;
   double best_d2 = 0.0;

@@ -37,6 +37,10 @@ class ClimateBiomeSource final : public BiomeSource {
   // The climate values at (x, z), each in [-1, 1]; exposed for tests and tools.
   double TemperatureAt(double x, double z) const;
   double HumidityAt(double x, double z) const;
+  // TemperatureAt and HumidityAt at n points, bit for bit, through FractalNoise2DBatch (cheapest for
+  // runs of neighbouring columns). Outputs must not overlap the inputs.
+  void ClimateAt(const double* xs, const double* zs, size_t n, double* temperature,
+                 double* humidity) const;
 
  private:
   struct ClimatePoint {

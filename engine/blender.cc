@@ -8,7 +8,9 @@
 #include "absl/strings/str_join.h"
 #include "engine/convoluted_grid_blender.h"
 #include "engine/full_resolution_blender.h"
+#include "engine/jittered_cells_blender.h"
 #include "engine/lerped_grid_blender.h"
+#include "engine/parameter_voronoi_blender.h"
 #include "engine/scattered_blender.h"
 
 namespace worldgen {
@@ -20,6 +22,8 @@ const BlenderMethod* const kMethods[] = {
     &FullResolutionBlender::kMethod,
     &ConvolutedGridBlender::kMethod,
     &LerpedGridBlender::kMethod,
+    &ParameterVoronoiBlender::kMethod,
+    &JitteredCellsBlender::kMethod,
 };
 
 bool InRange(double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; }
@@ -98,6 +102,22 @@ absl::Status ValidateBlenderSpec(const WorldSpec& spec) {
 std::unique_ptr<Blender> MakeBlender(const WorldSpec& spec, const BiomeSource& source,
                                      uint64_t world_uid) {
   return MethodOf(spec.blender.kind).make(spec, source, world_uid);
+}
+
+void LayerAccumulator::Add(size_t column, const std::vector<std::pair<int, float>>& weights) {
+  for (const auto& [biome, w] : weights) {
+    std::vector<float>& layer = dense_[static_cast<size_t>(biome)];
+    if (layer.empty()) layer.assign(columns_, 0.0f);
+    layer[column] = w;
+  }
+}
+
+size_t LayerAccumulator::MoveTo(std::vector<IndexedLayer>* layers) {
+  layers->clear();
+  for (size_t k = 0; k < dense_.size(); ++k) {
+    if (!dense_[k].empty()) layers->push_back({static_cast<int>(k), std::move(dense_[k])});
+  }
+  return layers->size();
 }
 
 absl::Status ValidateKernelRadii(const WorldSpec& spec, absl::string_view method, double min_radius,

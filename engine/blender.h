@@ -68,6 +68,22 @@ class Blender {
                           std::vector<std::pair<int, float>>* weights) const = 0;
 };
 
+// Gathers a block's per-column weights (as BlendPoint returns them) into the dense layers
+// BlendColumns returns: a layer per biome that has a non-zero weight somewhere, ascending index.
+class LayerAccumulator {
+ public:
+  LayerAccumulator(int biome_count, size_t columns)
+      : dense_(static_cast<size_t>(biome_count)), columns_(columns) {}
+  // The non-zero weights of column `column` (ColumnIndex layout), each biome at most once.
+  void Add(size_t column, const std::vector<std::pair<int, float>>& weights);
+  // Moves the layers into `layers` (replacing its contents); returns the number of layers.
+  size_t MoveTo(std::vector<IndexedLayer>* layers);
+
+ private:
+  std::vector<std::vector<float>> dense_;
+  size_t columns_;
+};
+
 // A declared parameter of a method. Its wire name is the field of the method's config message.
 struct BlenderParamDef {
   absl::string_view name;

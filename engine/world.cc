@@ -27,6 +27,10 @@ absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
   world->uid_ = next_world_uid.fetch_add(1, std::memory_order_relaxed);
   world->source_ = MakeBiomeSource(world->spec_);
   world->heights_ = std::make_unique<HeightField>(world->spec_);
+  if (world->spec_.heights.mode == HeightMode::kChunkInterpolated) {
+    world->interpolated_heights_ = std::make_unique<ChunkInterpolatedHeights>(
+        world->spec_.heights, *world->source_, *world->heights_);
+  }
   world->blender_ = MakeBlender(world->spec_, *world->source_, world->uid_);
   return std::shared_ptr<const World>(std::move(world));
 }
@@ -87,7 +91,9 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
   }
 
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
-  if (options.heights) {
+  if (options.heights && interpolated_heights_ != nullptr) {
+    interpolated_heights_->Heights(x0, z0, size, &chunk.heights);
+  } else if (options.heights) {
     // Per column, h = 0.0, then h += w * height for each layer with w != 0, layers in ascending id
     // order: BlendPoint's sum, operation for operation. It runs layer by layer so that each layer's
     // heights come from one batch (FractalNoise2DBatch) over exactly the columns it reaches, listed
@@ -151,10 +157,15 @@ absl::StatusOr<PointBlend> World::BlendPoint(double x, double z, const BlendOpti
     const auto [biome, w] = weights[k];
     point.weights.push_back({spec_.biomes[static_cast<size_t>(biome)].id, w});
     if (w > weights[best].second) best = k;
-    if (options.heights) h += static_cast<double>(w) * heights_->BiomeHeight(biome, x, z);
+    if (options.heights && interpolated_heights_ == nullptr) {
+      h += static_cast<double>(w) * heights_->BiomeHeight(biome, x, z);
+    }
   }
   if (!point.weights.empty()) point.dominant_biome = point.weights[best].biome_id;
-  if (options.heights) point.height = static_cast<float>(h);
+  if (options.heights) {
+    point.height = interpolated_heights_ != nullptr ? interpolated_heights_->HeightAt(x, z)
+                                                    : static_cast<float>(h);
+  }
   if (options.source_biome) point.source_biome = SourceBiomeAt(x, z);
   return point;
 }

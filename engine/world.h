@@ -21,14 +21,16 @@
 #include "engine/blender.h"
 #include "engine/chunk.h"
 #include "engine/height_field.h"
+#include "engine/interpolated_heights.h"
 #include "engine/world_spec.h"
 
 namespace worldgen {
 
 class World {
  public:
-  // Validates `spec` (see ValidateWorldSpec) and builds the biome source, height field and the
-  // blender the spec names (MakeBlender).
+  // Validates `spec` (see ValidateWorldSpec) and builds the biome source, height field (and, for
+  // HeightMode::kChunkInterpolated, the chunk height interpolation) and the blender the spec names
+  // (MakeBlender).
   static absl::StatusOr<std::shared_ptr<const World>> Create(WorldSpec spec);
 
   // The spec, with biomes sorted by id.
@@ -64,6 +66,8 @@ class World {
   uint64_t uid_ = 0;
   std::unique_ptr<BiomeSource> source_;
   std::unique_ptr<HeightField> heights_;
+  // Set for HeightMode::kChunkInterpolated only.
+  std::unique_ptr<ChunkInterpolatedHeights> interpolated_heights_;
   std::unique_ptr<Blender> blender_;
 };
 

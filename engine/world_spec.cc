@@ -114,6 +114,24 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
           "%s.blend_radius = %g must be 0 (the method's radius) or a positive radius", where,
           b.blend_radius));
     }
+    if (!std::isfinite(b.parameter_radius) || b.parameter_radius < 0.0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.parameter_radius = %g must be 0 (the method's radius) or a positive radius", where,
+          b.parameter_radius));
+    }
+  }
+  if (spec.heights.mode != HeightMode::kBlendedWeights &&
+      spec.heights.mode != HeightMode::kChunkInterpolated) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "heights.mode = %d is not a known height mode", static_cast<int>(spec.heights.mode)));
+  }
+  if (spec.heights.chunk_size < 2 || spec.heights.chunk_size > 1024) {
+    return OutOfRange("heights.chunk_size", spec.heights.chunk_size, 2, 1024);
+  }
+  if (!InRange(spec.heights.blend_reach, 1.25, 4.0)) {
+    return OutOfRange("heights.blend_reach", spec.heights.blend_reach, 1.25, 4.0,
+                      "below 1.25 the weights of all chunks nearly vanish at chunk corners and the "
+                      "height jumps there; above 4 a column blends too many chunks");
   }
   return ValidateBlenderSpec(spec);
 }

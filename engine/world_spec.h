@@ -41,6 +41,10 @@ struct BiomeSpec {
   // full_resolution, convoluted_grid, lerped_grid); 0 means the method's blend_radius. Larger radii
   // make this biome's borders softer and wider (seed 000's per-biome radius).
   double blend_radius = 0.0;
+  // Blending radius of this biome's climate point for the parameter_voronoi blender, in climate
+  // (parameter-space) units, not blocks; 0 means the method's own (blend_radius, or the automatic
+  // radius). A pair of biomes blends over the mean of their two radii (seed 000).
+  double parameter_radius = 0.0;
 };
 
 // Values are stable: they are the wire enum's values (worldgen.v1.BiomeSourceKind).
@@ -71,6 +75,31 @@ enum class BlenderKind {
   kFullResolution = 1,  // The same kernel over every integer column (seed 001's reference blur).
   kConvolutedGrid = 2,  // The same kernel over the vertices of a square grid (seed 001).
   kLerpedGrid = 3,      // Convoluted-grid weights at the grid vertices, bilinear in between (seed 001).
+  kParameterVoronoi = 4,  // Smoothstep blending of the Voronoi cells of climate points (seed 000).
+  kJitteredCells = 5,     // Jittered cells, closest-cell transition curve, domain warp (seed 003).
+};
+
+// How a column's height is made (World::BlendChunk and BlendPoint with heights requested).
+// Values are stable: they are the wire enum's values (worldgen.v1.HeightMode).
+enum class HeightMode {
+  // Σ blended weight × biome height, over the blender's weights (ascending id, double).
+  kBlendedWeights = 0,
+  // Seed 004: the plane is cut into square height chunks of HeightSpec::chunk_size blocks (anchored at
+  // the world origin, independent of any request's chunk size); chunk C has one biome, the source's
+  // biome at its centre, and so one height function h_C. A column's height is
+  // Σ_C h_C · w_C / Σ_C w_C with w_C = max(0, reach · chunk_size − manhattan(column, centre_C))^4
+  // (engine/interpolated_heights.h). Independent of the blender.
+  kChunkInterpolated = 1,
+};
+
+struct HeightSpec {
+  HeightMode mode = HeightMode::kBlendedWeights;
+  // kChunkInterpolated only. Side of a height chunk in blocks, [2, 1024].
+  int chunk_size = 16;
+  // kChunkInterpolated only. Reach of a chunk's weight, as a multiple of chunk_size, [1.25, 4]. The
+  // seed's formula is reach 1, where every weight vanishes at the chunk corners and the height jumps
+  // there (README, "Heights"); from 1.25 on the weights are smooth everywhere.
+  double blend_reach = 1.5;
 };
 
 // Which blender a world uses and its parameters, by name. The names, defaults and ranges of each
@@ -89,6 +118,7 @@ struct WorldSpec {
   ClimateSpec climate;      // Read by the climate source only.
   NoiseMaxSpec noise_max;  // Read by the noise-max source only.
   BlenderSpec blender;
+  HeightSpec heights;
   // Chunk size (columns per side) used when a request names none: a power of two in [4, 256].
   int chunk_size = 16;
 };

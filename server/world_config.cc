@@ -47,6 +47,7 @@ absl::StatusOr<BiomeSpec> BiomeSpecFromConfig(const v1::BiomeConfig& config, int
   if (config.has_height_amplitude()) biome.height_amplitude = config.height_amplitude();
   if (config.has_height_frequency()) biome.height_frequency = config.height_frequency();
   biome.blend_radius = config.blend_radius();
+  biome.parameter_radius = config.parameter_radius();
   return biome;
 }
 
@@ -186,6 +187,24 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
   }
   if (climate.has_humidity_frequency()) spec.climate.humidity_frequency = climate.humidity_frequency();
   if (climate.has_octaves()) spec.climate.octaves = climate.octaves();
+  const v1::HeightConfig& heights = config.heights();
+  switch (heights.mode()) {
+    case v1::HEIGHT_MODE_BLENDED_WEIGHTS:
+      spec.heights.mode = HeightMode::kBlendedWeights;
+      break;
+    case v1::HEIGHT_MODE_CHUNK_INTERPOLATED:
+      spec.heights.mode = HeightMode::kChunkInterpolated;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "heights.mode = ", static_cast<int>(heights.mode()), " is not a known HeightMode"));
+  }
+  if (heights.has_chunk_size()) {
+    // uint32 on the wire; anything above 1024 is rejected by validation, so clamp before narrowing.
+    spec.heights.chunk_size = static_cast<int>(
+        std::min<uint32_t>(heights.chunk_size(), std::numeric_limits<int>::max()));
+  }
+  if (heights.has_blend_reach()) spec.heights.blend_reach = heights.blend_reach();
   absl::StatusOr<const BlenderMethod*> method = MethodFromConfig(config);
   if (!method.ok()) return method.status();
   spec.blender.kind = (*method)->kind;
@@ -219,6 +238,7 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
     out->set_height_amplitude(biome.height_amplitude);
     out->set_height_frequency(biome.height_frequency);
     out->set_blend_radius(biome.blend_radius);
+    out->set_parameter_radius(biome.parameter_radius);
   }
   switch (spec.biome_source) {
     case BiomeSourceKind::kClimate:
@@ -238,6 +258,12 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
   config.mutable_climate()->set_humidity_frequency(spec.climate.humidity_frequency);
   config.mutable_climate()->set_octaves(spec.climate.octaves);
   BlenderToConfig(spec, &config);
+  v1::HeightConfig* heights = config.mutable_heights();
+  heights->set_mode(spec.heights.mode == HeightMode::kChunkInterpolated
+                        ? v1::HEIGHT_MODE_CHUNK_INTERPOLATED
+                        : v1::HEIGHT_MODE_BLENDED_WEIGHTS);
+  heights->set_chunk_size(static_cast<uint32_t>(spec.heights.chunk_size));
+  heights->set_blend_reach(spec.heights.blend_reach);
   config.set_chunk_size(static_cast<uint32_t>(spec.chunk_size));
   return config;
 }

@@ -2,8 +2,13 @@
 #ifndef WORLDGEN_TESTS_ENGINE_BLEND_TEST_UTIL_H_
 #define WORLDGEN_TESTS_ENGINE_BLEND_TEST_UTIL_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
 #include <memory>
 
 #include "engine/floor_div.h"
@@ -48,6 +53,43 @@ inline int64_t TestCoordinate(uint64_t k, uint64_t stream, int64_t lo, int64_t h
   return lo + static_cast<int64_t>(HashCoords(0x7e57, static_cast<int64_t>(k),
                                               static_cast<int64_t>(stream)) %
                                    static_cast<uint64_t>(hi - lo + 1));
+}
+
+// A straight walk through the world for continuity checks: start (x, z) and direction (radians).
+struct WalkLine {
+  double x = 0.0, z = 0.0, angle = 0.0;
+};
+
+using PointWeights = std::vector<std::pair<int, float>>;
+
+// The largest change of any biome's weight (BlendPoint) between consecutive points `step` blocks apart
+// along each line, over `length` blocks. `on_step`, if set, sees every step: the positions before
+// and after and the weights there.
+inline double WorstWeightStep(
+    const Blender& blender, int biome_count, const std::vector<WalkLine>& lines, double length,
+    double step,
+    const std::function<void(double, double, double, double, const PointWeights&,
+                             const PointWeights&)>& on_step = nullptr) {
+  double worst = 0.0;
+  PointWeights before, after;
+  std::vector<float> change(static_cast<size_t>(biome_count));
+  for (const WalkLine& line : lines) {
+    double x = line.x, z = line.z;
+    blender.BlendPoint(x, z, nullptr, &before);
+    for (int k = 0; k < static_cast<int>(length / step); ++k) {
+      const double next_x = x + std::cos(line.angle) * step, next_z = z + std::sin(line.angle) * step;
+      blender.BlendPoint(next_x, next_z, nullptr, &after);
+      if (on_step) on_step(x, z, next_x, next_z, before, after);
+      std::fill(change.begin(), change.end(), 0.0f);
+      for (auto [biome, w] : before) change[static_cast<size_t>(biome)] -= w;
+      for (auto [biome, w] : after) change[static_cast<size_t>(biome)] += w;
+      for (float d : change) worst = std::max(worst, static_cast<double>(std::fabs(d)));
+      std::swap(before, after);
+      x = next_x;
+      z = next_z;
+    }
+  }
+  return worst;
 }
 
 }  // namespace worldgen::testing

@@ -1,5 +1,6 @@
 #include "server/world_config.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -209,6 +210,60 @@ TEST(WorldConfigTest, BlenderParametersComeFromTheChosenMethodsMessage) {
   EXPECT_EQ(spec->blender.params.at("blend_radius"), 20.0);
 }
 
+// parameter_voronoi's per-biome radius is a BiomeConfig field (climate units), read and written back.
+TEST(WorldConfigTest, ParameterRadiusIsABiomeField) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a", "temperature": 0.5, "parameterRadius": 0.08},
+          {"id": 2, "name": "b", "temperature": -0.5}], "blender": "BLENDER_KIND_PARAMETER_VORONOI",
+          "parameterVoronoi": {"blendRadius": 0.04, "autoRadiusFraction": 0.25}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->blender.kind, BlenderKind::kParameterVoronoi);
+  EXPECT_EQ(spec->biomes[0].parameter_radius, 0.08);
+  EXPECT_EQ(spec->biomes[1].parameter_radius, 0.0);
+  EXPECT_EQ(spec->blender.params.at("auto_radius_fraction"), 0.25);
+  const v1::WorldConfig config = WorldConfigFromSpec(*spec);
+  EXPECT_EQ(config.biomes(0).parameter_radius(), 0.08);
+  EXPECT_EQ(config.parameter_voronoi().blend_radius(), 0.04);
+  absl::StatusOr<WorldSpec> bad = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a", "parameterRadius": 3}],
+          "blender": "BLENDER_KIND_PARAMETER_VORONOI"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("biomes[0] (id 1).parameter_radius = 3"));
+}
+
+TEST(WorldConfigTest, HeightModeAndItsParameters) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}],
+          "heights": {"mode": "HEIGHT_MODE_CHUNK_INTERPOLATED", "chunkSize": 24, "blendReach": 2}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->heights.mode, HeightMode::kChunkInterpolated);
+  EXPECT_EQ(spec->heights.chunk_size, 24);
+  EXPECT_EQ(spec->heights.blend_reach, 2.0);
+  const v1::WorldConfig config = WorldConfigFromSpec(*spec);
+  EXPECT_EQ(config.heights().mode(), v1::HEIGHT_MODE_CHUNK_INTERPOLATED);
+  EXPECT_EQ(config.heights().chunk_size(), 24u);
+  EXPECT_EQ(config.heights().blend_reach(), 2.0);
+
+  absl::StatusOr<WorldSpec> defaults = WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}]})");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->heights.mode, HeightMode::kBlendedWeights);
+  EXPECT_EQ(defaults->heights.chunk_size, 16);
+
+  absl::StatusOr<WorldSpec> huge = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "heights": {"chunkSize": 4294967295}})");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_THAT(huge.status().message(), HasSubstr("heights.chunk_size"));
+  absl::StatusOr<WorldSpec> reach = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "heights": {"blendReach": 1}})");
+  ASSERT_FALSE(reach.ok());
+  EXPECT_THAT(reach.status().message(), HasSubstr("heights.blend_reach = 1 is outside [1.25, 4]"));
+  v1::WorldConfig unknown = WorldConfigFromSpec(DefaultWorldSpec());
+  unknown.mutable_heights()->set_mode(static_cast<v1::HeightMode>(7));
+  absl::StatusOr<WorldSpec> bad_mode = WorldSpecFromConfig(unknown);
+  ASSERT_FALSE(bad_mode.ok());
+  EXPECT_THAT(bad_mode.status().message(), HasSubstr("heights.mode = 7 is not a known HeightMode"));
+}
+
 TEST(WorldConfigTest, AnotherMethodsMessageIsAnError) {
   absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
       R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "blender": "BLENDER_KIND_CONVOLUTED_GRID",
@@ -324,6 +379,7 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
     EXPECT_TRUE(methods.contains(std::string(method->name)))
         << "docker/worlds has no example world for blender " << method->name;
   }
+  std::set<HeightMode> height_modes;
   for (const WorldSpec& spec : *specs) {
     SCOPED_TRACE(spec.name);
     absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
@@ -331,13 +387,17 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
     BiomeSampleCache cache(1 << 20);
     std::set<uint32_t> seen;
     for (int64_t c = -40; c <= 40; c += 8) {
-      absl::StatusOr<ChunkBlend> chunk =
-          (*world)->BlendChunk(c, -c / 2, static_cast<int>(spec.chunk_size), {.dominant_biome = true}, &cache);
+      absl::StatusOr<ChunkBlend> chunk = (*world)->BlendChunk(
+          c, -c / 2, static_cast<int>(spec.chunk_size), {.heights = true, .dominant_biome = true}, &cache);
       ASSERT_TRUE(chunk.ok()) << chunk.status();
       seen.insert(chunk->dominant_biome.begin(), chunk->dominant_biome.end());
+      for (float h : chunk->heights) ASSERT_TRUE(std::isfinite(h)) << "chunk " << c;
     }
     EXPECT_GE(seen.size(), 3u) << "a shipped world should show several biomes over ~2500 blocks";
+    height_modes.insert(spec.heights.mode);
   }
+  EXPECT_TRUE(height_modes.contains(HeightMode::kChunkInterpolated))
+      << "docker/worlds has no example world for HEIGHT_MODE_CHUNK_INTERPOLATED";
 }
 
 }  // namespace
