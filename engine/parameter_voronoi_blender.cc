@@ -15,7 +15,7 @@ constexpr double kMinRadius = 0.001;
 constexpr double kMaxRadius = 1.0;
 
 constexpr BlenderParamDef kParams[] = {
-    {.name = "blend_radius", .default_value = 0.05, .min = kMinRadius, .max = kMaxRadius},
+    {.name = "climate_radius", .default_value = 0.05, .min = kMinRadius, .max = kMaxRadius},
     {.name = "auto_radius_fraction", .default_value = 0.0, .min = 0.0, .max = 0.5},
 };
 
@@ -26,7 +26,7 @@ absl::Status Validate(const WorldSpec& spec) {
     if (r != 0.0 && !(r >= kMinRadius && r <= kMaxRadius)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "biomes[%d] (id %u).parameter_radius = %g is outside [%g, %g] (0 = "
-          "parameter_voronoi.blend_radius or the automatic radius)",
+          "parameter_voronoi.climate_radius or the automatic radius)",
           k, b.id, r, kMinRadius, kMaxRadius));
     }
   }
@@ -125,11 +125,11 @@ void ParameterSpace::Weights(const double* input, std::span<const int> candidate
 }
 
 std::vector<double> ParameterVoronoiBlender::BiomeRadii(const WorldSpec& spec) {
-  const double blend_radius = BlenderParam(spec, "blend_radius");
+  const double climate_radius = BlenderParam(spec, "climate_radius");
   const double fraction = BlenderParam(spec, "auto_radius_fraction");
   const std::vector<double> coords = ClimatePoints(spec);
   const size_t n = spec.biomes.size();
-  std::vector<double> radii(n, blend_radius);
+  std::vector<double> radii(n, climate_radius);
   for (size_t k = 0; k < n; ++k) {
     if (spec.biomes[k].parameter_radius > 0.0) {
       radii[k] = spec.biomes[k].parameter_radius;
@@ -150,14 +150,14 @@ std::vector<double> ParameterVoronoiBlender::BiomeRadii(const WorldSpec& spec) {
 
 ParameterVoronoiBlender::ParameterVoronoiBlender(const WorldSpec& spec)
     : climate_(spec),
-      blend_radius_(BlenderParam(spec, "blend_radius")),
+      climate_radius_(BlenderParam(spec, "climate_radius")),
       auto_radius_fraction_(BlenderParam(spec, "auto_radius_fraction")),
       space_(2, ClimatePoints(spec), BiomeRadii(spec)) {}
 
 std::vector<BlenderFigure> ParameterVoronoiBlender::Describe() const {
   double min_radius = space_.max_radius();
   for (int k = 0; k < space_.size(); ++k) min_radius = std::min(min_radius, space_.radius(k));
-  return {{"blend_radius", blend_radius_},
+  return {{"climate_radius", climate_radius_},
           {"auto_radius_fraction", auto_radius_fraction_},
           {"min_biome_radius", min_radius},
           {"max_biome_radius", space_.max_radius()}};

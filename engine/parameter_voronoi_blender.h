@@ -22,7 +22,7 @@
 //
 // Radii: a biome's parameter_radius if non-zero; else, if auto_radius_fraction f > 0, f times the
 // distance from its point to the nearest other biome point (the automatic radius: tightly packed
-// points get narrow transitions, isolated ones wide); else blend_radius. f <= 1/2 keeps every pair's
+// points get narrow transitions, isolated ones wide); else climate_radius. f <= 1/2 keeps every pair's
 // transition band clear of both its points, so each biome has weight exactly 1 at and around its own
 // point unless a third point is closer.
 //
@@ -31,7 +31,7 @@
 // ClimateBiomeSource (and its nearest-point rule), and one more coordinate per point and per column
 // where this blender fills them (points in the constructor, inputs in BlendColumns/BlendPoint).
 //
-// Parameters (world config message `parameter_voronoi`): blend_radius (parameter units,
+// Parameters (world config message `parameter_voronoi`): climate_radius (parameter units,
 // [0.001, 1], default 0.05), auto_radius_fraction ([0, 0.5], default 0 = off).
 // Per-biome radius: BiomeSpec::parameter_radius.
 //
@@ -108,7 +108,7 @@ class ParameterVoronoiBlender final : public Blender {
                         std::vector<std::pair<int, float>>* weights) const;
 
   ClimateBiomeSource climate_;
-  double blend_radius_;
+  double climate_radius_;
   double auto_radius_fraction_;
   ParameterSpace space_;
 };

@@ -42,7 +42,7 @@ struct BiomeSpec {
   // make this biome's borders softer and wider (seed 000's per-biome radius).
   double blend_radius = 0.0;
   // Blending radius of this biome's climate point for the parameter_voronoi blender, in climate
-  // (parameter-space) units, not blocks; 0 means the method's own (blend_radius, or the automatic
+  // (parameter-space) units, not blocks; 0 means the method's own (climate_radius, or the automatic
   // radius). A pair of biomes blends over the mean of their two radii (seed 000).
   double parameter_radius = 0.0;
 };

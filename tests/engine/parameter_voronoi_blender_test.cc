@@ -124,7 +124,7 @@ TEST(ParameterSpaceTest, HalfAndHalfOnTheBisectorOfALonePair) {
 std::shared_ptr<const World> VoronoiWorld(double radius, double auto_fraction = 0.0) {
   WorldSpec spec = DefaultWorldSpec();
   spec.blender = {BlenderKind::kParameterVoronoi,
-                  {{"blend_radius", radius}, {"auto_radius_fraction", auto_fraction}}};
+                  {{"climate_radius", radius}, {"auto_radius_fraction", auto_fraction}}};
   return *World::Create(spec);
 }
 
@@ -175,7 +175,7 @@ TEST(ParameterVoronoiBlenderTest, SourceBiomeAlwaysWeighsIn) {
   EXPECT_GT(blended, 500);
 }
 
-// Radii: the method's blend_radius, a biome's own parameter_radius, or the automatic fraction of the
+// Radii: the method's climate_radius, a biome's own parameter_radius, or the automatic fraction of the
 // distance to the nearest other point.
 TEST(ParameterVoronoiBlenderTest, BiomeRadii) {
   WorldSpec spec = DefaultWorldSpec();
@@ -184,7 +184,7 @@ TEST(ParameterVoronoiBlenderTest, BiomeRadii) {
   spec.biomes[1].temperature = 0.3, spec.biomes[1].humidity = 0.4;  // 0.5 from biome 0.
   spec.biomes[2].temperature = -0.6, spec.biomes[2].humidity = 0.0;  // 0.6 from biome 0.
   spec.biomes[2].parameter_radius = 0.07;
-  spec.blender = {BlenderKind::kParameterVoronoi, {{"blend_radius", 0.02}}};
+  spec.blender = {BlenderKind::kParameterVoronoi, {{"climate_radius", 0.02}}};
   ASSERT_TRUE(ValidateWorldSpec(spec).ok()) << ValidateWorldSpec(spec);
   EXPECT_THAT(ParameterVoronoiBlender::BiomeRadii(spec), ::testing::ElementsAre(0.02, 0.02, 0.07));
   spec.blender.params["auto_radius_fraction"] = 0.4;
@@ -234,7 +234,7 @@ TEST(ParameterVoronoiBlenderTest, UsesTheClimateSourcesNoise) {
   spec.biomes.resize(2);
   spec.biomes[0].temperature = -0.5, spec.biomes[0].humidity = 0.0;
   spec.biomes[1].temperature = 0.5, spec.biomes[1].humidity = 0.0;
-  spec.blender = {BlenderKind::kParameterVoronoi, {{"blend_radius", 0.1}}};
+  spec.blender = {BlenderKind::kParameterVoronoi, {{"climate_radius", 0.1}}};
   std::shared_ptr<const World> world = *World::Create(spec);
   const auto& climate = dynamic_cast<const ClimateBiomeSource&>(world->source());
   std::vector<std::pair<int, float>> w;

@@ -215,7 +215,7 @@ TEST(WorldConfigTest, ParameterRadiusIsABiomeField) {
   absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
       R"({"name": "w", "biomes": [{"id": 1, "name": "a", "temperature": 0.5, "parameterRadius": 0.08},
           {"id": 2, "name": "b", "temperature": -0.5}], "blender": "BLENDER_KIND_PARAMETER_VORONOI",
-          "parameterVoronoi": {"blendRadius": 0.04, "autoRadiusFraction": 0.25}})");
+          "parameterVoronoi": {"climateRadius": 0.04, "autoRadiusFraction": 0.25}})");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->blender.kind, BlenderKind::kParameterVoronoi);
   EXPECT_EQ(spec->biomes[0].parameter_radius, 0.08);
@@ -223,7 +223,7 @@ TEST(WorldConfigTest, ParameterRadiusIsABiomeField) {
   EXPECT_EQ(spec->blender.params.at("auto_radius_fraction"), 0.25);
   const v1::WorldConfig config = WorldConfigFromSpec(*spec);
   EXPECT_EQ(config.biomes(0).parameter_radius(), 0.08);
-  EXPECT_EQ(config.parameter_voronoi().blend_radius(), 0.04);
+  EXPECT_EQ(config.parameter_voronoi().climate_radius(), 0.04);
   absl::StatusOr<WorldSpec> bad = WorldSpecFromJson(
       R"({"name": "w", "biomes": [{"id": 1, "name": "a", "parameterRadius": 3}],
           "blender": "BLENDER_KIND_PARAMETER_VORONOI"})");
