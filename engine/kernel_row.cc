@@ -34,6 +34,7 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   alignas(64) double xs[1024 + kKernelLanes];
   for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + static_cast<double>(lx);
   double near_sq[1024 / kKernelLanes + 1];  // Per vector: squared dx of its nearest column.
+  alignas(64) double dx_sq[1024 + kKernelLanes];  // Per column: (x - p.x)^2 for the current point.
   for (size_t k = 0; k < b.count; ++k) {
     const KernelPoint& p = b.points[k];
     for (size_t v = 0; v < vectors; ++v) {
@@ -41,7 +42,12 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
       const double d = p.x < lo ? lo - p.x : (p.x > hi ? p.x - hi : 0.0);
       near_sq[v] = d * d;
     }
+    // dx^2 per column does not depend on the row: computed once per point.
     const Double8 px = Splat8(p.x), r_sq = Splat8(p.radius_sq), zero = Splat8(0.0);
+    for (size_t v = 0; v < vectors; ++v) {
+      const Double8 dx = Load8(xs + v * kKernelLanes) - px;
+      Store8(dx_sq + v * kKernelLanes, dx * dx);
+    }
     double* slot_acc = b.acc + p.slot * n * b.stride;
     for (size_t lz = 0; lz < n; ++lz) {
       const double dz = (b.z0 + static_cast<double>(lz)) - p.z;
@@ -53,8 +59,7 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
       for (size_t v = 0; v < vectors; ++v) {
         if (!(near_sq[v] + dz_sq < p.radius_sq)) continue;
         const size_t at = v * kKernelLanes;
-        const Double8 dx = Load8(xs + at) - px;
-        Double8 t = r_sq - (dx * dx + vdz);
+        Double8 t = r_sq - (Load8(dx_sq + at) + vdz);
         t = t > zero ? t : zero;
         const Double8 w = t * t;
         Store8(acc_row + at, Load8(acc_row + at) + w);
