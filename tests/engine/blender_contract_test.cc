@@ -207,8 +207,9 @@ TEST_P(BlenderContractTest, ThreadsOrderAndCacheDoNotChangeResults) {
   std::vector<uint64_t> reference;
   for (auto [cx, cz] : chunks) reference.push_back(HashChunk(*world.BlendChunk(cx, cz, 16, kEverything)));
 
-  // Four threads, each walking the list in a different order, sharing one small (evicting) cache.
-  BiomeSampleCache cache(200 * BiomeSampleCache::kBytesPerEntry, 4);
+  // Four threads, each walking the list in a different order, sharing one small (evicting) cache:
+  // 50 tiles of 16x16 vertices, fewer than every method's chunks need.
+  BiomeSampleCache cache(50 * BiomeSampleCache::kBytesPerEntry, 4);
   std::vector<std::vector<uint64_t>> results(4, std::vector<uint64_t>(chunks.size()));
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
