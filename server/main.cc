@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,11 +26,13 @@
 #include "engine/biome_sample_cache.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
 #include "server/blend_pool.h"
+#include "server/call_scheduler.h"
 #include "server/metrics.h"
 #include "server/world_config.h"
 #include "server/world_registry.h"
@@ -52,10 +55,33 @@ ABSL_FLAG(int32_t, max_points_per_request, 4096, "Most points one SampleWeights 
 ABSL_FLAG(int32_t, max_queue, 1024,
           "Blend tasks that may wait for a thread; a new call finding the queue full gets "
           "RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_reply_bytes, int64_t{256} << 20,
+          "Bytes all calls together may hold for blended replies not yet sent (each outstanding chunk "
+          "reserves its worst-case encoded size); a new call that would exceed it gets "
+          "RESOURCE_EXHAUSTED, running streams slow down to one chunk at a time");
+ABSL_FLAG(int64_t, interactive_max_columns, 16384,
+          "Calls of at most this many columns (chunks x chunk_size^2, or points) are interactive: "
+          "they take turns ahead of bigger (background) calls, which keep a quarter of the threads");
+ABSL_FLAG(int32_t, max_request_bytes, 1 << 20,
+          "Largest request message accepted, after decompression (bigger: RESOURCE_EXHAUSTED)");
+ABSL_FLAG(int32_t, max_concurrent_streams, 256, "Calls one HTTP/2 connection may have open at once");
+ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
+          "gRPC's own memory quota (connections, HTTP/2 buffers); under pressure it refuses new work");
+ABSL_FLAG(double, max_connection_idle_seconds, 300,
+          "A connection with no call for this long is closed (GOAWAY)");
+ABSL_FLAG(int32_t, metrics_threads, 8,
+          "Threads serving /metrics; each idle or slow HTTP client of that port occupies one for at "
+          "most --metrics_request_timeout_ms");
+ABSL_FLAG(int32_t, metrics_request_timeout_ms, 2000,
+          "A /metrics client must send its request within this many milliseconds");
+ABSL_FLAG(double, shutdown_drain_delay_seconds, 5,
+          "On SIGTERM/SIGINT: how long health reports NOT_SERVING while calls are still accepted, so "
+          "load balancers stop sending before the server stops accepting");
 ABSL_FLAG(int32_t, stream_buffer_chunks, 4,
           "Chunks a GenerateChunk stream may have blending or waiting for a slow reader");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,
-          "On SIGTERM/SIGINT: how long in-flight calls may take to finish before they are cancelled");
+          "After the drain delay: how long in-flight calls may take to finish before they are "
+          "cancelled. A second SIGTERM/SIGINT exits at once");
 
 namespace worldgen {
 namespace {
@@ -100,6 +126,17 @@ void CheckPositive(absl::string_view name, int64_t value) {
   if (value < 1) Die(kExitBadConfig, absl::StrCat("--", name, " = ", value, " must be at least 1"));
 }
 
+double NonNegativeSeconds(absl::string_view name, double value) {
+  if (!(value >= 0) || value > 86400) {
+    Die(kExitBadConfig, absl::StrCat("--", name, " = ", value, " must be in [0, 86400] seconds"));
+  }
+  return value;
+}
+
+std::chrono::system_clock::duration ToChrono(double seconds) {
+  return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+}
+
 int Run(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "worldgen-server [flags]: serves biome blending weights over gRPC (worldgen.v1.WorldGen), "
@@ -138,8 +175,20 @@ int Run(int argc, char** argv) {
   CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
   CheckPositive("max_queue", absl::GetFlag(FLAGS_max_queue));
   CheckPositive("stream_buffer_chunks", absl::GetFlag(FLAGS_stream_buffer_chunks));
-  const double grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
-  if (!(grace_seconds >= 0)) Die(kExitBadConfig, "--shutdown_grace_seconds must be >= 0");
+  CheckPositive("max_reply_bytes", absl::GetFlag(FLAGS_max_reply_bytes));
+  CheckPositive("interactive_max_columns", absl::GetFlag(FLAGS_interactive_max_columns));
+  CheckPositive("max_request_bytes", absl::GetFlag(FLAGS_max_request_bytes));
+  CheckPositive("max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams));
+  CheckPositive("grpc_memory_bytes", absl::GetFlag(FLAGS_grpc_memory_bytes));
+  CheckPositive("metrics_threads", absl::GetFlag(FLAGS_metrics_threads));
+  CheckPositive("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms));
+  const double grace_seconds =
+      NonNegativeSeconds("shutdown_grace_seconds", absl::GetFlag(FLAGS_shutdown_grace_seconds));
+  const double drain_seconds = NonNegativeSeconds(
+      "shutdown_drain_delay_seconds", absl::GetFlag(FLAGS_shutdown_drain_delay_seconds));
+  const double idle_seconds = NonNegativeSeconds(
+      "max_connection_idle_seconds", absl::GetFlag(FLAGS_max_connection_idle_seconds));
+  if (idle_seconds < 0.001) Die(kExitBadConfig, "--max_connection_idle_seconds must be > 0");
   const std::string listen_address = absl::GetFlag(FLAGS_listen_address);
   const uint64_t cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
 
@@ -152,12 +201,23 @@ int Run(int argc, char** argv) {
   std::unique_ptr<BiomeSampleCache> cache;
   if (cache_bytes > 0) cache = std::make_unique<BiomeSampleCache>(cache_bytes);
   BlendPool pool(blend_threads, static_cast<size_t>(absl::GetFlag(FLAGS_max_queue)));
-  ServerMetrics metrics(cache.get(), [&pool] { return pool.queue_depth(); });
+  CallScheduler::Options scheduler_options;
+  scheduler_options.max_queued_tasks = absl::GetFlag(FLAGS_max_queue);
+  scheduler_options.max_reply_bytes = absl::GetFlag(FLAGS_max_reply_bytes);
+  scheduler_options.interactive_max_columns = absl::GetFlag(FLAGS_interactive_max_columns);
+  CallScheduler scheduler(&pool, scheduler_options);
+  ServerMetrics metrics(cache.get(), &scheduler);
 
   std::unique_ptr<prometheus::Exposer> exposer;
   int bound_metrics_port = 0;
   try {
-    exposer = std::make_unique<prometheus::Exposer>(HostPort(listen_address, metrics_port));
+    // civetweb: a fixed set of threads, each held by one connection for at most the request
+    // timeout, so idle or slow clients of the metrics port delay a scrape by a bounded time.
+    exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", HostPort(listen_address, metrics_port),
+        "num_threads", absl::StrCat(absl::GetFlag(FLAGS_metrics_threads)),
+        "request_timeout_ms", absl::StrCat(absl::GetFlag(FLAGS_metrics_request_timeout_ms)),
+        "linger_timeout_ms", "0"});
     for (const auto& collectable : metrics.collectables()) exposer->RegisterCollectable(collectable);
     std::vector<int> ports = exposer->GetListeningPorts();
     if (!ports.empty()) bound_metrics_port = ports.front();
@@ -170,13 +230,26 @@ int Run(int argc, char** argv) {
   options.limits.max_chunks_per_request = absl::GetFlag(FLAGS_max_chunks_per_request);
   options.limits.max_points_per_request = absl::GetFlag(FLAGS_max_points_per_request);
   options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);
-  WorldGenService service(worlds->get(), &pool, cache.get(), &metrics, options);
+  WorldGenService service(worlds->get(), &scheduler, cache.get(), &metrics, options);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default, which would let a second server silently share a taken port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Hostile or broken clients: bounded requests (checked after decompression), bounded streams per
+  // connection, idle connections closed, ping floods answered with GOAWAY (a client may ping at most
+  // every 10 s without data, two strikes), and gRPC's own memory capped by a resource quota.
+  builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_request_bytes));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             absl::GetFlag(FLAGS_max_concurrent_streams));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(std::min(idle_seconds * 1000, 2e9)));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  grpc::ResourceQuota quota("worldgen-server");
+  quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_grpc_memory_bytes)));
+  builder.SetResourceQuota(quota);
   int bound_port = 0;
   builder.AddListeningPort(HostPort(listen_address, port), grpc::InsecureServerCredentials(),
                            &bound_port);
@@ -202,13 +275,24 @@ int Run(int argc, char** argv) {
   while (sigwait(&stop_signals, &signal_number) != 0) {
   }
 
+  // Drain: health turns NOT_SERVING first while calls are still accepted, so a load balancer sees it
+  // and stops sending; then new calls are refused and those in flight get the grace to finish.
   health->SetServingStatus(service_name, false);
   health->SetServingStatus(false);
-  std::printf("worldgen-server: %s: draining (grace %gs)\n", strsignal(signal_number), grace_seconds);
+  std::printf("worldgen-server: %s: draining (NOT_SERVING; accepting for %gs, then grace %gs)\n",
+              strsignal(signal_number), drain_seconds, grace_seconds);
   std::fflush(stdout);
-  const auto deadline = std::chrono::system_clock::now() +
-                        std::chrono::microseconds(static_cast<int64_t>(grace_seconds * 1e6));
-  server->Shutdown(deadline);
+  // A second signal exits at once (an operator who means it, or an orchestrator out of patience).
+  std::thread([stop_signals] {
+    int second = 0;
+    while (sigwait(&stop_signals, &second) != 0) {
+    }
+    std::printf("worldgen-server: %s again: exiting now\n", strsignal(second));
+    std::fflush(stdout);
+    _exit(128 + second);
+  }).detach();
+  std::this_thread::sleep_for(ToChrono(drain_seconds));
+  server->Shutdown(std::chrono::system_clock::now() + ToChrono(grace_seconds));
   server->Wait();
   pool.Shutdown();
   std::printf("worldgen-server: stopped\n");

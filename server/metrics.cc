@@ -41,19 +41,44 @@ prometheus::MetricFamily ScalarFamily(std::string name, std::string help, promet
 
 }  // namespace
 
-// Values owned elsewhere (the cache's stats, the pool's queue), read when /metrics is scraped.
+// Values owned elsewhere (the cache's stats, the scheduler's), read when /metrics is scraped.
 class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
  public:
-  ScrapeTimeCollector(const BiomeSampleCache* cache, std::function<size_t()> queue_depth)
-      : cache_(cache), queue_depth_(std::move(queue_depth)) {}
+  ScrapeTimeCollector(const BiomeSampleCache* cache, const CallScheduler* scheduler)
+      : cache_(cache), scheduler_(scheduler) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     using prometheus::MetricType;
     BiomeSampleCache::Stats stats;
     if (cache_ != nullptr) stats = cache_->stats();
+    const CallScheduler::Stats scheduled = scheduler_->stats();
+    const CallScheduler::Options& limits = scheduler_->options();
     std::vector<prometheus::MetricFamily> families;
     families.push_back(ScalarFamily("worldgen_queue_depth", "Blend tasks waiting for a thread.",
-                                    MetricType::Gauge, static_cast<double>(queue_depth_())));
+                                    MetricType::Gauge, static_cast<double>(scheduled.queued_tasks)));
+    families.push_back(ScalarFamily("worldgen_queue_capacity",
+                                    "Blend tasks that may wait before new calls are refused "
+                                    "(--max_queue).",
+                                    MetricType::Gauge,
+                                    static_cast<double>(limits.max_queued_tasks)));
+    families.push_back(ScalarFamily("worldgen_admitted_calls",
+                                    "Calls admitted by the scheduler and not yet finished.",
+                                    MetricType::Gauge, static_cast<double>(scheduled.calls)));
+    families.push_back(ScalarFamily("worldgen_pending_columns",
+                                    "Columns of admitted work not yet started.",
+                                    MetricType::Gauge,
+                                    static_cast<double>(scheduled.pending_columns)));
+    families.push_back(ScalarFamily("worldgen_reply_bytes_reserved",
+                                    "Bytes reserved for replies blended and not yet sent.",
+                                    MetricType::Gauge,
+                                    static_cast<double>(scheduled.reserved_reply_bytes)));
+    families.push_back(ScalarFamily("worldgen_reply_bytes_limit",
+                                    "Most bytes replies may reserve (--max_reply_bytes).",
+                                    MetricType::Gauge,
+                                    static_cast<double>(limits.max_reply_bytes)));
+    families.push_back(ScalarFamily("worldgen_estimated_seconds_per_column",
+                                    "Blend cost per column admission assumes (moving average).",
+                                    MetricType::Gauge, scheduled.seconds_per_column));
     families.push_back(ScalarFamily("worldgen_cache_hits_total",
                                     "Biome sample cache lookups answered from the cache.",
                                     MetricType::Counter, static_cast<double>(stats.hits)));
@@ -71,12 +96,12 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
 
  private:
   const BiomeSampleCache* cache_;
-  std::function<size_t()> queue_depth_;
+  const CallScheduler* scheduler_;
 };
 
-ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, std::function<size_t()> queue_depth)
+ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler)
     : registry_(std::make_shared<prometheus::Registry>()),
-      scrape_time_(std::make_shared<ScrapeTimeCollector>(cache, std::move(queue_depth))),
+      scrape_time_(std::make_shared<ScrapeTimeCollector>(cache, scheduler)),
       rpc_duration_(prometheus::BuildHistogram()
                         .Name("worldgen_rpc_duration_seconds")
                         .Help("Latency of WorldGen RPCs from start to final status, by method and "
@@ -99,8 +124,8 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, std::function<size_t
                           .Add({})),
       rejected_(prometheus::BuildCounter()
                     .Name("worldgen_rejected_calls_total")
-                    .Help("Calls refused before any blending, by reason (queue_full, "
-                          "invalid_argument, not_found).")
+                    .Help("Calls refused before any blending, by reason (queue_full, deadline, "
+                          "reply_memory, unparseable, invalid_argument, not_found).")
                     .Register(*registry_)),
       inflight_(prometheus::BuildGauge()
                     .Name("worldgen_inflight_calls")
@@ -108,7 +133,8 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, std::function<size_t
                     .Register(*registry_)
                     .Add({})) {
   // Pre-create the rejection series so they read 0 rather than being absent.
-  for (const char* reason : {"queue_full", "invalid_argument", "not_found"}) {
+  for (const char* reason :
+       {"queue_full", "deadline", "reply_memory", "unparseable", "invalid_argument", "not_found"}) {
     rejected_.Add({{"reason", reason}});
   }
 }

@@ -4,10 +4,16 @@
 //   worldgen_chunk_generation_seconds             histogram  time to blend and encode one chunk
 //   worldgen_chunks_generated_total               counter    chunks blended (sent or not)
 //   worldgen_points_sampled_total                 counter    points blended by SampleWeights
-//   worldgen_rejected_calls_total{reason}         counter    calls refused: queue_full,
+//   worldgen_rejected_calls_total{reason}         counter    calls refused: queue_full, deadline,
+//                                                            reply_memory, unparseable,
 //                                                            invalid_argument, not_found
 //   worldgen_inflight_calls                       gauge      calls started and not yet finished
-//   worldgen_queue_depth                          gauge      blend tasks waiting (read at scrape)
+//   worldgen_queue_depth, worldgen_queue_capacity gauge      blend tasks waiting / --max_queue
+//   worldgen_admitted_calls                       gauge      calls the scheduler holds
+//   worldgen_pending_columns                      gauge      admitted columns not yet started
+//   worldgen_reply_bytes_reserved, _limit         gauge      reply memory reserved / --max_reply_bytes
+//   worldgen_estimated_seconds_per_column         gauge      admission's cost estimate
+//   (the scheduler's gauges are read at scrape)
 //   worldgen_cache_{hits,misses,evictions}_total  counter    BiomeSampleCache::stats() (read at scrape)
 //   worldgen_cache_bytes                          gauge      bytes the cache holds (read at scrape)
 //
@@ -28,14 +34,15 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/call_scheduler.h"
 
 namespace worldgen {
 
 class ServerMetrics {
  public:
-  // `cache` may be null (cache disabled: its metrics read 0); `queue_depth` is called at each scrape.
+  // `cache` may be null (cache disabled: its metrics read 0); `scheduler` is read at each scrape.
   // Both must outlive this object.
-  ServerMetrics(const BiomeSampleCache* cache, std::function<size_t()> queue_depth);
+  ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler);
   ~ServerMetrics();
 
   void RecordRpc(absl::string_view method, grpc::StatusCode code, absl::Duration latency);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/numeric/int128.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -83,6 +84,18 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
           return ChunkCoordError(absl::StrCat("chunks.coords[", i, "].z"), c.z(), size);
         }
         selection.list_.push_back({c.x(), c.z()});
+      }
+      // Duplicates are refused, not answered once: a client that lists a chunk twice has a bug it
+      // should hear about, and the reply stays one message per listed coordinate.
+      absl::flat_hash_map<std::pair<int64_t, int64_t>, int> first_index;
+      first_index.reserve(coords.size());
+      for (int i = 0; i < coords.size(); ++i) {
+        auto [it, inserted] = first_index.try_emplace({coords[i].x(), coords[i].z()}, i);
+        if (!inserted) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "chunks.coords[", i, "] = (", coords[i].x(), ", ", coords[i].z(),
+              ") repeats chunks.coords[", it->second, "]: list each chunk once"));
+        }
       }
       selection.count_ = coords.size();
       return selection;

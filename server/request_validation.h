@@ -50,8 +50,9 @@ class ChunkSelection {
   int64_t region_width_ = 0;
 };
 
-// Checks chunk size (0 = `world_chunk_size`), the selection, the chunk count and that every column of
-// every chunk lies within [-kMaxWorldCoordinate, kMaxWorldCoordinate].
+// Checks chunk size (0 = `world_chunk_size`), the selection, the chunk count, that a list names no
+// chunk twice, and that every column of every chunk lies within
+// [-kMaxWorldCoordinate, kMaxWorldCoordinate].
 absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkRequest& request,
                                                     int world_chunk_size,
                                                     const RequestLimits& limits);

@@ -15,7 +15,36 @@ bool IsSingleBiome(const ChunkBlend& blend) {
   return true;
 }
 
+// Bytes of a tag plus a length prefix of a length-delimited field (both varints, length < 2^35).
+constexpr int64_t kFieldOverhead = 1 + 5;
+constexpr int64_t kMaxVarint32 = 5;
+constexpr int64_t kMaxVarint64 = 10;
+
 }  // namespace
+
+int64_t MaxEncodedChunkBytes(int chunk_size, int biome_count, const BlendOptions& options) {
+  const int64_t columns = int64_t{chunk_size} * chunk_size;
+  const int64_t coord = kFieldOverhead + 2 * (1 + kMaxVarint64);
+  const int64_t scalars = (1 + kMaxVarint32) + 2;  // chunk_size, single_biome
+  const int64_t biome = kFieldOverhead + (1 + kMaxVarint32) + kFieldOverhead + 4 * columns;
+  int64_t total = coord + scalars + biome_count * biome;
+  if (options.heights) total += kFieldOverhead + 4 * columns;
+  if (options.dominant_biome) total += kFieldOverhead + kMaxVarint32 * columns;
+  if (options.source_biome) total += kFieldOverhead + kMaxVarint32 * columns;
+  if (options.splat) {
+    // One RGBA8 texture per four biomes, each its own length-delimited field.
+    const int64_t textures = (int64_t{biome_count} + 3) / 4;
+    total += textures * (kFieldOverhead + 4 * columns);
+  }
+  return total;
+}
+
+int64_t MaxEncodedSampleBytes(int64_t points, int biome_count, const BlendOptions& options) {
+  const int64_t weight = kFieldOverhead + (1 + kMaxVarint32) + (1 + 4);
+  const int64_t point = kFieldOverhead + biome_count * weight + (options.heights ? 1 + 4 : 0) +
+                        (options.source_biome ? 1 + kMaxVarint32 : 0) + (1 + kMaxVarint32);
+  return points * point;
+}
 
 void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out) {
   out->mutable_coord()->set_x(blend.chunk_x);

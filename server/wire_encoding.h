@@ -4,6 +4,8 @@
 #ifndef WORLDGEN_SERVER_WIRE_ENCODING_H_
 #define WORLDGEN_SERVER_WIRE_ENCODING_H_
 
+#include <cstdint>
+
 #include "engine/chunk.h"
 #include "worldgen/v1/worldgen.pb.h"
 
@@ -17,6 +19,13 @@ void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out);
 
 // Weights in the engine's (ascending id) order; height and source biome only if `options` asked.
 void EncodePoint(const PointBlend& blend, const BlendOptions& options, v1::PointWeights* out);
+
+// Upper bounds of the serialized size of one ChunkData of `chunk_size`² columns from a world with
+// `biome_count` biomes, and of one SampleWeightsResponse of `points` points: what the server reserves
+// for a reply before blending it (CallScheduler's reply budget). Tests check encoded replies against
+// them.
+int64_t MaxEncodedChunkBytes(int chunk_size, int biome_count, const BlendOptions& options);
+int64_t MaxEncodedSampleBytes(int64_t points, int biome_count, const BlendOptions& options);
 
 }  // namespace worldgen
 

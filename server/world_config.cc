@@ -1,11 +1,15 @@
 #include "server/world_config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <system_error>
 
 #include "absl/status/status.h"
@@ -134,13 +138,53 @@ void BlenderToConfig(const WorldSpec& spec, v1::WorldConfig* config) {
   }
 }
 
-absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path.string(), ": cannot open for reading"));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path.string(), ": read error"));
-  return contents.str();
+// Opens without blocking (a FIFO or device path must not hang start-up), accepts only regular files
+// of at most kMaxWorldConfigBytes, and reads no more than that even if the file grows meanwhile.
+// Symlinks are followed (config mounts use them); a loop fails with ELOOP.
+absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(error)));
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot stat: ", std::strerror(errno)));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    const char* kind = S_ISDIR(info.st_mode)    ? "a directory"
+                       : S_ISFIFO(info.st_mode) ? "a FIFO"
+                       : S_ISCHR(info.st_mode)  ? "a character device"
+                       : S_ISBLK(info.st_mode)  ? "a block device"
+                       : S_ISSOCK(info.st_mode) ? "a socket"
+                                                : "not a regular file";
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": is ", kind, "; a world config must be a regular file"));
+  }
+  auto too_big = [&](int64_t size) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", size,
+                                                   " bytes; a world config may have at most ",
+                                                   kMaxWorldConfigBytes));
+  };
+  if (info.st_size > kMaxWorldConfigBytes) return too_big(info.st_size);
+  std::string contents(static_cast<size_t>(kMaxWorldConfigBytes) + 1, '\0');
+  size_t total = 0;
+  while (total < contents.size()) {
+    const ssize_t n = read(fd, contents.data() + total, contents.size() - total);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::DataLossError(absl::StrCat(path, ": read error: ", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    total += static_cast<size_t>(n);
+  }
+  if (total > static_cast<size_t>(kMaxWorldConfigBytes)) return too_big(static_cast<int64_t>(total));
+  contents.resize(total);
+  return contents;
 }
 
 }  // namespace
@@ -282,33 +326,41 @@ absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json) {
 }
 
 absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::string>& paths) {
-  std::vector<std::filesystem::path> files;
+  // std::filesystem only with error_code: nothing here throws, whatever the paths point at.
+  std::vector<std::string> files;
   for (const std::string& path : paths) {
     std::error_code error;
-    if (std::filesystem::is_directory(path, error)) {
-      std::vector<std::filesystem::path> in_dir;
-      for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
-        if (entry.path().extension() == ".json" && !entry.is_directory()) {
-          in_dir.push_back(entry.path());
-        }
-      }
-      if (error) {
-        return absl::NotFoundError(absl::StrCat(path, ": cannot list directory: ", error.message()));
-      }
-      std::sort(in_dir.begin(), in_dir.end());
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else {
-      files.emplace_back(path);
+    if (!std::filesystem::is_directory(path, error)) {
+      files.push_back(path);  // Anything but a readable regular file fails in ReadConfigFile.
+      continue;
     }
+    std::vector<std::string> in_dir;
+    std::filesystem::directory_iterator it(path, error);
+    for (; !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+      const std::filesystem::path& entry = it->path();
+      if (entry.extension() != ".json") continue;
+      std::error_code entry_error;
+      if (it->is_directory(entry_error)) continue;  // A loop or dangling link fails when read.
+      if (in_dir.size() == kMaxWorldConfigFilesPerDirectory) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": more than ", kMaxWorldConfigFilesPerDirectory,
+                         " *.json files; split the worlds over several directories"));
+      }
+      in_dir.push_back(entry.string());
+    }
+    if (error) {
+      return absl::NotFoundError(absl::StrCat(path, ": cannot list directory: ", error.message()));
+    }
+    std::sort(in_dir.begin(), in_dir.end());
+    files.insert(files.end(), in_dir.begin(), in_dir.end());
   }
   std::vector<WorldSpec> specs;
-  for (const std::filesystem::path& file : files) {
-    absl::StatusOr<std::string> json = ReadFile(file);
+  for (const std::string& file : files) {
+    absl::StatusOr<std::string> json = ReadConfigFile(file);
     if (!json.ok()) return json.status();
     absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(*json);
     if (!spec.ok()) {
-      return absl::Status(spec.status().code(),
-                          absl::StrCat(file.string(), ": ", spec.status().message()));
+      return absl::Status(spec.status().code(), absl::StrCat(file, ": ", spec.status().message()));
     }
     specs.push_back(*std::move(spec));
   }

@@ -8,6 +8,8 @@
 #ifndef WORLDGEN_SERVER_WORLD_CONFIG_H_
 #define WORLDGEN_SERVER_WORLD_CONFIG_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,8 +37,14 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec);
 // Parses one WorldConfig in protobuf JSON form and converts it. Unknown fields are errors.
 absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json);
 
+// Largest world config file accepted, and most *.json files one directory may hold.
+inline constexpr int64_t kMaxWorldConfigBytes = int64_t{1} << 20;
+inline constexpr size_t kMaxWorldConfigFilesPerDirectory = 1024;
+
 // Loads every world named by `paths`: each is a JSON file, or a directory whose *.json files are all
-// loaded (sorted by name, not recursive). Errors name the file.
+// loaded (sorted by name, not recursive). Files are read without blocking and with bounded memory: a
+// path that is not a regular file (FIFO, device, socket, directory), a symlink loop, or a file over
+// kMaxWorldConfigBytes is an error. Never throws. Errors name the file and say why.
 absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::string>& paths);
 
 }  // namespace worldgen

@@ -1,23 +1,22 @@
 #include "server/worldgen_service.h"
 
-#include <atomic>
+#include <chrono>
 #include <cstdio>
-#include <deque>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/strings/escaping.h"
 #include "absl/time/clock.h"
 #include "engine/splat.h"
 #include "engine/world.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/proto_buffer_reader.h"
+#include "grpcpp/support/proto_buffer_writer.h"
+#include "server/chunk_stream_policy.h"
 #include "server/wire_encoding.h"
 #include "server/world_config.h"
 
@@ -35,18 +34,64 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-// The status of a call that stopped because the client went away or its deadline passed.
+// The status of a call that stopped because the client went away or its deadline passed. A client
+// cancels at its own deadline, which the server (having received the timeout a little later) places
+// slightly after; a cancel that close to the deadline is the deadline passing.
 grpc::Status AbandonedStatus(const grpc::CallbackServerContext& context) {
-  if (context.deadline() <= std::chrono::system_clock::now()) {
+  constexpr auto kDeadlineSkew = std::chrono::milliseconds(100);
+  if (context.deadline() <= std::chrono::system_clock::now() + kDeadlineSkew) {
     return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded");
   }
   return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");
 }
 
-grpc::Status QueueFullStatus(const BlendPool& pool) {
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      absl::StrCat("blend queue is full (max_queue = ", pool.max_queue(),
-                                   "); retry later"));
+// Client input quoted in an error message is escaped and cut to this many bytes.
+constexpr size_t kMaxEchoedBytes = 64;
+// At most this many world names are listed in NOT_FOUND.
+constexpr size_t kMaxListedWorlds = 16;
+
+// `text` escaped (C style, so control bytes and quotes cannot break a log line) and cut to
+// kMaxEchoedBytes input bytes, saying how long it was when cut.
+std::string Quoted(absl::string_view text) {
+  if (text.size() <= kMaxEchoedBytes) return absl::StrCat("\"", absl::CHexEscape(text), "\"");
+  return absl::StrCat("\"", absl::CHexEscape(text.substr(0, kMaxEchoedBytes)), "\"... (",
+                      text.size(), " bytes)");
+}
+
+// Parses the raw request of `method`; false if the bytes are not a `Request`.
+template <typename Request>
+bool ParseRequest(const grpc::ByteBuffer& raw, Request* request) {
+  grpc::ByteBuffer copy(raw);  // Shares the slices; the reader consumes its buffer.
+  grpc::ProtoBufferReader reader(&copy);
+  return request->ParseFromZeroCopyStream(&reader) && reader.status().ok();
+}
+
+absl::Status UnparseableError(const grpc::ByteBuffer& raw, absl::string_view type) {
+  return absl::InvalidArgumentError(absl::StrCat("request is not a valid ", type, " (", raw.Length(),
+                                                 " bytes that do not parse as that message)"));
+}
+
+void SerializeReply(const google::protobuf::Message& message, grpc::ByteBuffer* out) {
+  bool own_buffer = false;
+  grpc::GenericSerialize<grpc::ProtoBufferWriter, google::protobuf::Message>(message, out,
+                                                                             &own_buffer);
+}
+
+// Bytes as one slice without copying them.
+grpc::ByteBuffer ByteBufferFrom(std::string bytes) {
+  auto* owned = new std::string(std::move(bytes));
+  grpc::Slice slice(owned->data(), owned->size(),
+                    [](void* p) { delete static_cast<std::string*>(p); }, owned);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
+  const auto deadline = context.deadline();
+  // gRPC reports "no deadline" as the largest time point; anything years away is as good as none.
+  if (deadline > std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
 }
 
 // Latency and in-flight accounting of one call, from its start to its final status.
@@ -61,14 +106,7 @@ class CallRecord {
     metrics_->CallFinished();
   }
   // Counts a refusal (before any blending) under its reason label.
-  void Rejected(grpc::StatusCode code) const {
-    switch (code) {
-      case grpc::StatusCode::RESOURCE_EXHAUSTED: metrics_->RecordRejected("queue_full"); break;
-      case grpc::StatusCode::INVALID_ARGUMENT: metrics_->RecordRejected("invalid_argument"); break;
-      case grpc::StatusCode::NOT_FOUND: metrics_->RecordRejected("not_found"); break;
-      default: break;
-    }
-  }
+  void Rejected(absl::string_view reason) const { metrics_->RecordRejected(reason); }
 
  private:
   ServerMetrics* metrics_;
@@ -80,199 +118,83 @@ absl::StatusOr<std::shared_ptr<const World>> FindWorld(const WorldRegistry& worl
                                                        absl::string_view name) {
   std::shared_ptr<const World> world = worlds.Find(name);
   if (world == nullptr) {
-    return absl::NotFoundError(absl::StrCat("world = \"", name, "\" is not served; available: ",
-                                            absl::StrJoin(worlds.names(), ", ")));
+    std::vector<std::string> names = worlds.names();
+    const size_t listed = std::min(names.size(), kMaxListedWorlds);
+    std::string available = absl::StrJoin(names.begin(), names.begin() + listed, ", ");
+    if (listed < names.size()) absl::StrAppend(&available, ", ... (", names.size(), " worlds)");
+    return absl::NotFoundError(
+        absl::StrCat("world = ", Quoted(name), " is not served; available: ", available));
   }
   return world;
 }
 
 // A stream refused before it started: finishes at once, deletes itself when done.
-class RefusedStream final : public grpc::ServerWriteReactor<v1::ChunkData> {
+class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   explicit RefusedStream(grpc::Status status) { Finish(std::move(status)); }
   void OnDone() override { delete this; }
 };
 
-// One GenerateChunk call. Chunks are blended on the pool by tasks, each owning one chunk index; at
-// most `stream_buffer_chunks` chunks are outstanding (a task exists for them or they wait in ready_,
-// the front of which may be being written). Every decision (submit, write, finish) is taken under mu_
-// in Advance(); Finish is called exactly once, only when no task is alive and no write is pending,
-// so OnDone (which deletes the reactor) never races with a task.
-class ChunkStream final : public grpc::ServerWriteReactor<v1::ChunkData> {
+// The status of a call whose policy or task ended with `status` (absl CANCELLED = abandoned).
+grpc::Status CallStatus(const grpc::CallbackServerContext& context, const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  if (absl::IsCancelled(status)) return AbandonedStatus(context);
+  return grpc::Status(grpc::StatusCode::INTERNAL, std::string(status.message()));
+}
+
+// One GenerateChunk call: blends and encodes chunks when its ChunkStreamPolicy says so, writes the
+// bytes it is handed, and finishes with the policy's status. Deletes itself in OnDone, which gRPC
+// calls after Finish, so never while a task or write of the policy is alive.
+class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   ChunkStream(const WorldGenService::Deps& deps, grpc::CallbackServerContext* context,
               std::shared_ptr<const World> world, ChunkSelection selection, BlendOptions options,
-              CallRecord record)
+              CallRecord record, std::unique_ptr<CallScheduler::Call> call)
       : deps_(deps),
         context_(context),
         world_(std::move(world)),
         selection_(std::move(selection)),
         options_(options),
-        record_(record) {}
+        record_(record),
+        policy_(std::move(call), selection_.count(), deps.options.stream_buffer_chunks,
+                ChunkStreamPolicy::Hooks{
+                    [this](int64_t index) { return Produce(index); },
+                    [this] { return context_->IsCancelled(); },
+                    [this](std::string reply) {
+                      writing_ = ByteBufferFrom(std::move(reply));
+                      StartWrite(&writing_);
+                    },
+                    [this](absl::Status status) {
+                      grpc::Status final_status = CallStatus(*context_, status);
+                      record_.Finished(final_status.error_code());
+                      Finish(std::move(final_status));
+                    }}) {}
 
-  // Admits the first chunk into the pool (RESOURCE_EXHAUSTED if the queue is full), then fills the
-  // buffer.
-  void Begin() {
-    {
-      absl::MutexLock lock(&mu_);
-      next_index_ = 1;
-      tasks_ = 1;
-    }
-    if (!deps_.pool->TrySubmit([this] { RunChunk(0); })) {
-      {
-        absl::MutexLock lock(&mu_);
-        tasks_ = 0;
-        finished_ = true;
-      }
-      record_.Rejected(grpc::StatusCode::RESOURCE_EXHAUSTED);
-      FinishCall(QueueFullStatus(*deps_.pool));
-      return;
-    }
-    Advance([] {});
-  }
-
-  void OnWriteDone(bool ok) override {
-    Advance([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      writing_ = false;
-      ready_.pop_front();
-      if (!ok) cancelled_ = true;  // The client is gone.
-    });
-  }
-
-  void OnCancel() override {
-    Advance([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { cancelled_ = true; });
-  }
-
+  void Begin() { policy_.Start(); }
+  void OnWriteDone(bool ok) override { policy_.WriteDone(ok); }
+  void OnCancel() override { policy_.Cancel(); }
   void OnDone() override { delete this; }
 
  private:
-  struct PendingTask {
-    int64_t index;
-    bool force;  // Submit past the queue bound: the stream has nothing else outstanding.
-  };
-  struct Actions {
-    std::vector<PendingTask> submit;
-    const v1::ChunkData* write = nullptr;
-    std::optional<grpc::Status> finish;
-  };
-
-  void RunChunk(int64_t index) {
-    std::unique_ptr<v1::ChunkData> data;
-    absl::Status error;
-    const bool abandoned = stop_.load(std::memory_order_relaxed) || context_->IsCancelled();
-    if (!abandoned) {
-      const absl::Time start = absl::Now();
-      const ChunkSelection::Coord coord = selection_.at(index);
-      absl::StatusOr<ChunkBlend> blend =
-          world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
-      if (blend.ok()) {
-        data = std::make_unique<v1::ChunkData>();
-        EncodeChunk(*blend, data.get());
-        deps_.metrics->RecordChunk(absl::Now() - start);
-      } else {
-        error = blend.status();
-        std::fprintf(stderr, "worldgen-server: GenerateChunk chunk (%lld, %lld) size %d: %s\n",
-                     static_cast<long long>(coord.x), static_cast<long long>(coord.z),
-                     selection_.size(), error.ToString().c_str());
-        std::fflush(stderr);
-      }
+  absl::StatusOr<std::string> Produce(int64_t index) {
+    const absl::Time start = absl::Now();
+    const ChunkSelection::Coord coord = selection_.at(index);
+    absl::StatusOr<ChunkBlend> blend =
+        world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
+    if (!blend.ok()) {
+      std::fprintf(stderr, "worldgen-server: GenerateChunk chunk (%lld, %lld) size %d: %s\n",
+                   static_cast<long long>(coord.x), static_cast<long long>(coord.z),
+                   selection_.size(), blend.status().ToString().c_str());
+      std::fflush(stderr);
+      return blend.status();
     }
-    Advance([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      --tasks_;
-      if (abandoned) {
-        cancelled_ = true;
-      } else if (data != nullptr) {
-        ready_.push_back(std::move(data));
-      } else if (error_.ok()) {
-        error_ = error;
-      }
-    });
-  }
-
-  // Applies `update` and decides what to do next under mu_, then acts outside it. After Finish
-  // nothing touches `this`.
-  void Advance(absl::FunctionRef<void()> update) {
-    bool first_round = true;
-    std::vector<int64_t> failed;
-    while (true) {
-      Actions actions;
-      {
-        absl::MutexLock lock(&mu_);
-        if (first_round) {
-          update();
-        } else {
-          tasks_ -= static_cast<int>(failed.size());
-          retry_.insert(retry_.end(), failed.begin(), failed.end());
-        }
-        actions = DecideLocked();
-      }
-      first_round = false;
-      if (actions.finish.has_value()) {
-        FinishCall(*std::move(actions.finish));
-        return;
-      }
-      // While tasks are being submitted tasks_ > 0, so the call cannot finish under us.
-      if (actions.write != nullptr) StartWrite(actions.write);
-      if (actions.submit.empty()) return;
-      failed.clear();
-      for (const PendingTask& task : actions.submit) {
-        auto run = [this, index = task.index] { RunChunk(index); };
-        if (task.force) {
-          deps_.pool->Submit(run);
-        } else if (!deps_.pool->TrySubmit(run)) {
-          failed.push_back(task.index);
-        }
-      }
-      if (failed.empty()) return;
-      // Some did not fit: take them back and decide again (a forced task or a pending write or task
-      // guarantees another Advance later).
-    }
-  }
-
-  Actions DecideLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    Actions actions;
-    if (finished_) return actions;
-    const bool stopping = cancelled_ || !error_.ok();
-    if (stopping) stop_.store(true, std::memory_order_relaxed);
-    const size_t buffer = static_cast<size_t>(deps_.options.stream_buffer_chunks);
-    if (!stopping) {
-      const bool must_force = tasks_ == 0 && ready_.empty();
-      while ((!retry_.empty() || next_index_ < selection_.count()) &&
-             static_cast<size_t>(tasks_) + ready_.size() < buffer) {
-        int64_t index;
-        if (!retry_.empty()) {
-          index = retry_.back();
-          retry_.pop_back();
-        } else {
-          index = next_index_++;
-        }
-        ++tasks_;
-        actions.submit.push_back({index, must_force && actions.submit.empty()});
-      }
-    }
-    if (writing_) return actions;
-    if (!stopping && !ready_.empty()) {
-      writing_ = true;
-      actions.write = ready_.front().get();
-      return actions;
-    }
-    const bool all_sent = next_index_ == selection_.count() && retry_.empty() && ready_.empty();
-    if (tasks_ == 0 && (stopping || all_sent)) {
-      finished_ = true;
-      if (cancelled_) {
-        actions.finish = AbandonedStatus(*context_);
-      } else if (!error_.ok()) {
-        actions.finish = grpc::Status(grpc::StatusCode::INTERNAL, std::string(error_.message()));
-      } else {
-        actions.finish = grpc::Status::OK;
-      }
-    }
-    return actions;
-  }
-
-  void FinishCall(grpc::Status status) {
-    record_.Finished(status.error_code());
-    Finish(std::move(status));
+    v1::ChunkData data;
+    EncodeChunk(*blend, &data);
+    std::string bytes = data.SerializeAsString();
+    const absl::Duration elapsed = absl::Now() - start;
+    deps_.metrics->RecordChunk(elapsed);
+    deps_.scheduler->RecordTaskCost(int64_t{selection_.size()} * selection_.size(), elapsed);
+    return bytes;
   }
 
   const WorldGenService::Deps& deps_;
@@ -281,17 +203,19 @@ class ChunkStream final : public grpc::ServerWriteReactor<v1::ChunkData> {
   const ChunkSelection selection_;
   const BlendOptions options_;
   const CallRecord record_;
-  std::atomic<bool> stop_{false};  // Mirrors "cancelled or failed" for tasks' lock-free check.
+  grpc::ByteBuffer writing_;  // The reply being written (one at a time).
+  ChunkStreamPolicy policy_;
+};
 
-  absl::Mutex mu_;
-  int64_t next_index_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<int64_t> retry_ ABSL_GUARDED_BY(mu_);  // Claimed indices the pool refused.
-  int tasks_ ABSL_GUARDED_BY(mu_) = 0;                // Submitted tasks not yet through Advance.
-  std::deque<std::unique_ptr<v1::ChunkData>> ready_ ABSL_GUARDED_BY(mu_);
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;  // ready_.front() is being written.
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+// One SampleWeights call: holds its admission until gRPC is done with the reply.
+class SampleCall final : public grpc::ServerUnaryReactor {
+ public:
+  explicit SampleCall(std::unique_ptr<CallScheduler::Call> call) : call_(std::move(call)) {}
+  CallScheduler::Call* call() const { return call_.get(); }
+  void OnDone() override { delete this; }
+
+ private:
+  std::unique_ptr<CallScheduler::Call> call_;
 };
 
 void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, grpc::Status status) {
@@ -301,61 +225,94 @@ void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, gr
 
 }  // namespace
 
-WorldGenService::WorldGenService(const WorldRegistry* worlds, BlendPool* pool,
+WorldGenService::WorldGenService(const WorldRegistry* worlds, CallScheduler* scheduler,
                                  BiomeSampleCache* cache, ServerMetrics* metrics,
                                  ServiceOptions options)
-    : deps_{worlds, pool, cache, metrics, options} {
+    : deps_{worlds, scheduler, cache, metrics, options} {
   if (deps_.options.stream_buffer_chunks < 1) deps_.options.stream_buffer_chunks = 1;
 }
 
-grpc::ServerWriteReactor<v1::ChunkData>* WorldGenService::GenerateChunk(
-    grpc::CallbackServerContext* context, const v1::GenerateChunkRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw_request) {
   CallRecord record(deps_.metrics, kGenerateChunk);
-  auto refuse = [&](const absl::Status& status) {
-    record.Rejected(static_cast<grpc::StatusCode>(status.code()));
+  auto refuse = [&](const absl::Status& status, absl::string_view reason) {
+    record.Rejected(reason);
     record.Finished(static_cast<grpc::StatusCode>(status.code()));
     return new RefusedStream(ToGrpcStatus(status));
   };
-  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request->world());
-  if (!world.ok()) return refuse(world.status());
+  v1::GenerateChunkRequest request;
+  if (!ParseRequest(*raw_request, &request)) {
+    return refuse(UnparseableError(*raw_request, request.GetTypeName()), "unparseable");
+  }
+  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
+  if (!world.ok()) return refuse(world.status(), "not_found");
   absl::StatusOr<ChunkSelection> selection =
-      ValidateChunkRequest(*request, (*world)->spec().chunk_size, deps_.options.limits);
-  if (!selection.ok()) return refuse(selection.status());
+      ValidateChunkRequest(request, (*world)->spec().chunk_size, deps_.options.limits);
+  if (!selection.ok()) return refuse(selection.status(), "invalid_argument");
   const int biome_count = static_cast<int>((*world)->spec().biomes.size());
-  if (absl::Status s = ValidateSplatRequest(*request, *selection, biome_count); !s.ok()) return refuse(s);
+  if (absl::Status s = ValidateSplatRequest(request, *selection, biome_count); !s.ok()) {
+    return refuse(s, "invalid_argument");
+  }
   BlendOptions options;
-  options.heights = request->include_heights();
-  options.dominant_biome = request->include_dominant_biome();
-  options.source_biome = request->include_source_biome();
-  options.splat = request->include_splat();
+  options.heights = request.include_heights();
+  options.dominant_biome = request.include_dominant_biome();
+  options.source_biome = request.include_source_biome();
+  options.splat = request.include_splat();
+  CallShape shape;
+  shape.tasks = selection->count();
+  shape.columns_per_task = int64_t{selection->size()} * selection->size();
+  shape.reply_bytes_per_task = MaxEncodedChunkBytes(selection->size(), biome_count, options);
+  shape.deadline = CallDeadline(*context);
+  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
+      deps_.scheduler->Admit(shape, absl::Now());
+  if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
   auto* stream = new ChunkStream(deps_, context, *std::move(world), *std::move(selection), options,
-                                 record);
+                                 record, *std::move(call));
   stream->Begin();
   return stream;
 }
 
 grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerContext* context,
-                                                         const v1::SampleWeightsRequest* request,
-                                                         v1::SampleWeightsResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+                                                         const grpc::ByteBuffer* raw_request,
+                                                         grpc::ByteBuffer* raw_response) {
   CallRecord record(deps_.metrics, kSampleWeights);
-  auto refuse = [&](const absl::Status& status) {
-    record.Rejected(static_cast<grpc::StatusCode>(status.code()));
+  auto refuse = [&](const absl::Status& status, absl::string_view reason) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    record.Rejected(reason);
     FinishUnary(reactor, record, ToGrpcStatus(status));
     return reactor;
   };
+  auto request = std::make_shared<v1::SampleWeightsRequest>();
+  if (!ParseRequest(*raw_request, request.get())) {
+    return refuse(UnparseableError(*raw_request, request->GetTypeName()), "unparseable");
+  }
   absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request->world());
-  if (!world.ok()) return refuse(world.status());
+  if (!world.ok()) return refuse(world.status(), "not_found");
   absl::Status valid = ValidateSampleRequest(*request, deps_.options.limits);
-  if (!valid.ok()) return refuse(valid);
+  if (!valid.ok()) return refuse(valid, "invalid_argument");
+  CallShape shape;
+  shape.tasks = 1;
+  shape.columns_per_task = std::max(request->points_size(), 1);
+  BlendOptions reply_options;
+  reply_options.heights = request->include_heights();
+  reply_options.source_biome = request->include_source_biome();
+  shape.reply_bytes_per_task = MaxEncodedSampleBytes(
+      request->points_size(), static_cast<int>((*world)->spec().biomes.size()), reply_options);
+  shape.deadline = CallDeadline(*context);
+  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
+      deps_.scheduler->Admit(shape, absl::Now());
+  if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
+  auto* reactor = new SampleCall(*std::move(call));
 
-  auto blend_points = [this, context, request, response, reactor, record,
+  auto blend_points = [this, context, request, raw_response, reactor, record,
                        world = *std::move(world)] {
+    const absl::Time start = absl::Now();
     BlendOptions options;
     options.heights = request->include_heights();
     options.dominant_biome = true;
     options.source_biome = request->include_source_biome();
-    response->mutable_samples()->Reserve(request->points_size());
+    v1::SampleWeightsResponse response;
+    response.mutable_samples()->Reserve(request->points_size());
     for (int i = 0; i < request->points_size(); ++i) {
       if (i % kPointsPerCancellationCheck == 0 && context->IsCancelled()) {
         FinishUnary(reactor, record, AbandonedStatus(*context));
@@ -372,26 +329,36 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
                     grpc::Status(grpc::StatusCode::INTERNAL, std::string(blend.status().message())));
         return;
       }
-      EncodePoint(*blend, options, response->add_samples());
+      EncodePoint(*blend, options, response.add_samples());
     }
     deps_.metrics->AddPointsSampled(request->points_size());
+    deps_.scheduler->RecordTaskCost(request->points_size(), absl::Now() - start);
+    SerializeReply(response, raw_response);
     FinishUnary(reactor, record, grpc::Status::OK);
   };
-  if (!deps_.pool->TrySubmit(std::move(blend_points))) {
-    record.Rejected(grpc::StatusCode::RESOURCE_EXHAUSTED);
-    FinishUnary(reactor, record, QueueFullStatus(*deps_.pool));
-  }
+  reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
+  reactor->call()->Submit(std::move(blend_points));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerContext* context,
-                                                         const v1::DescribeWorldRequest* request,
-                                                         v1::WorldDescription* response) {
+                                                         const grpc::ByteBuffer* raw_request,
+                                                         grpc::ByteBuffer* raw_response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   CallRecord record(deps_.metrics, kDescribeWorld);
+  v1::DescribeWorldRequest parsed_request;
+  const v1::DescribeWorldRequest* request = &parsed_request;
+  if (!ParseRequest(*raw_request, &parsed_request)) {
+    record.Rejected("unparseable");
+    FinishUnary(reactor, record,
+                ToGrpcStatus(UnparseableError(*raw_request, parsed_request.GetTypeName())));
+    return reactor;
+  }
+  v1::WorldDescription description;
+  v1::WorldDescription* response = &description;
   absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request->world());
   if (!world.ok()) {
-    record.Rejected(static_cast<grpc::StatusCode>(world.status().code()));
+    record.Rejected("not_found");
     FinishUnary(reactor, record, ToGrpcStatus(world.status()));
     return reactor;
   }
@@ -416,6 +383,7 @@ grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerCon
   limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
   for (const BiomeSpec& biome : spec.biomes) response->add_splat_channel_biome_ids(biome.id);
   for (const std::string& name : deps_.worlds->names()) response->add_available_worlds(name);
+  SerializeReply(description, raw_response);
   FinishUnary(reactor, record, grpc::Status::OK);
   return reactor;
 }

@@ -1,21 +1,26 @@
 // WorldGenService: the worldgen.v1.WorldGen gRPC service on the callback API.
 //
-// gRPC threads only validate requests and enqueue work; blending runs on the BlendPool.
-// - GenerateChunk: a ServerWriteReactor keeps at most `stream_buffer_chunks` chunks outstanding
-//   (queued, blending, or waiting to be written), so a slow reader holds a bounded amount of memory and
-//   pool time; the next chunk is enqueued only when one has been written. A cancelled or expired call
-//   blends nothing more: each task checks for cancellation before blending.
-// - SampleWeights: one pool task per call, checking for cancellation every few points.
-// - DescribeWorld: answered on the gRPC thread (no blending).
-// A call whose first task does not fit in the pool's queue fails with RESOURCE_EXHAUSTED.
+// Every method is registered raw (grpc::ByteBuffer in and out), so the service parses requests itself:
+// bytes that are not the method's request message get INVALID_ARGUMENT (counted as "unparseable")
+// instead of gRPC's bare UNIMPLEMENTED, and replies are serialized once, into bytes whose size the
+// reply budget accounts.
 //
-// Thread safety: safe for concurrent calls (gRPC's contract for services). The registry, pool, cache
-// and metrics passed in must outlive the service and the server it is registered with.
+// gRPC threads only parse, validate and ask the CallScheduler for admission; blending runs on the
+// scheduler's pool. Admission is decided for the whole call up front (RESOURCE_EXHAUSTED at once when
+// the deadline cannot be met, the reply budget or the queue is full).
+// - GenerateChunk: the stream's decisions (which chunk next, how many outstanding, when to finish)
+//   are ChunkStreamPolicy's; the reactor only moves bytes.
+// - SampleWeights: one task, checking for cancellation every few points.
+// - DescribeWorld: answered on the gRPC thread (no blending).
+// Error messages never echo unbounded client input: a world name is escaped and cut to 64 bytes.
+//
+// Thread safety: safe for concurrent calls (gRPC's contract for services). The registry, scheduler,
+// cache and metrics passed in must outlive the service and the server it is registered with.
 #ifndef WORLDGEN_SERVER_WORLDGEN_SERVICE_H_
 #define WORLDGEN_SERVER_WORLDGEN_SERVICE_H_
 
 #include "engine/biome_sample_cache.h"
-#include "server/blend_pool.h"
+#include "server/call_scheduler.h"
 #include "server/metrics.h"
 #include "server/request_validation.h"
 #include "server/world_registry.h"
@@ -28,25 +33,29 @@ struct ServiceOptions {
   int stream_buffer_chunks = 4;  // >= 1
 };
 
-class WorldGenService final : public v1::WorldGen::CallbackService {
+using RawWorldGenService = v1::WorldGen::WithRawCallbackMethod_GenerateChunk<
+    v1::WorldGen::WithRawCallbackMethod_SampleWeights<
+        v1::WorldGen::WithRawCallbackMethod_DescribeWorld<v1::WorldGen::CallbackService>>>;
+
+class WorldGenService final : public RawWorldGenService {
  public:
   // `cache` may be null (no caching).
-  WorldGenService(const WorldRegistry* worlds, BlendPool* pool, BiomeSampleCache* cache,
+  WorldGenService(const WorldRegistry* worlds, CallScheduler* scheduler, BiomeSampleCache* cache,
                   ServerMetrics* metrics, ServiceOptions options);
 
-  grpc::ServerWriteReactor<v1::ChunkData>* GenerateChunk(
-      grpc::CallbackServerContext* context, const v1::GenerateChunkRequest* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerateChunk(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
   grpc::ServerUnaryReactor* SampleWeights(grpc::CallbackServerContext* context,
-                                          const v1::SampleWeightsRequest* request,
-                                          v1::SampleWeightsResponse* response) override;
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* DescribeWorld(grpc::CallbackServerContext* context,
-                                          const v1::DescribeWorldRequest* request,
-                                          v1::WorldDescription* response) override;
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
 
   // Dependencies shared with the per-call reactors.
   struct Deps {
     const WorldRegistry* worlds;
-    BlendPool* pool;
+    CallScheduler* scheduler;
     BiomeSampleCache* cache;
     ServerMetrics* metrics;
     ServiceOptions options;

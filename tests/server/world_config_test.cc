@@ -1,5 +1,7 @@
 #include "server/world_config.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -353,6 +355,45 @@ TEST_F(WorldConfigFilesTest, ErrorsNameTheFile) {
   absl::StatusOr<std::vector<WorldSpec>> missing = LoadWorldSpecs({(dir_ / "missing.json").string()});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("missing.json"));
+}
+
+// Paths an operator can get wrong: each is an error naming the path and the reason, returned at once
+// (no hang on a FIFO, no unbounded read of a device, no exception from a symlink loop).
+TEST_F(WorldConfigFilesTest, SpecialFilesLoopsAndHugeFilesAreErrorsNotHangsOrCrashes) {
+  const std::filesystem::path fifo = dir_ / "fifo.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directories(dir_ / "loops");
+  std::filesystem::create_symlink(dir_ / "loops" / "a.json", dir_ / "loops" / "b.json");
+  std::filesystem::create_symlink(dir_ / "loops" / "b.json", dir_ / "loops" / "a.json");
+  std::filesystem::create_directory_symlink(dir_ / "self", dir_ / "self");
+  const std::string huge =
+      Write("huge.json", std::string(static_cast<size_t>(kMaxWorldConfigBytes) + 1, ' '));
+  struct Case {
+    std::string path;
+    std::string reason;
+  } cases[] = {
+      {fifo.string(), "is a FIFO"},
+      {"/dev/zero", "is a character device"},
+      {(dir_ / "loops").string(), "Too many levels of symbolic links"},
+      {(dir_ / "self").string(), "Too many levels of symbolic links"},
+      {huge, "at most 1048576"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({c.path});
+    ASSERT_FALSE(specs.ok()) << c.path;
+    EXPECT_THAT(specs.status().message(), HasSubstr(c.reason)) << c.path;
+  }
+  EXPECT_THAT(LoadWorldSpecs({(dir_ / "loops").string()}).status().message(),
+              HasSubstr("loops/a.json"));
+}
+
+TEST_F(WorldConfigFilesTest, ADirectoryWithTooManyConfigsIsAnError) {
+  for (size_t i = 0; i <= kMaxWorldConfigFilesPerDirectory; ++i) {
+    Write("w" + std::to_string(i) + ".json", "{}");
+  }
+  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({dir_.string()});
+  ASSERT_FALSE(specs.ok());
+  EXPECT_THAT(specs.status().message(), HasSubstr("more than 1024"));
 }
 
 // The example worlds shipped in docker/worlds (mounted by docker/compose.yaml): every file there is

@@ -2,6 +2,7 @@
 // calls, results compared bit-for-bit with the engine run in this process.
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <unistd.h>
 
@@ -606,11 +607,14 @@ TEST(WorldGenServerProcessTest, CancellationStopsQueuedWork) {
   EXPECT_GE(after_cancel, 1);
   EXPECT_LT(after_cancel, 64) << "a cancelled stream kept blending";
 
-  // A deadline that passes while the client reads nothing stops the stream the same way.
+  // A deadline that passes while the client reads nothing stops the stream the same way. (Four
+  // chunks: few enough to be admitted within the deadline; 1024 would be refused at once.)
   {
     grpc::ClientContext context;
     context.set_deadline(Deadline(absl::Milliseconds(300)));
-    auto reader = stub->GenerateChunk(&context, request);
+    v1::GenerateChunkRequest small = RegionRequest(0, 0, 1, 1, 256);
+    small.set_include_heights(true);
+    auto reader = stub->GenerateChunk(&context, small);
     absl::SleepFor(absl::Milliseconds(600));
     EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   }
@@ -749,7 +753,7 @@ TEST(WorldGenServerProcessTest, SigtermTurnsHealthNotServingDrainsStreamsAndExit
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(chunks, 64);
 
-  absl::StatusOr<int> code = server->Stop();
+  absl::StatusOr<int> code = server->Wait();
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_EQ(*code, 0);
 }
@@ -810,7 +814,7 @@ TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
 
   // SIGINT shuts down as cleanly as SIGTERM.
   ASSERT_EQ(kill(server->pid(), SIGINT), 0);
-  absl::StatusOr<int> code = server->Stop();
+  absl::StatusOr<int> code = server->Wait();
   ASSERT_TRUE(code.ok()) << code.status();
   EXPECT_EQ(*code, 0);
   EXPECT_THAT(server->output(), HasSubstr("Interrupt: draining"));
@@ -861,6 +865,15 @@ TEST_F(WorldGenServerStartupTest, BadWorldConfigsExitWithCodeTwoAndAMessage) {
   ServerExit missing = Run({"--world_config=" + (dir_ / "missing.json").string()});
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
   EXPECT_THAT(missing.output, HasSubstr("missing.json"));
+  // Special files and loops stop start-up too, at once (RunServerToExit is bounded in time).
+  ASSERT_EQ(mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
+  std::filesystem::create_directory_symlink(dir_ / "loop", dir_ / "loop");
+  for (const std::string& path : {(dir_ / "fifo.json").string(), std::string("/dev/zero"),
+                                  (dir_ / "loop").string()}) {
+    ServerExit exit = Run({"--world_config=" + path});
+    EXPECT_EQ(exit.exit_code, 2) << path << ": " << exit.output;
+    EXPECT_THAT(exit.output, HasSubstr("--world_config: " + path)) << path;
+  }
 }
 
 TEST_F(WorldGenServerStartupTest, RepeatedAndCommaSeparatedWorldConfigsAllLoad) {

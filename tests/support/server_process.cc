@@ -110,7 +110,8 @@ const char* ServerBinaryPath() { return WORLDGEN_SERVER_BINARY; }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
     std::vector<std::string> extra_flags, absl::Duration timeout) {
-  std::vector<std::string> flags = {"--listen_address=127.0.0.1", "--port=0", "--metrics_port=0"};
+  std::vector<std::string> flags = {"--listen_address=127.0.0.1", "--port=0", "--metrics_port=0",
+                                    "--shutdown_drain_delay_seconds=0"};
   flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
   absl::StatusOr<Child> child = Spawn(flags);
   if (!child.ok()) return child.status();
@@ -199,6 +200,18 @@ absl::StatusOr<int> ServerProcess::Stop(absl::Duration grace) {
   if (!code) {
     kill(pid_, SIGKILL);
     code = WaitPid(pid_, absl::InfiniteDuration());
+  }
+  reaped_ = true;
+  if (reader_.joinable()) reader_.join();
+  return *code;
+}
+
+absl::StatusOr<int> ServerProcess::Wait(absl::Duration timeout) {
+  if (reaped_) return absl::FailedPreconditionError("worldgen-server already stopped");
+  std::optional<int> code = WaitPid(pid_, timeout);
+  if (!code) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("worldgen-server still running after ", absl::FormatDuration(timeout)));
   }
   reaped_ = true;
   if (reader_.joinable()) reader_.join();

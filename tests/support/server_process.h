@@ -6,8 +6,8 @@
 //   ...
 //   EXPECT_EQ(*(*server)->Stop(), 0);
 //
-// Start() always adds --listen_address=127.0.0.1 --port=0 --metrics_port=0 (later flags in
-// `extra_flags` override them) and reads the ports the server actually bound from its start line:
+// Start() always adds --listen_address=127.0.0.1 --port=0 --metrics_port=0
+// --shutdown_drain_delay_seconds=0 (later flags in `extra_flags` override them) and reads the ports the server actually bound from its start line:
 //   worldgen-server listening on <address>:<port> metrics <address>:<port> worlds=[...] ...
 // The child's stdout and stderr are merged; every line is copied to this process's stderr prefixed with
 // "[worldgen-server <pid>] " and kept for output().
@@ -61,6 +61,10 @@ class ServerProcess {
   // SIGTERM, then waits up to `grace` for the exit (then SIGKILL). Returns the exit code, or
   // 128 + signal number if the server died from a signal. Error if already stopped.
   absl::StatusOr<int> Stop(absl::Duration grace = absl::Seconds(10));
+
+  // Waits up to `timeout` for an exit the test caused itself (a signal it sent); returns the exit code
+  // as Stop() does. DEADLINE_EXCEEDED (and the server keeps running) if it did not exit in time.
+  absl::StatusOr<int> Wait(absl::Duration timeout = absl::Seconds(20));
 
   // SIGKILL now and reap.
   void Kill();

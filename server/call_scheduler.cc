@@ -1,0 +1,241 @@
+#include "server/call_scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "absl/types/optional.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace worldgen {
+namespace {
+
+// Weight of the newest task in the seconds-per-column average.
+constexpr double kCostSmoothing = 0.2;
+
+constexpr absl::string_view kRefusalReasonKey = "worldgen/refusal_reason";
+
+absl::Status Refuse(absl::string_view reason, std::string message) {
+  absl::Status status = absl::ResourceExhaustedError(message);
+  status.SetPayload(kRefusalReasonKey, absl::Cord(reason));
+  return status;
+}
+
+std::string Millis(absl::Duration d) {
+  return absl::StrFormat("%.1f ms", absl::ToDoubleMilliseconds(d));
+}
+
+}  // namespace
+
+CallScheduler::CallScheduler(BlendPool* pool, Options options)
+    : pool_(pool), options_(options), seconds_per_column_(options.initial_seconds_per_column) {}
+
+CallScheduler::~CallScheduler() = default;
+
+std::string CallScheduler::RefusalReason(const absl::Status& status) {
+  absl::optional<absl::Cord> reason = status.GetPayload(kRefusalReasonKey);
+  return reason.has_value() ? std::string(*reason) : std::string();
+}
+
+absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
+  return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads());
+}
+
+absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const CallShape& shape,
+                                                                        absl::Time now) {
+  const int64_t tasks = std::max<int64_t>(shape.tasks, 1);
+  const int64_t columns_per_task = std::max<int64_t>(shape.columns_per_task, 1);
+  const int64_t own = tasks * columns_per_task;
+  const CallClass call_class = own <= options_.interactive_max_columns ? CallClass::kInteractive
+                                                                       : CallClass::kBackground;
+  std::unique_ptr<Call> call(new Call(this, call_class));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queued_tasks_ >= options_.max_queued_tasks) {
+    return Refuse("queue_full",
+        absl::StrCat("blend queue is full (max_queue = ", options_.max_queued_tasks,
+                     " tasks waiting); retry later"));
+  }
+  if (reserved_reply_bytes_ + shape.reply_bytes_per_task > options_.max_reply_bytes) {
+    return Refuse("reply_memory", absl::StrCat(
+        "reply memory is full: ", reserved_reply_bytes_, " bytes reserved for unsent replies, this "
+        "call needs ", shape.reply_bytes_per_task, ", max_reply_bytes = ", options_.max_reply_bytes,
+        "; retry later"));
+  }
+  const OrderKey key{shape.deadline, next_admission_};
+  if (call_class == CallClass::kInteractive) {
+    const absl::Time finish = now + EstimateLocked(interactive_pending_columns_ + own);
+    if (finish > shape.deadline) {
+      return Refuse("deadline", absl::StrCat(
+          "server cannot finish this call before its deadline (estimated ",
+          Millis(finish - now), ", deadline in ", Millis(shape.deadline - now), "); retry later"));
+    }
+  } else {
+    // Work of background calls with a later deadline than this one (they would run after it).
+    int64_t later = 0;
+    for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
+      later += it->second->tasks_unstarted_ * it->second->columns_per_task_;
+    }
+    int64_t cumulative = interactive_pending_columns_ + background_pending_columns_ - later + own;
+    const absl::Time finish = now + EstimateLocked(cumulative);
+    if (finish > shape.deadline) {
+      return Refuse("deadline", absl::StrCat(
+          "server cannot finish this call before its deadline (estimated ",
+          Millis(finish - now), " for the ", cumulative,
+          " columns ahead of and in it, deadline in ", Millis(shape.deadline - now),
+          "); retry later"));
+    }
+    for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
+      const Call& other = *it->second;
+      cumulative += other.tasks_unstarted_ * other.columns_per_task_;
+      const absl::Time other_deadline = it->first.first;
+      // Refuse only if this call is what would make the other one late.
+      if (now + EstimateLocked(cumulative) > other_deadline &&
+          now + EstimateLocked(cumulative - own) <= other_deadline) {
+        return Refuse("deadline", absl::StrCat(
+            "server cannot take this call without delaying an admitted call past its deadline "
+            "(estimated ", Millis(EstimateLocked(own)), " of work); retry later"));
+      }
+    }
+  }
+  ++next_admission_;
+  call->columns_per_task_ = columns_per_task;
+  call->reply_bytes_per_task_ = shape.reply_bytes_per_task;
+  call->tasks_unstarted_ = tasks;
+  call->order_ = key;
+  reserved_reply_bytes_ += shape.reply_bytes_per_task;  // The floor.
+  if (call_class == CallClass::kInteractive) {
+    interactive_pending_columns_ += own;
+  } else {
+    background_pending_columns_ += own;
+    background_.emplace(key, call.get());
+  }
+  calls_.insert(call.get());
+  return call;
+}
+
+int64_t CallScheduler::HeldReplyBytes(const Call& call) {
+  return std::max<int64_t>(call.reservations_, 1) * call.reply_bytes_per_task_;
+}
+
+void CallScheduler::RemoveCallLocked(Call* call) {
+  queued_tasks_ -= static_cast<int64_t>(call->lane_.size());
+  const int64_t unstarted = call->tasks_unstarted_ * call->columns_per_task_;
+  reserved_reply_bytes_ -= HeldReplyBytes(*call);
+  if (call->class_ == CallClass::kInteractive) {
+    interactive_pending_columns_ -= unstarted;
+    auto it = std::find(interactive_runnable_.begin(), interactive_runnable_.end(), call);
+    if (it != interactive_runnable_.end()) interactive_runnable_.erase(it);
+  } else {
+    background_pending_columns_ -= unstarted;
+    background_.erase(call->order_);
+    background_runnable_.erase(call->order_);
+  }
+  calls_.erase(call);
+}
+
+void CallScheduler::RecordTaskCost(int64_t columns, absl::Duration elapsed) {
+  if (columns <= 0) return;
+  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(columns);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cost_measured_) {
+    seconds_per_column_ = sample;
+    cost_measured_ = true;
+  } else {
+    seconds_per_column_ += kCostSmoothing * (sample - seconds_per_column_);
+  }
+}
+
+CallScheduler::Stats CallScheduler::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stats stats;
+  stats.calls = static_cast<int64_t>(calls_.size());
+  stats.queued_tasks = queued_tasks_;
+  stats.pending_columns = interactive_pending_columns_ + background_pending_columns_;
+  stats.reserved_reply_bytes = reserved_reply_bytes_;
+  stats.seconds_per_column = seconds_per_column_;
+  return stats;
+}
+
+void CallScheduler::RunNext() {
+  absl::AnyInvocable<void() &&> task;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Call* call = nullptr;
+    const bool interactive_turn =
+        !interactive_runnable_.empty() &&
+        (background_runnable_.empty() || interactive_picks_in_a_row_ < kBackgroundTurn - 1);
+    if (interactive_turn) {
+      call = interactive_runnable_.front();
+      interactive_runnable_.pop_front();
+      ++interactive_picks_in_a_row_;
+    } else if (!background_runnable_.empty()) {
+      call = background_.at(*background_runnable_.begin());
+      interactive_picks_in_a_row_ = 0;
+    } else {
+      return;  // The token of a task dropped with its call.
+    }
+    task = std::move(call->lane_.front());
+    call->lane_.pop_front();
+    --queued_tasks_;
+    if (call->tasks_unstarted_ > 0) {
+      --call->tasks_unstarted_;
+      (call->class_ == CallClass::kInteractive ? interactive_pending_columns_
+                                               : background_pending_columns_) -=
+          call->columns_per_task_;
+    }
+    if (call->class_ == CallClass::kInteractive) {
+      if (!call->lane_.empty()) interactive_runnable_.push_back(call);
+    } else if (call->lane_.empty()) {
+      background_runnable_.erase(call->order_);
+    }
+  }
+  std::move(task)();
+}
+
+CallScheduler::Call::~Call() {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  scheduler_->RemoveCallLocked(this);
+}
+
+bool CallScheduler::Call::TryReserveReply() {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  if (reservations_ == 0) {  // Covered by the admission floor.
+    reservations_ = 1;
+    return true;
+  }
+  if (scheduler_->reserved_reply_bytes_ + reply_bytes_per_task_ >
+      scheduler_->options_.max_reply_bytes) {
+    return false;
+  }
+  scheduler_->reserved_reply_bytes_ += reply_bytes_per_task_;
+  ++reservations_;
+  return true;
+}
+
+void CallScheduler::Call::ReleaseReply() {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  if (reservations_ > 1) scheduler_->reserved_reply_bytes_ -= reply_bytes_per_task_;
+  if (reservations_ > 0) --reservations_;
+}
+
+void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
+  {
+    std::lock_guard<std::mutex> lock(scheduler_->mu_);
+    const bool was_idle = lane_.empty();
+    lane_.push_back(std::move(task));
+    ++scheduler_->queued_tasks_;
+    if (was_idle) {
+      if (class_ == CallClass::kInteractive) {
+        scheduler_->interactive_runnable_.push_back(this);
+      } else {
+        scheduler_->background_runnable_.insert(order_);
+      }
+    }
+  }
+  CallScheduler* scheduler = scheduler_;
+  scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
+}
+
+}  // namespace worldgen

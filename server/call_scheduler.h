@@ -1,0 +1,162 @@
+// CallScheduler: admission and fair ordering of blend work across calls. gRPC-free (std and Abseil),
+// so its unit tests also run under ThreadSanitizer (scripts/tsan.sh).
+//
+// Admission (Admit): a call declares its shape up front (how many tasks, columns per task, the
+// worst-case encoded bytes of one task's reply, its deadline) and is refused at once with
+// RESOURCE_EXHAUSTED, naming the reason, when
+//   - "deadline": the work already admitted ahead of it plus its own would not finish before its
+//     deadline, estimated as columns x (measured seconds per column, an EWMA) / threads; or admitting
+//     it would push an already admitted call past its deadline;
+//   - "reply_memory": the reply bytes reserved by all calls would exceed max_reply_bytes (each call
+//     reserves one task's worst-case reply from admission to its end, so it can always progress);
+//   - "queue_full": max_queued_tasks tasks are already waiting for a thread.
+//
+// Ordering: calls whose whole work is at most interactive_max_columns are "interactive", the others
+// "background". Interactive calls take turns task by task (round robin), and go before background
+// work, except that background work gets every kBackgroundTurn-th pick while any is waiting, so it
+// never starves. Background calls are served earliest deadline first (ties: admission order), which
+// is what lets admission promise their deadlines. So a one-chunk call never waits behind a 1024-chunk
+// stream, and a big stream keeps at least a quarter of the threads.
+//
+// Reply memory: Call::TryReserveReply reserves one task's worst-case reply before the task is
+// submitted; ReleaseReply gives it back when the reply has been sent or dropped. A call's first
+// outstanding reservation is its admission floor, so TryReserveReply never fails for a call with
+// nothing outstanding. The sum over all calls never exceeds max_reply_bytes.
+//
+// Tasks run on a BlendPool: each Submit queues the task in its call's lane and hands the pool one
+// token; a token runs whichever task the policy picks when a thread is free.
+//
+// Thread safety: all methods are safe for concurrent use. A Call must be destroyed only when none of
+// its tasks is queued (a queued task of a destroyed call is dropped unrun). The scheduler must outlive
+// its calls, and the pool must outlive the scheduler.
+#ifndef WORLDGEN_SERVER_CALL_SCHEDULER_H_
+#define WORLDGEN_SERVER_CALL_SCHEDULER_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/blend_pool.h"
+
+namespace worldgen {
+
+// What a call will ask of the pool.
+struct CallShape {
+  int64_t tasks = 1;                 // >= 1
+  int64_t columns_per_task = 1;      // >= 1: the work of one task, in blended columns (or points)
+  int64_t reply_bytes_per_task = 0;  // worst-case encoded reply of one task
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+enum class CallClass { kInteractive, kBackground };
+
+class CallScheduler {
+ public:
+  struct Options {
+    int64_t max_queued_tasks = 1024;         // >= 1
+    int64_t max_reply_bytes = int64_t{256} << 20;
+    int64_t interactive_max_columns = 16384;  // e.g. four 64x64 chunks or 64 chunks of 16x16
+    // Cost assumed before any task was measured.
+    double initial_seconds_per_column = 2e-7;
+  };
+  // Background work gets at least one pick in this many while it is waiting.
+  static constexpr int kBackgroundTurn = 4;
+
+  class Call;
+
+  // `pool` must outlive the scheduler.
+  CallScheduler(BlendPool* pool, Options options);
+  ~CallScheduler();
+  CallScheduler(const CallScheduler&) = delete;
+  CallScheduler& operator=(const CallScheduler&) = delete;
+
+  // Admits a call (reserving its reply floor) or refuses it with RESOURCE_EXHAUSTED and a message
+  // that says why and what limit was hit. `now` is the admission time (absl::Now() in production).
+  absl::StatusOr<std::unique_ptr<Call>> Admit(const CallShape& shape, absl::Time now);
+
+  // "deadline", "reply_memory" or "queue_full" for a status Admit refused with; empty otherwise.
+  static std::string RefusalReason(const absl::Status& status);
+
+  // Feeds the cost estimate: a task blended `columns` columns in `elapsed` (wall time on its thread).
+  void RecordTaskCost(int64_t columns, absl::Duration elapsed);
+
+  struct Stats {
+    int64_t calls = 0;           // admitted and not yet destroyed
+    int64_t queued_tasks = 0;    // waiting for a thread
+    int64_t pending_columns = 0; // columns of admitted work not yet started
+    int64_t reserved_reply_bytes = 0;
+    double seconds_per_column = 0;  // current estimate
+  };
+  Stats stats() const;
+  const Options& options() const { return options_; }
+
+  // One admitted call. Destroying it releases its reservations and its unstarted work.
+  class Call {
+   public:
+    ~Call();
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+
+    CallClass call_class() const { return class_; }
+    // Reserves one task's reply bytes; false if the scheduler's budget cannot take them. Always true
+    // while the call holds no reservation.
+    bool TryReserveReply();
+    // Gives back one reservation made by TryReserveReply.
+    void ReleaseReply();
+    // Queues `task` (one of the tasks declared in the shape) in this call's lane.
+    void Submit(absl::AnyInvocable<void() &&> task);
+
+   private:
+    friend class CallScheduler;
+    Call(CallScheduler* scheduler, CallClass call_class) : scheduler_(scheduler), class_(call_class) {}
+
+    CallScheduler* const scheduler_;
+    const CallClass class_;
+    // Guarded by scheduler_->mu_:
+    int64_t columns_per_task_ = 0;
+    int64_t reply_bytes_per_task_ = 0;
+    int64_t tasks_unstarted_ = 0;  // declared tasks not yet picked
+    int64_t reservations_ = 0;     // outstanding TryReserveReply successes
+    std::deque<absl::AnyInvocable<void() &&>> lane_;
+    std::pair<absl::Time, uint64_t> order_;  // (deadline, admission number): EDF key
+  };
+
+ private:
+  using OrderKey = std::pair<absl::Time, uint64_t>;
+
+  // Runs the task the policy picks now (one pool token).
+  void RunNext();
+  // Reply bytes a call holds: its floor or its reservations, whichever is more.
+  static int64_t HeldReplyBytes(const Call& call);
+  void RemoveCallLocked(Call* call);
+  absl::Duration EstimateLocked(int64_t columns) const;
+
+  BlendPool* const pool_;
+  const Options options_;
+
+  mutable std::mutex mu_;
+  uint64_t next_admission_ = 0;
+  int64_t queued_tasks_ = 0;
+  int64_t reserved_reply_bytes_ = 0;
+  int64_t interactive_pending_columns_ = 0;
+  int64_t background_pending_columns_ = 0;
+  double seconds_per_column_;
+  bool cost_measured_ = false;
+  int interactive_picks_in_a_row_ = 0;
+  std::set<Call*> calls_;
+  std::map<OrderKey, Call*> background_;           // every admitted background call, EDF order
+  std::set<OrderKey> background_runnable_;         // background calls with a queued task
+  std::deque<Call*> interactive_runnable_;         // interactive calls with a queued task, in turn
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_CALL_SCHEDULER_H_

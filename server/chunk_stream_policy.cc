@@ -1,0 +1,106 @@
+#include "server/chunk_stream_policy.h"
+
+#include <utility>
+
+namespace worldgen {
+
+ChunkStreamPolicy::ChunkStreamPolicy(std::unique_ptr<CallScheduler::Call> call, int64_t count,
+                                     int max_outstanding, Hooks hooks)
+    : call_(std::move(call)),
+      count_(count),
+      max_outstanding_(max_outstanding < 1 ? 1 : max_outstanding),
+      hooks_(std::move(hooks)) {}
+
+void ChunkStreamPolicy::Start() {
+  Advance([] {});
+}
+
+void ChunkStreamPolicy::WriteDone(bool ok) {
+  Advance([&] {
+    writing_ = false;
+    call_->ReleaseReply();
+    if (!ok) cancelled_ = true;  // The client is gone.
+  });
+}
+
+void ChunkStreamPolicy::Cancel() {
+  Advance([&] { cancelled_ = true; });
+}
+
+void ChunkStreamPolicy::RunTask(int64_t index) {
+  // Stopped: another task failed or the call was cancelled; either way that is already recorded.
+  const bool stopped = stop_.load(std::memory_order_relaxed);
+  const bool cancelled = !stopped && hooks_.cancelled();
+  absl::StatusOr<std::string> reply = absl::CancelledError("not produced");
+  if (!stopped && !cancelled) reply = hooks_.produce(index);
+  Advance([&] {
+    --tasks_;
+    if (stopped || cancelled) {
+      if (cancelled) cancelled_ = true;
+      call_->ReleaseReply();
+    } else if (!reply.ok()) {
+      if (error_.ok()) error_ = reply.status();
+      call_->ReleaseReply();
+    } else {
+      ready_.push_back(*std::move(reply));
+    }
+  });
+}
+
+void ChunkStreamPolicy::Advance(absl::FunctionRef<void()> update) {
+  Actions actions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    update();
+    actions = DecideLocked();
+  }
+  if (actions.finish.has_value()) {
+    call_.reset();  // No task is alive and no write pending: nobody else touches call_.
+    hooks_.finish(*std::move(actions.finish));
+    return;
+  }
+  // Every task submitted below is counted in tasks_, so the stream cannot finish (and the policy
+  // cannot be destroyed) before the last Submit returns; after it, `this` is not touched.
+  if (actions.write.has_value()) hooks_.start_write(*std::move(actions.write));
+  CallScheduler::Call* call = call_.get();
+  for (int64_t index : actions.submit) {
+    call->Submit([this, index] { RunTask(index); });
+  }
+}
+
+ChunkStreamPolicy::Actions ChunkStreamPolicy::DecideLocked() {
+  Actions actions;
+  if (finished_) return actions;
+  const bool stopping = cancelled_ || !error_.ok();
+  if (stopping) stop_.store(true, std::memory_order_relaxed);
+  if (!stopping) {
+    while (next_index_ < count_ &&
+           tasks_ + static_cast<int64_t>(ready_.size()) + (writing_ ? 1 : 0) < max_outstanding_ &&
+           call_->TryReserveReply()) {
+      ++tasks_;
+      actions.submit.push_back(next_index_++);
+    }
+  }
+  if (writing_) return actions;
+  if (!stopping && !ready_.empty()) {
+    writing_ = true;
+    actions.write = std::move(ready_.front());
+    ready_.pop_front();
+    return actions;
+  }
+  const bool all_written = next_index_ == count_ && ready_.empty();
+  if (tasks_ == 0 && (stopping || all_written)) {
+    finished_ = true;
+    ready_.clear();
+    if (cancelled_) {
+      actions.finish = absl::CancelledError("call cancelled");
+    } else if (!error_.ok()) {
+      actions.finish = error_;
+    } else {
+      actions.finish = absl::OkStatus();
+    }
+  }
+  return actions;
+}
+
+}  // namespace worldgen

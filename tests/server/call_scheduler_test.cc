@@ -1,0 +1,269 @@
+#include "server/call_scheduler.h"
+
+#include <atomic>
+#include <latch>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/blend_pool.h"
+
+// std::latch and std::mutex, not Abseil's: these tests also run under ThreadSanitizer
+// (scripts/tsan.sh), which sees std's synchronization but not that of apt's uninstrumented Abseil.
+namespace worldgen {
+namespace {
+
+const absl::Time kNow = absl::FromUnixSeconds(1'000'000);
+
+CallShape Shape(int64_t tasks, int64_t columns_per_task, int64_t reply_bytes = 0,
+                absl::Time deadline = absl::InfiniteFuture()) {
+  CallShape shape;
+  shape.tasks = tasks;
+  shape.columns_per_task = columns_per_task;
+  shape.reply_bytes_per_task = reply_bytes;
+  shape.deadline = deadline;
+  return shape;
+}
+
+// A pool whose only thread is held by a gate task (of a background call, so it does not count as an
+// interactive pick) until Open(), so tasks queue up and the order the scheduler picks them in can be
+// observed.
+class GatedScheduler {
+ public:
+  explicit GatedScheduler(CallScheduler::Options options) : pool_(1, 1), scheduler_(&pool_, options) {
+    gate_call_ = *scheduler_.Admit(Shape(1, int64_t{1} << 40), kNow);
+    gate_call_->Submit([this] {
+      started_.count_down();
+      open_.wait();
+    });
+    started_.wait();
+  }
+  ~GatedScheduler() {
+    Open();
+    pool_.Shutdown();
+  }
+  CallScheduler& scheduler() { return scheduler_; }
+  void Open() {
+    if (!opened_) open_.count_down();
+    opened_ = true;
+  }
+  // Queues a task that appends `label` to the run order.
+  void Queue(CallScheduler::Call& call, std::string label) {
+    call.Submit([this, label] {
+      std::lock_guard<std::mutex> lock(mu_);
+      order_.push_back(label);
+    });
+  }
+  std::vector<std::string> Drain() {
+    Open();
+    pool_.Shutdown();
+    std::lock_guard<std::mutex> lock(mu_);
+    return order_;
+  }
+
+ private:
+  BlendPool pool_;
+  CallScheduler scheduler_;
+  std::unique_ptr<CallScheduler::Call> gate_call_;
+  std::latch started_{1}, open_{1};
+  bool opened_ = false;
+  std::mutex mu_;
+  std::vector<std::string> order_;
+};
+
+CallScheduler::Options Options(int64_t interactive_max_columns = 100) {
+  CallScheduler::Options options;
+  options.interactive_max_columns = interactive_max_columns;
+  options.max_queued_tasks = 10000;
+  return options;
+}
+
+TEST(CallSchedulerTest, SmallCallsAreInteractiveAndBigOnesBackground) {
+  BlendPool pool(1, 1);
+  CallScheduler scheduler(&pool, Options(100));
+  EXPECT_EQ((*scheduler.Admit(Shape(4, 25), kNow))->call_class(), CallClass::kInteractive);
+  EXPECT_EQ((*scheduler.Admit(Shape(5, 25), kNow))->call_class(), CallClass::kBackground);
+}
+
+TEST(CallSchedulerTest, AOneTaskCallOvertakesAQueuedStream) {
+  GatedScheduler gated(Options(100));
+  auto stream = *gated.scheduler().Admit(Shape(1000, 64), kNow);
+  for (int i = 0; i < 6; ++i) gated.Queue(*stream, "stream");
+  auto probe = *gated.scheduler().Admit(Shape(1, 64), kNow);
+  gated.Queue(*probe, "probe");
+  std::vector<std::string> order = gated.Drain();
+  ASSERT_EQ(order.size(), 7u);
+  EXPECT_EQ(order[0], "probe");
+}
+
+TEST(CallSchedulerTest, InteractiveCallsTakeTurnsAndBackgroundGetsEveryFourthPick) {
+  GatedScheduler gated(Options(100));
+  auto a = *gated.scheduler().Admit(Shape(4, 10), kNow);
+  auto b = *gated.scheduler().Admit(Shape(4, 10), kNow);
+  auto big = *gated.scheduler().Admit(Shape(10, 100), kNow);
+  for (int i = 0; i < 3; ++i) gated.Queue(*big, "big");
+  for (int i = 0; i < 3; ++i) gated.Queue(*a, "a");
+  for (int i = 0; i < 3; ++i) gated.Queue(*b, "b");
+  std::vector<std::string> order = gated.Drain();
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "a", "big", "b", "a", "b", "big", "big"}));
+}
+
+TEST(CallSchedulerTest, BackgroundCallsRunEarliestDeadlineFirst) {
+  GatedScheduler gated(Options(1));
+  auto late = *gated.scheduler().Admit(Shape(2, 10, 0, kNow + absl::Hours(2)), kNow);
+  auto none = *gated.scheduler().Admit(Shape(2, 10), kNow);
+  auto early = *gated.scheduler().Admit(Shape(2, 10, 0, kNow + absl::Hours(1)), kNow);
+  for (auto* call : {late.get(), none.get(), early.get()}) {
+    const std::string label = call == late.get() ? "late" : call == early.get() ? "early" : "none";
+    gated.Queue(*call, label);
+    gated.Queue(*call, label);
+  }
+  EXPECT_EQ(gated.Drain(),
+            (std::vector<std::string>{"early", "early", "late", "late", "none", "none"}));
+}
+
+TEST(CallSchedulerTest, RefusesAtOnceWhatCannotFinishBeforeItsDeadline) {
+  BlendPool pool(2, 1);
+  CallScheduler::Options options = Options(100);
+  options.initial_seconds_per_column = 1e-3;  // 2 threads: 1000 columns take 0.5 s.
+  CallScheduler scheduler(&pool, options);
+  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> too_slow =
+      scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(400)), kNow);
+  ASSERT_EQ(too_slow.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(too_slow.status().message().find("before its deadline"), std::string::npos);
+  EXPECT_EQ(CallScheduler::RefusalReason(too_slow.status()), "deadline");
+  // 0.5 s of work fits a 0.6 s deadline, but not a second call behind it.
+  auto first = scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(600)), kNow);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(900)), kNow)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(1100)), kNow).ok());
+  // Once the first call is gone its work no longer counts.
+  first->reset();
+  EXPECT_TRUE(scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(600)), kNow).ok());
+}
+
+TEST(CallSchedulerTest, RefusesACallThatWouldMakeAnAdmittedOneLate) {
+  BlendPool pool(1, 1);
+  CallScheduler::Options options = Options(1);
+  options.initial_seconds_per_column = 1e-3;
+  CallScheduler scheduler(&pool, options);
+  // 8 s of work due in 10 s.
+  auto admitted = scheduler.Admit(Shape(8, 1000, 0, kNow + absl::Seconds(10)), kNow);
+  ASSERT_TRUE(admitted.ok());
+  // 3 s due in 5 s would run first (earlier deadline) and fits itself, but makes the first 11 s late.
+  absl::Status refused = scheduler.Admit(Shape(3, 1000, 0, kNow + absl::Seconds(5)), kNow).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.message().find("delaying an admitted call"), std::string::npos);
+  EXPECT_TRUE(scheduler.Admit(Shape(2, 1000, 0, kNow + absl::Seconds(5)), kNow).ok());
+}
+
+TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {
+  BlendPool pool(1, 1);
+  CallScheduler scheduler(&pool, Options());
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(2));
+  EXPECT_NEAR(scheduler.stats().seconds_per_column, 1.2e-6, 1e-12);
+  scheduler.RecordTaskCost(0, absl::Seconds(5));  // Ignored.
+  EXPECT_NEAR(scheduler.stats().seconds_per_column, 1.2e-6, 1e-12);
+}
+
+TEST(CallSchedulerTest, ReplyBudgetBoundsReservationsAndAlwaysLeavesACallItsFloor) {
+  BlendPool pool(1, 1);
+  CallScheduler::Options options = Options();
+  options.max_reply_bytes = 1000;
+  CallScheduler scheduler(&pool, options);
+  auto a = *scheduler.Admit(Shape(10, 1, 400), kNow);
+  auto b = *scheduler.Admit(Shape(10, 1, 400), kNow);
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 800);
+  absl::Status full = scheduler.Admit(Shape(10, 1, 400), kNow).status();
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(CallScheduler::RefusalReason(full), "reply_memory");
+  EXPECT_TRUE(a->TryReserveReply());   // The floor.
+  EXPECT_FALSE(a->TryReserveReply());  // 1200 > 1000.
+  EXPECT_TRUE(b->TryReserveReply());
+  a->ReleaseReply();
+  EXPECT_TRUE(a->TryReserveReply());  // Its floor again.
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 800);
+  b.reset();
+  EXPECT_TRUE(a->TryReserveReply());
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 800);
+  a.reset();
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 0);
+}
+
+TEST(CallSchedulerTest, RefusesWhenTheQueueIsFull) {
+  CallScheduler::Options options = Options();
+  options.max_queued_tasks = 2;
+  GatedScheduler gated(options);
+  auto call = *gated.scheduler().Admit(Shape(5, 1), kNow);
+  gated.Queue(*call, "x");
+  EXPECT_TRUE(gated.scheduler().Admit(Shape(1, 1), kNow).ok());
+  gated.Queue(*call, "x");
+  absl::Status full = gated.scheduler().Admit(Shape(1, 1), kNow).status();
+  EXPECT_EQ(CallScheduler::RefusalReason(full), "queue_full");
+  EXPECT_NE(full.message().find("max_queue = 2"), std::string::npos);
+  gated.Drain();
+}
+
+TEST(CallSchedulerTest, DestroyingACallDropsItsQueuedTasksAndReleasesEverything) {
+  GatedScheduler gated(Options(1));
+  auto call = *gated.scheduler().Admit(Shape(5, 10, 100), kNow);
+  for (int i = 0; i < 3; ++i) gated.Queue(*call, "dropped");
+  EXPECT_EQ(gated.scheduler().stats().queued_tasks, 3);
+  call.reset();
+  CallScheduler::Stats stats = gated.scheduler().stats();
+  EXPECT_EQ(stats.queued_tasks, 0);
+  EXPECT_EQ(stats.pending_columns, 0);
+  EXPECT_EQ(stats.reserved_reply_bytes, 0);
+  EXPECT_TRUE(gated.Drain().empty());
+}
+
+// Threads admitting, reserving, submitting and dropping calls at once: every task of a call that
+// lives until its tasks ran runs once, and everything is released at the end.
+TEST(CallSchedulerTest, ConcurrentCallsLeaveNothingBehind) {
+  BlendPool pool(3, 1);
+  CallScheduler::Options options = Options(50);
+  options.max_reply_bytes = 50'000;
+  CallScheduler scheduler(&pool, options);
+  std::atomic<int> ran{0}, expected{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        const int tasks = 1 + (i + t) % 5;
+        auto call = scheduler.Admit(Shape(tasks, 10 + i % 20, 1000), absl::Now());
+        if (!call.ok()) continue;
+        std::latch done(tasks);
+        for (int k = 0; k < tasks; ++k) {
+          if ((*call)->TryReserveReply()) (*call)->ReleaseReply();
+          (*call)->Submit([&] {
+            ran.fetch_add(1);
+            done.count_down();
+          });
+        }
+        expected.fetch_add(tasks);
+        done.wait();
+        scheduler.RecordTaskCost(10, absl::Microseconds(5));
+      }
+    });
+  }
+  for (std::thread& c : clients) c.join();
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), expected.load());
+  CallScheduler::Stats stats = scheduler.stats();
+  EXPECT_EQ(stats.calls, 0);
+  EXPECT_EQ(stats.queued_tasks, 0);
+  EXPECT_EQ(stats.pending_columns, 0);
+  EXPECT_EQ(stats.reserved_reply_bytes, 0);
+}
+
+}  // namespace
+}  // namespace worldgen

@@ -1,0 +1,253 @@
+#include "server/chunk_stream_policy.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/blend_pool.h"
+#include "server/call_scheduler.h"
+
+// std synchronization only: these tests also run under ThreadSanitizer (scripts/tsan.sh).
+namespace worldgen {
+namespace {
+
+// A stand-in for the gRPC reactor: produces "chunk <i>" replies, writes them on its own writer
+// thread (acknowledging each write only while the reader is reading), and records the final status.
+class FakeStream {
+ public:
+  FakeStream(CallScheduler& scheduler, int64_t count, int max_outstanding, int64_t reply_bytes = 10)
+      : scheduler_(scheduler) {
+    CallShape shape;
+    shape.tasks = count;
+    shape.columns_per_task = 1;
+    shape.reply_bytes_per_task = reply_bytes;
+    auto call = scheduler.Admit(shape, absl::Now());
+    EXPECT_TRUE(call.ok()) << call.status();
+    policy_ = std::make_unique<ChunkStreamPolicy>(
+        *std::move(call), count, max_outstanding,
+        ChunkStreamPolicy::Hooks{
+            [this](int64_t index) -> absl::StatusOr<std::string> {
+              produced_.fetch_add(1);
+              const int outstanding = in_flight_.fetch_add(1) + 1;
+              int seen = peak_.load();
+              while (outstanding > seen && !peak_.compare_exchange_weak(seen, outstanding)) {
+              }
+              if (index == fail_at_) return absl::InternalError("blend failed");
+              return absl::StrCat("chunk ", index);
+            },
+            [this] { return cancelled_.load(); },
+            [this](std::string reply) {
+              std::lock_guard<std::mutex> lock(mu_);
+              pending_.push_back(std::move(reply));
+              wake_.notify_all();
+            },
+            [this](absl::Status status) {
+              std::lock_guard<std::mutex> lock(mu_);
+              status_ = status;
+              finished_ = true;
+              wake_.notify_all();
+            }});
+    writer_ = std::thread([this] { WriterLoop(); });
+  }
+  ~FakeStream() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing_ = true;
+      reading_ = true;
+      wake_.notify_all();
+    }
+    writer_.join();
+  }
+
+  void Start() { policy_->Start(); }
+  void FailAt(int64_t index) { fail_at_ = index; }
+  void SetReading(bool reading) {
+    std::lock_guard<std::mutex> lock(mu_);
+    reading_ = reading;
+    wake_.notify_all();
+  }
+  void CancelFromTasks() { cancelled_ = true; }
+  void Cancel() { policy_->Cancel(); }
+  void ClientGone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    client_gone_ = true;
+    wake_.notify_all();
+  }
+
+  absl::Status WaitFinished() {
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait(lock, [this] { return finished_; });
+    return status_;
+  }
+  // Waits until `n` chunks were produced or a bounded wall time passed (for "never more than").
+  void WaitProduced(int n) {
+    const absl::Time give_up = absl::Now() + absl::Seconds(30);
+    while (produced_.load() < n && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  }
+  std::vector<std::string> written() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return written_;
+  }
+  int produced() const { return produced_.load(); }
+  int peak_outstanding() const { return peak_.load(); }
+
+ private:
+  void WriterLoop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      wake_.wait(lock, [this] { return closing_ || (!pending_.empty() && (reading_ || client_gone_)); });
+      if (pending_.empty()) return;
+      std::string reply = std::move(pending_.front());
+      pending_.pop_front();
+      const bool ok = !client_gone_;
+      if (ok) written_.push_back(reply);
+      lock.unlock();
+      in_flight_.fetch_sub(1);
+      policy_->WriteDone(ok);
+      lock.lock();
+    }
+  }
+
+  CallScheduler& scheduler_;
+  std::unique_ptr<ChunkStreamPolicy> policy_;
+  std::atomic<int> produced_{0}, in_flight_{0}, peak_{0};
+  std::atomic<int64_t> fail_at_{-1};
+  std::atomic<bool> cancelled_{false};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::string> pending_;
+  std::vector<std::string> written_;
+  bool reading_ = true, client_gone_ = false, closing_ = false, finished_ = false;
+  absl::Status status_;
+  std::thread writer_;
+};
+
+class ChunkStreamPolicyTest : public ::testing::Test {
+ protected:
+  CallScheduler::Options Options(int64_t max_reply_bytes = 1 << 20) {
+    CallScheduler::Options options;
+    options.max_reply_bytes = max_reply_bytes;
+    return options;
+  }
+  BlendPool pool_{3, 1};
+};
+
+TEST_F(ChunkStreamPolicyTest, WritesEveryChunkOnceThenFinishesOk) {
+  CallScheduler scheduler(&pool_, Options());
+  {
+    FakeStream stream(scheduler, 200, 4);
+    stream.Start();
+    EXPECT_TRUE(stream.WaitFinished().ok());
+    std::vector<std::string> written = stream.written();
+    std::set<std::string> unique(written.begin(), written.end());
+    EXPECT_EQ(written.size(), 200u);
+    EXPECT_EQ(unique.size(), 200u);
+    EXPECT_LE(stream.peak_outstanding(), 4);
+  }
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 0);
+  EXPECT_EQ(scheduler.stats().calls, 0);
+}
+
+TEST_F(ChunkStreamPolicyTest, ASlowReaderHoldsAtMostTheBufferAndItsReservations) {
+  CallScheduler scheduler(&pool_, Options());
+  FakeStream stream(scheduler, 100, 3, /*reply_bytes=*/1000);
+  stream.SetReading(false);
+  stream.Start();
+  stream.WaitProduced(3);
+  absl::SleepFor(absl::Milliseconds(50));  // Give a wrong policy time to overproduce.
+  EXPECT_EQ(stream.produced(), 3);
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 3000);
+  stream.SetReading(true);
+  EXPECT_TRUE(stream.WaitFinished().ok());
+  EXPECT_EQ(stream.written().size(), 100u);
+}
+
+TEST_F(ChunkStreamPolicyTest, AFullReplyBudgetLeavesOneChunkAtATimeAndStillFinishes) {
+  CallScheduler scheduler(&pool_, Options(/*max_reply_bytes=*/1000));
+  FakeStream stream(scheduler, 50, 4, /*reply_bytes=*/1000);  // Budget = its floor only.
+  stream.Start();
+  EXPECT_TRUE(stream.WaitFinished().ok());
+  EXPECT_EQ(stream.written().size(), 50u);
+  EXPECT_EQ(stream.peak_outstanding(), 1);
+}
+
+TEST_F(ChunkStreamPolicyTest, CancelStopsBlendingAndFinishesCancelled) {
+  CallScheduler scheduler(&pool_, Options());
+  FakeStream stream(scheduler, 1000, 4);
+  stream.SetReading(false);
+  stream.Start();
+  stream.WaitProduced(4);
+  stream.Cancel();
+  stream.SetReading(true);
+  EXPECT_TRUE(absl::IsCancelled(stream.WaitFinished()));
+  EXPECT_LE(stream.produced(), 4);
+}
+
+TEST_F(ChunkStreamPolicyTest, AFailedWriteOrACancelledContextStopsTheStream) {
+  CallScheduler scheduler(&pool_, Options());
+  {
+    FakeStream gone(scheduler, 1000, 4);
+    gone.ClientGone();
+    gone.Start();
+    EXPECT_TRUE(absl::IsCancelled(gone.WaitFinished()));
+    EXPECT_LT(gone.produced(), 1000);
+  }
+  {
+    FakeStream expired(scheduler, 1000, 4);
+    expired.CancelFromTasks();
+    expired.Start();
+    EXPECT_TRUE(absl::IsCancelled(expired.WaitFinished()));
+    EXPECT_EQ(expired.produced(), 0);
+  }
+}
+
+TEST_F(ChunkStreamPolicyTest, TheFirstProductionErrorEndsTheStream) {
+  CallScheduler scheduler(&pool_, Options());
+  FakeStream stream(scheduler, 1000, 4);
+  stream.FailAt(10);
+  stream.Start();
+  absl::Status status = stream.WaitFinished();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(status.message(), "blend failed");
+  EXPECT_LT(stream.written().size(), 1000u);
+}
+
+// Many streams at once on a small budget, some cancelled midway: each finishes exactly once and the
+// scheduler ends with nothing reserved.
+TEST_F(ChunkStreamPolicyTest, ManyConcurrentStreamsReleaseEverything) {
+  CallScheduler scheduler(&pool_, Options(/*max_reply_bytes=*/20 * 100));
+  {
+    std::vector<std::unique_ptr<FakeStream>> streams;
+    for (int i = 0; i < 12; ++i) {
+      streams.push_back(std::make_unique<FakeStream>(scheduler, 40 + i, 1 + i % 4, 100));
+    }
+    for (auto& stream : streams) stream->Start();
+    for (int i = 0; i < 12; i += 3) streams[static_cast<size_t>(i)]->Cancel();
+    for (int i = 0; i < 12; ++i) {
+      absl::Status status = streams[static_cast<size_t>(i)]->WaitFinished();
+      if (i % 3 == 0) {
+        EXPECT_TRUE(status.ok() || absl::IsCancelled(status)) << status;
+      } else {
+        EXPECT_TRUE(status.ok()) << status;
+        EXPECT_EQ(streams[static_cast<size_t>(i)]->written().size(), static_cast<size_t>(40 + i));
+      }
+    }
+  }
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 0);
+  EXPECT_EQ(scheduler.stats().calls, 0);
+}
+
+}  // namespace
+}  // namespace worldgen
