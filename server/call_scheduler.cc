@@ -30,7 +30,9 @@ std::string Millis(absl::Duration d) {
 }  // namespace
 
 CallScheduler::CallScheduler(BlendPool* pool, Options options)
-    : pool_(pool), options_(options), seconds_per_column_(options.initial_seconds_per_column) {}
+    : pool_(pool), options_(options), seconds_per_column_(options.initial_seconds_per_column) {
+  if (!(options_.deadline_fill > 0 && options_.deadline_fill <= 1)) options_.deadline_fill = 1;
+}
 
 CallScheduler::~CallScheduler() = default;
 
@@ -40,7 +42,8 @@ std::string CallScheduler::RefusalReason(const absl::Status& status) {
 }
 
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
-  return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads());
+  return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads() /
+                       options_.deadline_fill);
 }
 
 absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const CallShape& shape,
@@ -69,7 +72,8 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
     if (finish > shape.deadline) {
       return Refuse("deadline", absl::StrCat(
           "server cannot finish this call before its deadline (estimated ",
-          Millis(finish - now), ", deadline in ", Millis(shape.deadline - now), "); retry later"));
+          Millis(finish - now), " with headroom, deadline in ", Millis(shape.deadline - now),
+          "); retry later"));
     }
   } else {
     // Work of background calls with a later deadline than this one (they would run after it).
@@ -82,7 +86,7 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
     if (finish > shape.deadline) {
       return Refuse("deadline", absl::StrCat(
           "server cannot finish this call before its deadline (estimated ",
-          Millis(finish - now), " for the ", cumulative,
+          Millis(finish - now), " with headroom for the ", cumulative,
           " columns ahead of and in it, deadline in ", Millis(shape.deadline - now),
           "); retry later"));
     }

@@ -5,8 +5,8 @@
 // worst-case encoded bytes of one task's reply, its deadline) and is refused at once with
 // RESOURCE_EXHAUSTED, naming the reason, when
 //   - "deadline": the work already admitted ahead of it plus its own would not finish before its
-//     deadline, estimated as columns x (measured seconds per column, an EWMA) / threads; or admitting
-//     it would push an already admitted call past its deadline;
+//     deadline, estimated as columns x (measured seconds per column, an EWMA) / threads /
+//     deadline_fill; or admitting it would push an already admitted call past its deadline;
 //   - "reply_memory": the reply bytes reserved by all calls would exceed max_reply_bytes (each call
 //     reserves one task's worst-case reply from admission to its end, so it can always progress);
 //   - "queue_full": max_queued_tasks tasks are already waiting for a thread.
@@ -66,6 +66,9 @@ class CallScheduler {
     int64_t interactive_max_columns = 16384;  // e.g. four 64x64 chunks or 64 chunks of 16x16
     // Cost assumed before any task was measured.
     double initial_seconds_per_column = 2e-7;
+    // Share of a call's remaining time (0, 1] that the estimated work may fill. The estimate counts
+    // blending only; writing replies and the client's reading take the rest.
+    double deadline_fill = 0.5;
   };
   // Background work gets at least one pick in this many while it is waiting.
   static constexpr int kBackgroundTurn = 4;
@@ -140,7 +143,7 @@ class CallScheduler {
   absl::Duration EstimateLocked(int64_t columns) const;
 
   BlendPool* const pool_;
-  const Options options_;
+  Options options_;
 
   mutable std::mutex mu_;
   uint64_t next_admission_ = 0;

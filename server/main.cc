@@ -62,6 +62,10 @@ ABSL_FLAG(int64_t, max_reply_bytes, int64_t{256} << 20,
 ABSL_FLAG(int64_t, interactive_max_columns, 16384,
           "Calls of at most this many columns (chunks x chunk_size^2, or points) are interactive: "
           "they take turns ahead of bigger (background) calls, which keep a quarter of the threads");
+ABSL_FLAG(double, admission_deadline_fill, 0.5,
+          "Share (0, 1] of a call's remaining deadline its estimated blending (and that of the work "
+          "ahead of it) may fill; a call that does not fit is refused at once with "
+          "RESOURCE_EXHAUSTED. The rest is headroom for writing replies and the client's reading");
 ABSL_FLAG(int32_t, max_request_bytes, 1 << 20,
           "Largest request message accepted, after decompression (bigger: RESOURCE_EXHAUSTED)");
 ABSL_FLAG(int32_t, max_concurrent_streams, 256, "Calls one HTTP/2 connection may have open at once");
@@ -182,6 +186,11 @@ int Run(int argc, char** argv) {
   CheckPositive("grpc_memory_bytes", absl::GetFlag(FLAGS_grpc_memory_bytes));
   CheckPositive("metrics_threads", absl::GetFlag(FLAGS_metrics_threads));
   CheckPositive("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms));
+  const double deadline_fill = absl::GetFlag(FLAGS_admission_deadline_fill);
+  if (!(deadline_fill > 0 && deadline_fill <= 1)) {
+    Die(kExitBadConfig, absl::StrCat("--admission_deadline_fill = ", deadline_fill,
+                                     " must be in (0, 1]"));
+  }
   const double grace_seconds =
       NonNegativeSeconds("shutdown_grace_seconds", absl::GetFlag(FLAGS_shutdown_grace_seconds));
   const double drain_seconds = NonNegativeSeconds(
@@ -205,6 +214,7 @@ int Run(int argc, char** argv) {
   scheduler_options.max_queued_tasks = absl::GetFlag(FLAGS_max_queue);
   scheduler_options.max_reply_bytes = absl::GetFlag(FLAGS_max_reply_bytes);
   scheduler_options.interactive_max_columns = absl::GetFlag(FLAGS_interactive_max_columns);
+  scheduler_options.deadline_fill = absl::GetFlag(FLAGS_admission_deadline_fill);
   CallScheduler scheduler(&pool, scheduler_options);
   ServerMetrics metrics(cache.get(), &scheduler);
 

@@ -79,6 +79,7 @@ CallScheduler::Options Options(int64_t interactive_max_columns = 100) {
   CallScheduler::Options options;
   options.interactive_max_columns = interactive_max_columns;
   options.max_queued_tasks = 10000;
+  options.deadline_fill = 1;  // Estimates below are exact figures.
   return options;
 }
 
@@ -162,6 +163,16 @@ TEST(CallSchedulerTest, RefusesACallThatWouldMakeAnAdmittedOneLate) {
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(refused.message().find("delaying an admitted call"), std::string::npos);
   EXPECT_TRUE(scheduler.Admit(Shape(2, 1000, 0, kNow + absl::Seconds(5)), kNow).ok());
+}
+
+TEST(CallSchedulerTest, DeadlineFillLeavesHeadroom) {
+  BlendPool pool(1, 1);
+  CallScheduler::Options options = Options(100);
+  options.initial_seconds_per_column = 1e-3;
+  options.deadline_fill = 0.5;  // 1 s of work needs 2 s.
+  CallScheduler scheduler(&pool, options);
+  EXPECT_FALSE(scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(1900)), kNow).ok());
+  EXPECT_TRUE(scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(2000)), kNow).ok());
 }
 
 TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {

@@ -20,7 +20,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
 #ifndef WORLDGEN_SERVER_BINARY
@@ -204,6 +206,27 @@ absl::StatusOr<int> ServerProcess::Stop(absl::Duration grace) {
   reaped_ = true;
   if (reader_.joinable()) reader_.join();
   return *code;
+}
+
+absl::StatusOr<int64_t> ServerProcess::PeakRssBytes() const {
+  const std::string path = absl::StrCat("/proc/", pid_, "/status");
+  FILE* file = std::fopen(path.c_str(), "r");
+  if (file == nullptr) return absl::NotFoundError(absl::StrCat(path, ": ", strerror(errno)));
+  char line[256];
+  std::optional<int64_t> kib;
+  while (std::fgets(line, sizeof(line), file) != nullptr) {
+    absl::string_view text(line);
+    if (!absl::ConsumePrefix(&text, "VmHWM:")) continue;
+    int64_t value = 0;
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(
+                             absl::StripAsciiWhitespace(text), "kB")),
+                         &value)) {
+      kib = value;
+    }
+  }
+  std::fclose(file);
+  if (!kib) return absl::InternalError(absl::StrCat(path, ": no VmHWM line"));
+  return *kib * 1024;
 }
 
 absl::StatusOr<int> ServerProcess::Wait(absl::Duration timeout) {

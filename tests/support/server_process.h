@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -54,6 +55,9 @@ class ServerProcess {
   int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
   pid_t pid() const { return pid_; }
+
+  // The server's peak resident set size so far (VmHWM of /proc/<pid>/status), in bytes.
+  absl::StatusOr<int64_t> PeakRssBytes() const;
 
   // Everything the server printed so far (stdout and stderr interleaved).
   std::string output() const;
