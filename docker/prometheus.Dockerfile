@@ -5,7 +5,7 @@ FROM debian:bookworm
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus \
  && apt-get clean && rm -rf /var/lib/apt/lists/*
-COPY prometheus.yml /etc/prometheus/prometheus.yml
+COPY prometheus.yml alerts.yml /etc/prometheus/
 
 USER prometheus
 EXPOSE 9090

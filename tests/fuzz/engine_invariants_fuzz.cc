@@ -1,0 +1,84 @@
+// Fuzz target: the engine with random valid parameters, checked against its invariants: every weight
+// in [0, 1], the weights of every column sum to 1 within 1e-5, and a chunk's column equals BlendPoint
+// at that column bit for bit.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "engine/world.h"
+#include "engine/world_spec.h"
+
+namespace {
+
+bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  worldgen::WorldSpec spec;
+  spec.name = "fuzz";
+  spec.seed = in.ConsumeIntegral<uint64_t>();
+  const int biomes = in.ConsumeIntegralInRange(1, 6);
+  for (int i = 0; i < biomes; ++i) {
+    worldgen::BiomeSpec biome;
+    biome.id = in.ConsumeIntegralInRange<uint32_t>(0, 1000);
+    biome.name = "b" + std::to_string(i);
+    biome.temperature = in.ConsumeFloatingPointInRange(-1.0, 1.0);
+    biome.humidity = in.ConsumeFloatingPointInRange(-1.0, 1.0);
+    biome.blend_radius = in.ConsumeBool() ? 0.0 : in.ConsumeFloatingPointInRange(1.0, 96.0);
+    spec.biomes.push_back(biome);
+  }
+  spec.climate.temperature_frequency = in.ConsumeFloatingPointInRange(1e-4, 0.05);
+  spec.climate.humidity_frequency = in.ConsumeFloatingPointInRange(1e-4, 0.05);
+  spec.climate.octaves = in.ConsumeIntegralInRange(1, 4);
+  spec.sampling_interval = in.ConsumeFloatingPointInRange(2.0, 32.0);
+  spec.jitter = in.ConsumeFloatingPointInRange(0.0, 0.5);
+  spec.blend_radius = in.ConsumeFloatingPointInRange(
+      worldgen::MinBlendRadius(spec.sampling_interval, spec.jitter), 4 * spec.sampling_interval);
+  if (!worldgen::ValidateWorldSpec(spec).ok()) return 0;  // e.g. repeated ids, radius too small.
+  absl::StatusOr<std::shared_ptr<const worldgen::World>> world = worldgen::World::Create(spec);
+  if (!world.ok()) std::abort();
+
+  const int chunk_size = 1 << in.ConsumeIntegralInRange(2, 4);
+  const int64_t limit = static_cast<int64_t>(worldgen::kMaxWorldCoordinate) / chunk_size;
+  const int64_t cx = in.ConsumeIntegralInRange<int64_t>(-limit, limit - 1);
+  const int64_t cz = in.ConsumeIntegralInRange<int64_t>(-limit, limit - 1);
+  absl::StatusOr<worldgen::ChunkBlend> chunk =
+      (*world)->BlendChunk(cx, cz, chunk_size, {}, nullptr);
+  if (!chunk.ok()) std::abort();
+  const int columns = chunk_size * chunk_size;
+  for (int c = 0; c < columns; ++c) {
+    double sum = 0;
+    for (const worldgen::BiomeLayer& layer : chunk->layers) {
+      const float w = layer.weights[static_cast<size_t>(c)];
+      if (!(w >= 0.0f && w <= 1.0f)) std::abort();
+      sum += w;
+    }
+    if (std::fabs(sum - 1.0) > 1e-5) std::abort();
+  }
+  // Chunk == point, bit for bit, at a few columns the input picks.
+  for (int probe = 0; probe < 3; ++probe) {
+    const int lx = in.ConsumeIntegralInRange(0, chunk_size - 1);
+    const int lz = in.ConsumeIntegralInRange(0, chunk_size - 1);
+    absl::StatusOr<worldgen::PointBlend> point = (*world)->BlendPoint(
+        static_cast<double>(cx * chunk_size + lx), static_cast<double>(cz * chunk_size + lz), {},
+        nullptr);
+    if (!point.ok()) std::abort();
+    std::map<uint32_t, float> at_point;
+    for (const worldgen::BiomeWeight& w : point->weights) at_point[w.biome_id] = w.weight;
+    for (const worldgen::BiomeLayer& layer : chunk->layers) {
+      const float w = layer.weights[static_cast<size_t>(worldgen::ColumnIndex(chunk_size, lx, lz))];
+      auto it = at_point.find(layer.biome_id);
+      const float p = it == at_point.end() ? 0.0f : it->second;
+      if (!SameBits(w, p)) std::abort();
+    }
+  }
+  return 0;
+}

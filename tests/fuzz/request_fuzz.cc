@@ -1,0 +1,54 @@
+// Fuzz target: request message bytes -> parse -> validation -> engine, as the server does. The first
+// byte picks the message (GenerateChunkRequest or SampleWeightsRequest); the rest are its bytes. A
+// request that validates must blend without error (its first chunk, or its first few points).
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+
+#include "engine/world.h"
+#include "engine/world_spec.h"
+#include "server/request_validation.h"
+#include "worldgen/v1/worldgen.pb.h"
+
+namespace {
+
+const worldgen::World& DefaultWorld() {
+  static const auto* world =
+      new std::shared_ptr<const worldgen::World>(*worldgen::World::Create(worldgen::DefaultWorldSpec()));
+  return **world;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const worldgen::RequestLimits limits;
+  const worldgen::World& world = DefaultWorld();
+  if (data[0] % 2 == 0) {
+    worldgen::v1::GenerateChunkRequest request;
+    if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
+    absl::StatusOr<worldgen::ChunkSelection> selection =
+        worldgen::ValidateChunkRequest(request, world.spec().chunk_size, limits);
+    if (!selection.ok()) return 0;
+    if (selection->count() < 1 || selection->count() > limits.max_chunks_per_request) std::abort();
+    // Every index is addressable; blend the first and the last (small sizes only, to stay fast).
+    const worldgen::ChunkSelection::Coord first = selection->at(0);
+    const worldgen::ChunkSelection::Coord last = selection->at(selection->count() - 1);
+    if (selection->size() <= 32) {
+      for (const auto& coord : {first, last}) {
+        if (!world.BlendChunk(coord.x, coord.z, selection->size(), {}, nullptr).ok()) std::abort();
+      }
+    }
+  } else {
+    worldgen::v1::SampleWeightsRequest request;
+    if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
+    if (!worldgen::ValidateSampleRequest(request, limits).ok()) return 0;
+    for (int i = 0; i < request.points_size() && i < 8; ++i) {
+      if (!world.BlendPoint(request.points(i).x(), request.points(i).z(), {}, nullptr).ok()) {
+        std::abort();
+      }
+    }
+  }
+  return 0;
+}
