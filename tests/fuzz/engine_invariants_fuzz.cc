@@ -1,8 +1,10 @@
-// Fuzz target: the engine with random valid parameters, checked against its invariants: every weight
+// Fuzz target: the engine (every blender method) with random valid parameters, checked against its
+// invariants: every weight
 // in [0, 1], the weights of every column sum to 1 within 1e-5, and a chunk's column equals BlendPoint
 // at that column bit for bit.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "engine/blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 
@@ -32,16 +35,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     biome.name = "b" + std::to_string(i);
     biome.temperature = in.ConsumeFloatingPointInRange(-1.0, 1.0);
     biome.humidity = in.ConsumeFloatingPointInRange(-1.0, 1.0);
-    biome.blend_radius = in.ConsumeBool() ? 0.0 : in.ConsumeFloatingPointInRange(1.0, 96.0);
+    biome.blend_radius = in.ConsumeBool() ? 0.0 : in.ConsumeFloatingPointInRange(1.0, 64.0);
     spec.biomes.push_back(biome);
   }
   spec.climate.temperature_frequency = in.ConsumeFloatingPointInRange(1e-4, 0.05);
   spec.climate.humidity_frequency = in.ConsumeFloatingPointInRange(1e-4, 0.05);
   spec.climate.octaves = in.ConsumeIntegralInRange(1, 4);
-  spec.sampling_interval = in.ConsumeFloatingPointInRange(2.0, 32.0);
-  spec.jitter = in.ConsumeFloatingPointInRange(0.0, 0.5);
-  spec.blend_radius = in.ConsumeFloatingPointInRange(
-      worldgen::MinBlendRadius(spec.sampling_interval, spec.jitter), 4 * spec.sampling_interval);
+  // Any blender method, each declared parameter somewhere in the lower part of its range (kept small
+  // so one input stays fast); validation refuses the combinations its rules forbid.
+  const auto methods = worldgen::BlenderMethods();
+  const worldgen::BlenderMethod& method =
+      *methods[in.ConsumeIntegralInRange<size_t>(0, methods.size() - 1)];
+  spec.blender.kind = method.kind;
+  for (const worldgen::BlenderParamDef& param : method.params) {
+    if (in.ConsumeBool()) continue;  // Default.
+    const double high = std::min(param.max, std::max(param.min * 4, param.min + 48));
+    double value = in.ConsumeFloatingPointInRange(param.min, high);
+    if (param.integer) value = std::floor(value);
+    spec.blender.params[std::string(param.name)] = value;
+  }
   if (!worldgen::ValidateWorldSpec(spec).ok()) return 0;  // e.g. repeated ids, radius too small.
   absl::StatusOr<std::shared_ptr<const worldgen::World>> world = worldgen::World::Create(spec);
   if (!world.ok()) std::abort();
