@@ -97,14 +97,15 @@ TEST(WorldGenServerProcessTest, CancellationStopsQueuedWork) {
   EXPECT_LT(after_cancel, 64) << "a cancelled stream kept blending";
 
   // A deadline that passes while the client reads nothing stops the stream the same way. (Four
-  // chunks: few enough to be admitted within the deadline; 1024 would be refused at once.)
+  // chunks of 256 x 256, far more than HTTP/2 flow control lets through unread, yet few enough to be
+  // admitted within the deadline; 1024 of them would be refused at once.)
   {
     grpc::ClientContext context;
-    context.set_deadline(Deadline(absl::Milliseconds(300)));
+    context.set_deadline(Deadline(absl::Milliseconds(1500)));
     v1::GenerateChunkRequest small = RegionRequest(0, 0, 1, 1, 256);
     small.set_include_heights(true);
     auto reader = stub->GenerateChunk(&context, small);
-    absl::SleepFor(absl::Milliseconds(600));
+    absl::SleepFor(absl::Milliseconds(2000));
     EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   }
   WaitUntilIdle(*server);
