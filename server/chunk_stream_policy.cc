@@ -49,20 +49,21 @@ void ChunkStreamPolicy::RunTask(int64_t index) {
 
 void ChunkStreamPolicy::Advance(absl::FunctionRef<void()> update) {
   Actions actions;
+  CallScheduler::Call* call = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     update();
     actions = DecideLocked();
+    call = call_.get();  // Read under the lock: a finishing thread takes call_ away.
   }
   if (actions.finish.has_value()) {
-    call_.reset();  // No task is alive and no write pending: nobody else touches call_.
+    actions.finished_call.reset();  // Releases the call's reservations before the final status.
     hooks_.finish(*std::move(actions.finish));
     return;
   }
   // Every task submitted below is counted in tasks_, so the stream cannot finish (and the policy
   // cannot be destroyed) before the last Submit returns; after it, `this` is not touched.
   if (actions.write.has_value()) hooks_.start_write(*std::move(actions.write));
-  CallScheduler::Call* call = call_.get();
   for (int64_t index : actions.submit) {
     call->Submit([this, index] { RunTask(index); });
   }
@@ -92,6 +93,7 @@ ChunkStreamPolicy::Actions ChunkStreamPolicy::DecideLocked() {
   if (tasks_ == 0 && (stopping || all_written)) {
     finished_ = true;
     ready_.clear();
+    actions.finished_call = std::move(call_);
     if (cancelled_) {
       actions.finish = absl::CancelledError("call cancelled");
     } else if (!error_.ok()) {

@@ -68,6 +68,7 @@ class ChunkStreamPolicy {
     std::vector<int64_t> submit;
     std::optional<std::string> write;
     std::optional<absl::Status> finish;
+    std::unique_ptr<CallScheduler::Call> finished_call;  // Taken from call_ when finishing.
   };
 
   void RunTask(int64_t index);
@@ -75,7 +76,7 @@ class ChunkStreamPolicy {
   void Advance(absl::FunctionRef<void()> update);
   Actions DecideLocked();
 
-  std::unique_ptr<CallScheduler::Call> call_;  // Reset when finishing.
+  std::unique_ptr<CallScheduler::Call> call_;  // Guarded by mu_; taken away when finishing.
   const int64_t count_;
   const int max_outstanding_;
   const Hooks hooks_;
