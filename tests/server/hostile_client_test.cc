@@ -18,7 +18,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
-#include "health_probe.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "tests/support/worldgen_calls.h"
 
 namespace worldgen {
