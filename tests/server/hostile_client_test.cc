@@ -162,7 +162,9 @@ TEST(HostileClientTest, MetricsScrapeSucceedsWhileOtherClientsHoldThePortIdle) {
   for (int i = 0; i < 80; ++i) {
     const int fd = ConnectTcp(server->metrics_port());
     ASSERT_GE(fd, 0);
-    if (i >= 64) ASSERT_GT(write(fd, "GET /metr", 9), 0);
+    if (i >= 64) {
+      ASSERT_GT(write(fd, "GET /metr", 9), 0);
+    }
     fds.push_back(fd);
   }
   const absl::Time start = absl::Now();
