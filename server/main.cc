@@ -46,6 +46,10 @@ ABSL_FLAG(int32_t, metrics_port, 9464,
 ABSL_FLAG(int32_t, blend_threads, 0, "Blending threads; 0 = hardware threads");
 ABSL_FLAG(uint64_t, cache_bytes, 64ull << 20,
           "Capacity of the biome sample cache shared by all worlds, in bytes; 0 disables it");
+ABSL_FLAG(uint64_t, chunk_cache_bytes, 0,
+          "Capacity of the cache of encoded GenerateChunk replies, in bytes: repeats of a chunk (same "
+          "world, size and options) are sent without blending. 0 (default) keeps none; concurrent "
+          "requests for one chunk are blended once either way");
 ABSL_FLAG(std::vector<std::string>, world_config, {},
           "World config JSON file (protobuf JSON mapping of worldgen.v1.WorldConfig) or a directory "
           "of *.json files; repeatable and comma-separated. The embedded world \"default\" is always "
@@ -216,7 +220,8 @@ int Run(int argc, char** argv) {
   scheduler_options.interactive_max_columns = absl::GetFlag(FLAGS_interactive_max_columns);
   scheduler_options.deadline_fill = absl::GetFlag(FLAGS_admission_deadline_fill);
   CallScheduler scheduler(&pool, scheduler_options);
-  ServerMetrics metrics(cache.get(), &scheduler);
+  ChunkReplyFlights replies(static_cast<size_t>(absl::GetFlag(FLAGS_chunk_cache_bytes)));
+  ServerMetrics metrics(cache.get(), &scheduler, &replies);
 
   std::unique_ptr<prometheus::Exposer> exposer;
   int bound_metrics_port = 0;
@@ -240,7 +245,7 @@ int Run(int argc, char** argv) {
   options.limits.max_chunks_per_request = absl::GetFlag(FLAGS_max_chunks_per_request);
   options.limits.max_points_per_request = absl::GetFlag(FLAGS_max_points_per_request);
   options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);
-  WorldGenService service(worlds->get(), &scheduler, cache.get(), &metrics, options);
+  WorldGenService service(worlds->get(), &scheduler, cache.get(), &replies, &metrics, options);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

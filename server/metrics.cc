@@ -44,8 +44,9 @@ prometheus::MetricFamily ScalarFamily(std::string name, std::string help, promet
 // Values owned elsewhere (the cache's stats, the scheduler's), read when /metrics is scraped.
 class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
  public:
-  ScrapeTimeCollector(const BiomeSampleCache* cache, const CallScheduler* scheduler)
-      : cache_(cache), scheduler_(scheduler) {}
+  ScrapeTimeCollector(const BiomeSampleCache* cache, const CallScheduler* scheduler,
+                      const ChunkReplyFlights* replies)
+      : cache_(cache), scheduler_(scheduler), replies_(replies) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     using prometheus::MetricType;
@@ -91,17 +92,42 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     families.push_back(ScalarFamily("worldgen_cache_bytes",
                                     "Bytes held by the biome sample cache (tiles plus overhead).",
                                     MetricType::Gauge, static_cast<double>(stats.bytes)));
+    const ChunkReplyFlights::Stats replies = replies_->stats();
+    prometheus::MetricFamily by_source;
+    by_source.name = "worldgen_chunk_replies_total";
+    by_source.help =
+        "GenerateChunk replies by where their bytes came from: blended for this call (computed), "
+        "shared with a concurrent call blending the same chunk (joined), or the encoded-chunk cache "
+        "(cached).";
+    by_source.type = MetricType::Counter;
+    for (const auto& [source, count] : {std::pair{"computed", replies.leaders},
+                                        std::pair{"joined", replies.joined},
+                                        std::pair{"cached", replies.hits}}) {
+      prometheus::ClientMetric metric;
+      metric.label.push_back({"source", source});
+      metric.counter.value = static_cast<double>(count);
+      by_source.metric.push_back(std::move(metric));
+    }
+    families.push_back(std::move(by_source));
+    families.push_back(ScalarFamily("worldgen_chunk_cache_bytes",
+                                    "Bytes held by the encoded-chunk cache (--chunk_cache_bytes).",
+                                    MetricType::Gauge, static_cast<double>(replies.bytes)));
+    families.push_back(ScalarFamily("worldgen_chunk_cache_evictions_total",
+                                    "Encoded chunks evicted to stay within --chunk_cache_bytes.",
+                                    MetricType::Counter, static_cast<double>(replies.evictions)));
     return families;
   }
 
  private:
   const BiomeSampleCache* cache_;
   const CallScheduler* scheduler_;
+  const ChunkReplyFlights* replies_;
 };
 
-ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler)
+ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler,
+                             const ChunkReplyFlights* replies)
     : registry_(std::make_shared<prometheus::Registry>()),
-      scrape_time_(std::make_shared<ScrapeTimeCollector>(cache, scheduler)),
+      scrape_time_(std::make_shared<ScrapeTimeCollector>(cache, scheduler, replies)),
       rpc_duration_(prometheus::BuildHistogram()
                         .Name("worldgen_rpc_duration_seconds")
                         .Help("Latency of WorldGen RPCs from start to final status, by method and "

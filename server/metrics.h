@@ -16,6 +16,10 @@
 //   (the scheduler's gauges are read at scrape)
 //   worldgen_cache_{hits,misses,evictions}_total  counter    BiomeSampleCache::stats() (read at scrape)
 //   worldgen_cache_bytes                          gauge      bytes the cache holds (read at scrape)
+//   worldgen_chunk_replies_total{source}          counter    GenerateChunk replies: blended ("computed"),
+//                                                            shared with a concurrent call ("joined"),
+//                                                            served encoded from the cache ("cached")
+//   worldgen_chunk_cache_bytes, _evictions_total  gauge/ctr  the encoded-chunk cache (--chunk_cache_bytes)
 //
 // Thread safety: all methods are safe for concurrent use (prometheus-cpp metrics are atomic).
 #ifndef WORLDGEN_SERVER_METRICS_H_
@@ -35,14 +39,16 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "server/call_scheduler.h"
+#include "server/chunk_reply_flights.h"
 
 namespace worldgen {
 
 class ServerMetrics {
  public:
-  // `cache` may be null (cache disabled: its metrics read 0); `scheduler` is read at each scrape.
-  // Both must outlive this object.
-  ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler);
+  // `cache` may be null (cache disabled: its metrics read 0); `scheduler` and `replies` are read at
+  // each scrape. All must outlive this object.
+  ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler,
+                const ChunkReplyFlights* replies);
   ~ServerMetrics();
 
   void RecordRpc(absl::string_view method, grpc::StatusCode code, absl::Duration latency);

@@ -1,8 +1,10 @@
 #include "server/worldgen_service.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -176,9 +178,53 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void OnDone() override { delete this; }
 
  private:
+  // The encoded reply of chunk `index`, through the shared flights (see the header).
   absl::StatusOr<std::string> Produce(int64_t index) {
-    const absl::Time start = absl::Now();
     const ChunkSelection::Coord coord = selection_.at(index);
+    const ChunkReplyKey key{world_->uid(), coord.x, coord.z, selection_.size(),
+                            ChunkReplyOptionBits(options_)};
+    // Shared with the joiner callback, which runs on the leader's thread after we may have woken.
+    struct Landing {
+      std::mutex mu;
+      std::condition_variable cv;
+      bool done = false;
+      std::shared_ptr<const std::string> bytes;
+    };
+    auto landing = std::make_shared<Landing>();
+    std::shared_ptr<const std::string> hit;
+    const ChunkReplyFlights::Outcome outcome = deps_.replies->Lookup(
+        key, &hit, [landing](std::shared_ptr<const std::string> bytes) {
+          std::lock_guard<std::mutex> lock(landing->mu);
+          landing->bytes = std::move(bytes);
+          landing->done = true;
+          landing->cv.notify_all();
+        });
+    switch (outcome) {
+      case ChunkReplyFlights::Outcome::kHit:
+        return *hit;
+      case ChunkReplyFlights::Outcome::kJoined: {
+        std::unique_lock<std::mutex> lock(landing->mu);
+        landing->cv.wait(lock, [&] { return landing->done; });
+        if (landing->bytes != nullptr) return *landing->bytes;
+        break;  // The leader failed or gave up: blend it here, for this call alone.
+      }
+      case ChunkReplyFlights::Outcome::kLeader: {
+        absl::StatusOr<std::string> bytes = Blend(coord);
+        if (bytes.ok()) {
+          deps_.replies->Publish(key, std::make_shared<const std::string>(*bytes),
+                                 ChunkReplyEntryBytes(*bytes));
+        } else {
+          deps_.replies->Abandon(key);
+        }
+        return bytes;
+      }
+    }
+    return Blend(coord);
+  }
+
+  // Blends and encodes one chunk, and records what it cost (metrics, admission's estimate).
+  absl::StatusOr<std::string> Blend(const ChunkSelection::Coord& coord) {
+    const absl::Time start = absl::Now();
     absl::StatusOr<ChunkBlend> blend =
         world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
     if (!blend.ok()) {
@@ -226,9 +272,9 @@ void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, gr
 }  // namespace
 
 WorldGenService::WorldGenService(const WorldRegistry* worlds, CallScheduler* scheduler,
-                                 BiomeSampleCache* cache, ServerMetrics* metrics,
-                                 ServiceOptions options)
-    : deps_{worlds, scheduler, cache, metrics, options} {
+                                 BiomeSampleCache* cache, ChunkReplyFlights* replies,
+                                 ServerMetrics* metrics, ServiceOptions options)
+    : deps_{worlds, scheduler, cache, replies, metrics, options} {
   if (deps_.options.stream_buffer_chunks < 1) deps_.options.stream_buffer_chunks = 1;
 }
 

@@ -9,18 +9,22 @@
 // scheduler's pool. Admission is decided for the whole call up front (RESOURCE_EXHAUSTED at once when
 // the deadline cannot be met, the reply budget or the queue is full).
 // - GenerateChunk: the stream's decisions (which chunk next, how many outstanding, when to finish)
-//   are ChunkStreamPolicy's; the reactor only moves bytes.
+//   are ChunkStreamPolicy's; the reactor only moves bytes. Each chunk's encoded reply goes through
+//   ChunkReplyFlights: concurrent calls for the same chunk blend it once (a joiner waits for the
+//   running leader's bytes on its pool thread: bounded by one chunk's blend, and the leader waits on
+//   nothing), and with --chunk_cache_bytes repeats are served from encoded bytes without blending.
 // - SampleWeights: one task, checking for cancellation every few points.
 // - DescribeWorld: answered on the gRPC thread (no blending).
 // Error messages never echo unbounded client input: a world name is escaped and cut to 64 bytes.
 //
 // Thread safety: safe for concurrent calls (gRPC's contract for services). The registry, scheduler,
-// cache and metrics passed in must outlive the service and the server it is registered with.
+// caches and metrics passed in must outlive the service and the server it is registered with.
 #ifndef WORLDGEN_SERVER_WORLDGEN_SERVICE_H_
 #define WORLDGEN_SERVER_WORLDGEN_SERVICE_H_
 
 #include "engine/biome_sample_cache.h"
 #include "server/call_scheduler.h"
+#include "server/chunk_reply_flights.h"
 #include "server/metrics.h"
 #include "server/request_validation.h"
 #include "server/world_registry.h"
@@ -39,9 +43,9 @@ using RawWorldGenService = v1::WorldGen::WithRawCallbackMethod_GenerateChunk<
 
 class WorldGenService final : public RawWorldGenService {
  public:
-  // `cache` may be null (no caching).
+  // `cache` may be null (no caching); `replies` is required (its capacity may be 0).
   WorldGenService(const WorldRegistry* worlds, CallScheduler* scheduler, BiomeSampleCache* cache,
-                  ServerMetrics* metrics, ServiceOptions options);
+                  ChunkReplyFlights* replies, ServerMetrics* metrics, ServiceOptions options);
 
   grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerateChunk(
       grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
@@ -57,6 +61,7 @@ class WorldGenService final : public RawWorldGenService {
     const WorldRegistry* worlds;
     CallScheduler* scheduler;
     BiomeSampleCache* cache;
+    ChunkReplyFlights* replies;
     ServerMetrics* metrics;
     ServiceOptions options;
   };

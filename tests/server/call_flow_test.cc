@@ -72,6 +72,77 @@ TEST(WorldGenServerProcessTest, CacheOnAndOffAndSeparateProcessesGiveIdenticalBy
   EXPECT_EQ(MetricValue(off_metrics, "worldgen_cache_bytes"), 0);
 }
 
+// The encoded-chunk cache (--chunk_cache_bytes) serves repeats without blending, with the very bytes
+// a fresh blend gives; every request option is part of the key; concurrent calls for the same chunks
+// blend each chunk once between them (joined or cached), and only then does the cache hold it.
+TEST(WorldGenServerProcessTest, ChunkRepliesAreSharedAndCachedByEveryOption) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=2", "--chunk_cache_bytes=33554432"});
+  std::unique_ptr<ServerProcess> plain = StartServer({"--blend_threads=2"});
+  ASSERT_TRUE(server && plain);
+  auto stub = Connect(server->target());
+  auto plain_stub = Connect(plain->target());
+  v1::GenerateChunkRequest request = RegionRequest(-6, -4, 5, 3, 16);  // 96 chunks
+  request.set_include_heights(true);
+  const StreamResult first = GenerateAll(*stub, request);
+  const StreamResult again = GenerateAll(*stub, request);
+  const StreamResult fresh = GenerateAll(*plain_stub, request);
+  ASSERT_TRUE(first.status.ok() && again.status.ok() && fresh.status.ok());
+  ASSERT_EQ(first.chunks.size(), 96u);
+  EXPECT_TRUE(ByCoord(again.chunks) == ByCoord(first.chunks));
+  EXPECT_TRUE(ByCoord(fresh.chunks) == ByCoord(first.chunks)) << "cached bytes are a fresh blend's";
+  WaitUntilIdle(*server);
+  std::vector<MetricSample> metrics = Scrape(*server);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "cached"}}), 96);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "computed"}}), 96);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunks_generated_total"), 96) << "repeats blend nothing";
+  EXPECT_GT(MetricValue(metrics, "worldgen_chunk_cache_bytes"), 96 * 100);
+
+  // Each option is its own entry: another combination blends again and answers differently.
+  for (int variant = 0; variant < 3; ++variant) {
+    v1::GenerateChunkRequest other = request;
+    if (variant == 0) other.set_include_heights(false);
+    if (variant == 1) other.set_include_dominant_biome(true);
+    if (variant == 2) other.set_include_source_biome(true);
+    const StreamResult result = GenerateAll(*stub, other);
+    ASSERT_TRUE(result.status.ok()) << variant;
+    EXPECT_FALSE(ByCoord(result.chunks) == ByCoord(first.chunks)) << variant;
+    EXPECT_TRUE(ByCoord(result.chunks) == ByCoord(GenerateAll(*plain_stub, other).chunks)) << variant;
+  }
+  WaitUntilIdle(*server);
+  EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_chunks_generated_total"), 4 * 96);
+
+  // Without the cache (the default), concurrent identical calls still blend each chunk at most once
+  // between calls that overlap in time, and every call gets every chunk, bit-identical.
+  v1::GenerateChunkRequest hot = RegionRequest(20, 20, 27, 27, 16);  // 64 chunks
+  hot.set_include_heights(true);
+  const auto expected = ByCoord(GenerateAll(*plain_stub, hot).chunks);
+  WaitUntilIdle(*plain);
+  const double before = MetricValue(Scrape(*plain), "worldgen_chunks_generated_total");
+  std::vector<StreamResult> results(6);
+  std::vector<std::thread> callers;
+  for (size_t t = 0; t < results.size(); ++t) {
+    callers.emplace_back([&, t] { results[t] = GenerateAll(*Connect(plain->target()), hot); });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (const StreamResult& result : results) {
+    ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+    EXPECT_TRUE(ByCoord(result.chunks) == expected);
+  }
+  WaitUntilIdle(*plain);
+  metrics = Scrape(*plain);
+  const double computed = MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "computed"}});
+  const double joined = MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "joined"}});
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "cached"}}), 0);
+  // Before: 4 x 96 chunks (one heights request and three variants) and the 64 of `expected`.
+  EXPECT_EQ(computed + joined, 96 * 4 + 64 * 7) << "every reply is counted once";
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunks_generated_total"), computed)
+      << "a joined reply blends nothing";
+  EXPECT_LE(computed - before, 6 * 64);
+  std::fprintf(stderr, "figure single-flight: 6 concurrent calls of 64 chunks: %.0f blended, %.0f joined\n",
+               computed - before, joined);
+}
+
 TEST(WorldGenServerProcessTest, CancellationStopsQueuedWork) {
   std::unique_ptr<ServerProcess> server =
       StartServer({"--blend_threads=1", "--stream_buffer_chunks=2"});
