@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The service's cost in one load run on loopback (issue 12's service targets). Needs a build tree with
+# worldgen-server, worldgen-echo-server and the worldgen CLI (scripts/build.sh builds them).
+#
+#   bash bench/service_load.sh [BUILD_DIR] [SECONDS]       (defaults: build, 10)
+#
+# 1. Throughput: worldgen-server (cached samples: the run is warmed first) and the echo server (the
+#    same 16x16 chunks with weights and heights, pre-built, no blending) under the same closed-loop
+#    load (`hot` pattern, 16 chunks per request), and the ratio worldgen / echo.
+# 2. Latency at half of worldgen's maximum sustained load: single-chunk requests, open loop at half
+#    the chunks/s measured in 1; p50 / p99 / p99.9.
+# 3. Memory: peak RSS (VmHWM) of the server over the runs, and the sample cache's bytes per tile.
+# 4. The encoded-chunk cache on a hot pattern: chunks/s with --chunk_cache_bytes=64 MiB against off.
+# Every process listens on 127.0.0.1 only and is stopped at the end; each run is bounded in time.
+set -euo pipefail
+build=${1:-build}
+seconds=${2:-10}
+cli="$build/client/worldgen"
+server_bin="$build/server/worldgen-server"
+echo_bin="$build/bench/worldgen-echo-server"
+for b in "$cli" "$server_bin" "$echo_bin"; do
+  [[ -x $b ]] || { echo "service_load: $b is missing (build first)" >&2; exit 2; }
+done
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Starts a server (binary + flags) on a free port; prints "pid port".
+start() {
+  local log="$work/server.$RANDOM.log"
+  "$@" >"$log" 2>&1 &
+  local pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do
+    local port
+    port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -n 1 | cut -d: -f2 || true)
+    if [[ -n $port ]]; then echo "$pid $port"; return; fi
+    sleep 0.1
+  done
+  echo "service_load: server did not start: $(cat "$log")" >&2
+  exit 1
+}
+field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+load() {  # port, extra load flags...
+  local port=$1; shift
+  "$cli" --target="127.0.0.1:$port" load --json --progress=false "$@"
+}
+hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+
+common=(--listen_address=127.0.0.1 --port=0 --metrics_port=0)  # default --blend_threads (one per core)
+read -r wpid wport < <(start "$server_bin" "${common[@]}")
+read -r epid eport < <(start "$echo_bin" --port=0)
+hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)
+
+load "$wport" "${hot[@]}" --duration=3s >/dev/null  # Warm the sample cache.
+w=$(load "$wport" "${hot[@]}" --duration="${seconds}s")
+e=$(load "$eport" "${hot[@]}" --duration="${seconds}s")
+wcps=$(echo "$w" | field "d['chunks_per_second']")
+ecps=$(echo "$e" | field "d['chunks_per_second']")
+echo "throughput (hot, 16 chunks/request, concurrency 4, ${seconds}s each):"
+echo "  worldgen $wcps chunks/s  echo $ecps chunks/s  ratio $(python3 -c "print(round($wcps/$ecps, 3))")"
+echo "  errors: worldgen $(echo "$w" | field "d['error_count']")  echo $(echo "$e" | field "d['error_count']")"
+
+half=$(python3 -c "print(round($wcps / 2, 1))")
+l=$(load "$wport" --pattern=hot --hot_set=256 --chunks_per_request=1 --concurrency=8 \
+      --rate="$half" --duration="${seconds}s")
+echo "single-chunk latency at half of the maximum sustained load ($half requests/s, open loop):"
+echo "  p50 $(echo "$l" | field "d['latency_ms']['p50']") ms  p99 $(echo "$l" | field "d['latency_ms']['p99']") ms" \
+     " p99.9 $(echo "$l" | field "d['latency_ms']['p99.9']") ms  errors $(echo "$l" | field "d['error_count']")" \
+     " requests $(echo "$l" | field "d['requests']")"
+
+r=$(load "$wport" --pattern=random --chunks_per_request=16 --concurrency=4 --duration="${seconds}s")
+echo "random pattern (every chunk new, samples mostly uncached): $(echo "$r" | field "d['chunks_per_second']") chunks/s"
+echo "memory: worldgen-server peak RSS $(( $(hwm_kib "$wpid") / 1024 )) MiB after these runs" \
+     "(default --cache_bytes 64 MiB)"
+
+read -r cpid cport < <(start "$server_bin" "${common[@]}" --chunk_cache_bytes=67108864)
+load "$cport" "${hot[@]}" --duration=3s >/dev/null
+c=$(load "$cport" "${hot[@]}" --duration="${seconds}s")
+ccps=$(echo "$c" | field "d['chunks_per_second']")
+echo "encoded-chunk cache, hot pattern: on $ccps chunks/s, off $wcps chunks/s," \
+     "gain $(python3 -c "print(round($ccps/$wcps, 2))")x; peak RSS $(( $(hwm_kib "$cpid") / 1024 )) MiB"
