@@ -30,16 +30,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Starts a server (binary + flags) on a free port; prints "pid port".
+# Starts a server (binary + flags) on a free port in this shell (so cleanup knows its pid) and sets
+# started_pid and started_port.
 start() {
   local log="$work/server.$RANDOM.log"
   "$@" >"$log" 2>&1 &
-  local pid=$!
-  pids+=("$pid")
+  started_pid=$!
+  pids+=("$started_pid")
   for _ in $(seq 100); do
-    local port
-    port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -n 1 | cut -d: -f2 || true)
-    if [[ -n $port ]]; then echo "$pid $port"; return; fi
+    started_port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -n 1 | cut -d: -f2 || true)
+    [[ -n $started_port ]] && return
     sleep 0.1
   done
   echo "service_load: server did not start: $(cat "$log")" >&2
@@ -52,9 +52,9 @@ load() {  # port, extra load flags...
 }
 hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 
-common=(--listen_address=127.0.0.1 --port=0 --metrics_port=0)  # default --blend_threads (one per core)
-read -r wpid wport < <(start "$server_bin" "${common[@]}")
-read -r epid eport < <(start "$echo_bin" --port=0)
+common=(--listen_address=127.0.0.1 --port=0 --metrics_port=0 --shutdown_drain_delay_seconds=0)  # default --blend_threads
+start "$server_bin" "${common[@]}"; wpid=$started_pid; wport=$started_port
+start "$echo_bin" --port=0; eport=$started_port
 hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)
 
 load "$wport" "${hot[@]}" --duration=3s >/dev/null  # Warm the sample cache.
@@ -79,7 +79,7 @@ echo "random pattern (every chunk new, samples mostly uncached): $(echo "$r" | f
 echo "memory: worldgen-server peak RSS $(( $(hwm_kib "$wpid") / 1024 )) MiB after these runs" \
      "(default --cache_bytes 64 MiB)"
 
-read -r cpid cport < <(start "$server_bin" "${common[@]}" --chunk_cache_bytes=67108864)
+start "$server_bin" "${common[@]}" --chunk_cache_bytes=67108864; cpid=$started_pid; cport=$started_port
 load "$cport" "${hot[@]}" --duration=3s >/dev/null
 c=$(load "$cport" "${hot[@]}" --duration="${seconds}s")
 ccps=$(echo "$c" | field "d['chunks_per_second']")
