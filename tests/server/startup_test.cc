@@ -34,6 +34,7 @@
 #include "reflection_probe.grpc.pb.h"
 #include "server/wire_encoding.h"
 #include "server/world_config.h"
+#include "tests/support/scratch_dir_test.h"
 #include "tests/support/server_process.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
 #include "tests/support/worldgen_calls.h"
@@ -47,26 +48,14 @@ using namespace ::worldgen::testing;  // NOLINT: the shared test helpers (tests/
 
 // --- Startup failures -------------------------------------------------------------------------------
 
-class WorldGenServerStartupTest : public ::testing::Test {
+class WorldGenServerStartupTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           absl::StrCat("worldgen_startup_test_", getpid(), "_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
   static ServerExit Run(std::vector<std::string> flags) {
     flags.insert(flags.begin(), {"--listen_address=127.0.0.1", "--port=0", "--metrics_port=0"});
     absl::StatusOr<ServerExit> exit = RunServerToExit(flags);
     EXPECT_TRUE(exit.ok()) << exit.status();
     return exit.ok() ? *exit : ServerExit{-1, ""};
   }
-  std::filesystem::path dir_;
 };
 
 TEST_F(WorldGenServerStartupTest, BadWorldConfigsExitWithCodeTwoAndAMessage) {

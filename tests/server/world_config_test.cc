@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
+#include "tests/support/scratch_dir_test.h"
 
 namespace worldgen {
 namespace {
@@ -317,21 +318,7 @@ TEST(WorldConfigTest, NoBiomesIsAnError) {
   EXPECT_FALSE(WorldSpecFromJson(R"({"name": "w"})").ok());
 }
 
-class WorldConfigFilesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("world_config_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  std::filesystem::path dir_;
-};
+using WorldConfigFilesTest = ::worldgen::testing::ScratchDirTest;
 
 TEST_F(WorldConfigFilesTest, LoadsFilesAndDirectoriesOfJson) {
   Write("b.json", R"({"name": "bravo", "biomes": [{"id": 1, "name": "a"}]})");
