@@ -24,7 +24,7 @@ COPY client client
 # Build parallelism; the default suits a 2-core builder.
 ARG JOBS=2
 RUN cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DWORLDGEN_BUILD_TESTS=OFF -DWORLDGEN_BUILD_BENCH=OFF \
+        -DWORLDGEN_BUILD_TESTS=OFF -DWORLDGEN_BUILD_BENCH=OFF -DWORLDGEN_BUILD_LAB=OFF \
  && cmake --build build -j"${JOBS}" --target worldgen-server worldgen \
  && strip build/server/worldgen-server build/client/worldgen
 
