@@ -2,10 +2,7 @@
 // that are no request, oversized and compressed requests, unbounded names, duplicate chunks, idle
 // and slow clients of the metrics port, and the SIGTERM drain a load balancer expects. Loopback only,
 // bounded in count and time; each test states the server's peak RSS it allows.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -27,6 +24,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::worldgen::testing::Connect;
 using ::worldgen::testing::Deadline;
+using ::worldgen::testing::ExpectPeakRssBelow;
 using ::worldgen::testing::GenerateAll;
 using ::worldgen::testing::HttpGet;
 using ::worldgen::testing::ListRequest;
@@ -35,14 +33,6 @@ using ::worldgen::testing::RegionRequest;
 using ::worldgen::testing::Scrape;
 using ::worldgen::testing::ServerProcess;
 using ::worldgen::testing::StartServer;
-
-void ExpectPeakRssBelow(const ServerProcess& server, int64_t bound_bytes, const char* test) {
-  absl::StatusOr<int64_t> peak = server.PeakRssBytes();
-  ASSERT_TRUE(peak.ok()) << peak.status();
-  std::fprintf(stderr, "figure %s: server peak RSS %.1f MiB (bound %.0f MiB)\n", test,
-               static_cast<double>(*peak) / (1 << 20), static_cast<double>(bound_bytes) / (1 << 20));
-  EXPECT_LT(*peak, bound_bytes);
-}
 
 // Sends `bytes` as the request of `method` (a full gRPC method path) and returns the status.
 grpc::Status CallRaw(const std::string& target, const std::string& method, const std::string& bytes,
@@ -138,20 +128,6 @@ TEST(HostileClientTest, DuplicateChunksAreRejectedNotBlendedTwice) {
   EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_chunks_generated_total"), 0);
 }
 
-// Connects to 127.0.0.1:port; -1 on failure.
-int ConnectTcp(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // 64 connections that send nothing and 16 that send half a request, all held open: a scrape still
 // succeeds, within (80 / --metrics_threads) x --metrics_request_timeout_ms plus slack.
 TEST(HostileClientTest, MetricsScrapeSucceedsWhileOtherClientsHoldThePortIdle) {
@@ -160,7 +136,7 @@ TEST(HostileClientTest, MetricsScrapeSucceedsWhileOtherClientsHoldThePortIdle) {
   ASSERT_TRUE(server);
   std::vector<int> fds;
   for (int i = 0; i < 80; ++i) {
-    const int fd = ConnectTcp(server->metrics_port());
+    const int fd = testing::ConnectLoopback(server->metrics_port());
     ASSERT_GE(fd, 0);
     if (i >= 64) {
       ASSERT_GT(write(fd, "GET /metr", 9), 0);

@@ -23,6 +23,7 @@ namespace {
 
 using ::worldgen::testing::Connect;
 using ::worldgen::testing::Deadline;
+using ::worldgen::testing::ExpectPeakRssBelow;
 using ::worldgen::testing::GenerateAll;
 using ::worldgen::testing::MetricValue;
 using ::worldgen::testing::RegionRequest;
@@ -36,15 +37,6 @@ double Percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   const size_t index = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
   return values[std::min(index, values.size() - 1)];
-}
-
-void ExpectPeakRssBelow(const ServerProcess& server, int64_t bound_bytes, const char* test) {
-  absl::StatusOr<int64_t> peak = server.PeakRssBytes();
-  ASSERT_TRUE(peak.ok()) << peak.status();
-  std::fprintf(stderr, "figure %s: server peak RSS %.1f MiB (bound %.0f MiB)\n", test,
-               static_cast<double>(*peak) / (1 << 20), static_cast<double>(bound_bytes) / (1 << 20));
-  ::testing::Test::RecordProperty("server_peak_rss_bytes", std::to_string(*peak));
-  EXPECT_LT(*peak, bound_bytes);
 }
 
 // A GenerateChunk call on the callback API: reads everything, records its status and latency.

@@ -14,9 +14,10 @@ std::unique_ptr<v1::WorldGen::Stub> Connect(const std::string& target) {
   return v1::WorldGen::NewStub(grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
 }
 
-StreamResult GenerateAll(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request) {
+StreamResult GenerateAll(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request,
+                         absl::Duration timeout) {
   grpc::ClientContext context;
-  context.set_deadline(Deadline(kCallTimeout));
+  context.set_deadline(Deadline(timeout));
   StreamResult result;
   std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader = stub.GenerateChunk(&context, request);
   v1::ChunkData chunk;

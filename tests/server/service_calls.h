@@ -30,7 +30,8 @@ struct StreamResult {
 };
 
 // Reads a GenerateChunk stream to its end.
-StreamResult GenerateAll(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request);
+StreamResult GenerateAll(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request,
+                         absl::Duration timeout = kCallTimeout);
 
 grpc::Status Sample(v1::WorldGen::Stub& stub, const v1::SampleWeightsRequest& request,
                     v1::SampleWeightsResponse* response);

@@ -106,6 +106,9 @@ absl::StatusOr<ServerExit> RunServerToExit(const std::vector<std::string>& flags
 absl::StatusOr<std::string> HttpGet(const std::string& host, int port, const std::string& path,
                                     absl::Duration timeout = absl::Seconds(10));
 
+// A blocking TCP connection to 127.0.0.1:`port` (close-on-exec); -1 on failure.
+int ConnectLoopback(int port);
+
 }  // namespace worldgen::testing
 
 #endif  // WORLDGEN_TESTS_SUPPORT_SERVER_PROCESS_H_

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -108,6 +109,17 @@ inline void WaitUntilIdle(const ServerProcess& server) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   ADD_FAILURE() << "server did not become idle";
+}
+
+// Prints the server's peak RSS as a `figure` line (and a test property) and expects it under
+// `bound_bytes`, the bound a reliability test states.
+inline void ExpectPeakRssBelow(const ServerProcess& server, int64_t bound_bytes, const char* test) {
+  absl::StatusOr<int64_t> peak = server.PeakRssBytes();
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  std::fprintf(stderr, "figure %s: server peak RSS %.1f MiB (bound %.0f MiB)\n", test,
+               static_cast<double>(*peak) / (1 << 20), static_cast<double>(bound_bytes) / (1 << 20));
+  ::testing::Test::RecordProperty("server_peak_rss_bytes", std::to_string(*peak));
+  EXPECT_LT(*peak, bound_bytes);
 }
 
 // Starts a server with `flags` (plus ServerProcess's defaults); null (and a test failure) if it fails.
