@@ -27,13 +27,14 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
-#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "grpcpp/server_posix.h"
 #include "prometheus/exposer.h"
 #include "server/blend_pool.h"
 #include "server/call_scheduler.h"
 #include "server/metrics.h"
+#include "server/tcp_listener.h"
 #include "server/world_config.h"
 #include "server/world_registry.h"
 #include "server/worldgen_service.h"
@@ -250,8 +251,6 @@ int Run(int argc, char** argv) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default, which would let a second server silently share a taken port.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Hostile or broken clients: bounded requests (checked after decompression), bounded streams per
   // connection, idle connections closed, ping floods answered with GOAWAY (a client may ping at most
   // every 10 s without data, two strikes), and gRPC's own memory capped by a resource quota.
@@ -265,14 +264,23 @@ int Run(int argc, char** argv) {
   grpc::ResourceQuota quota("worldgen-server");
   quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_grpc_memory_bytes)));
   builder.SetResourceQuota(quota);
-  int bound_port = 0;
-  builder.AddListeningPort(HostPort(listen_address, port), grpc::InsecureServerCredentials(),
-                           &bound_port);
+  // The gRPC port is accepted by TcpListener, not by gRPC: it keeps accepting after file descriptors
+  // ran out (gRPC 1.51's own listener stops for good), and hands connections to gRPC, which gives
+  // them the channel arguments above.
+  absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind(listen_address, port);
+  if (!listener.ok()) {
+    Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port), ": ",
+                                       listener.status().message()));
+  }
+  const int bound_port = (*listener)->port();
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || bound_port == 0) {
+  if (server == nullptr) {
     Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port)));
   }
+  (*listener)->Start([grpc_server = server.get()](int fd) {
+    grpc::AddInsecureChannelFromFd(grpc_server, fd);
+  });
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   const std::string service_name = v1::WorldGen::service_full_name();
   health->SetServingStatus(true);
@@ -307,6 +315,7 @@ int Run(int argc, char** argv) {
     _exit(128 + second);
   }).detach();
   std::this_thread::sleep_for(ToChrono(drain_seconds));
+  (*listener)->Stop();
   server->Shutdown(std::chrono::system_clock::now() + ToChrono(grace_seconds));
   server->Wait();
   pool.Shutdown();
