@@ -1,0 +1,446 @@
+// Reliability against HTTP/2-level abuse (ctest label "reliability"): streams opened and reset at
+// once, PING and SETTINGS floods, many idle connections, and file-descriptor exhaustion. The abusive
+// clients write raw HTTP/2 frames over loopback sockets; meanwhile a legitimate client on its own
+// connection must get a GenerateChunk and a /metrics scrape answered within a bound, and the server's
+// peak RSS must stay under the bound each test states. Bounded in count and time.
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tests/support/worldgen_calls.h"
+
+namespace worldgen {
+namespace {
+
+using ::worldgen::testing::Connect;
+using ::worldgen::testing::ConnectLoopback;
+using ::worldgen::testing::ExpectPeakRssBelow;
+using ::worldgen::testing::GenerateAll;
+using ::worldgen::testing::HttpGet;
+using ::worldgen::testing::RegionRequest;
+using ::worldgen::testing::ServerProcess;
+using ::worldgen::testing::StartServer;
+using ::worldgen::testing::WaitUntilIdle;
+
+// --- HTTP/2 frames, encoded by hand (RFC 9113 section 4.1; HPACK literals, RFC 7541 6.2.2) --------
+
+enum FrameType : uint8_t { kHeaders = 1, kRstStream = 3, kSettings = 4, kPing = 6, kGoaway = 7 };
+constexpr uint8_t kEndHeaders = 0x4;
+constexpr uint32_t kCancel = 0x8;
+constexpr uint32_t kEnhanceYourCalm = 0xb;
+
+std::string Frame(uint8_t type, uint8_t flags, uint32_t stream, const std::string& payload) {
+  std::string out;
+  const uint32_t length = static_cast<uint32_t>(payload.size());
+  out.push_back(static_cast<char>(length >> 16));
+  out.push_back(static_cast<char>(length >> 8));
+  out.push_back(static_cast<char>(length));
+  out.push_back(static_cast<char>(type));
+  out.push_back(static_cast<char>(flags));
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(stream >> shift));
+  return out + payload;
+}
+
+std::string Be32(uint32_t value) {
+  std::string out;
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(value >> shift));
+  return out;
+}
+
+// A header block of literal fields without indexing, new names (all shorter than 127 bytes).
+std::string GenerateChunkHeaders() {
+  const std::pair<std::string, std::string> fields[] = {
+      {":method", "POST"},       {":scheme", "http"},
+      {":path", "/worldgen.v1.WorldGen/GenerateChunk"},
+      {":authority", "127.0.0.1"}, {"content-type", "application/grpc"},
+      {"te", "trailers"}};
+  std::string block;
+  for (const auto& [name, value] : fields) {
+    block.push_back('\0');
+    block.push_back(static_cast<char>(name.size()));
+    block += name;
+    block.push_back(static_cast<char>(value.size()));
+    block += value;
+  }
+  return block;
+}
+
+std::string Preface() {
+  return std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + Frame(kSettings, 0, 0, "");
+}
+
+// Writes all of `bytes`; false once the peer closed or the send timed out (SO_SNDTIMEO).
+bool SendAll(int fd, const std::string& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// An abusive client's connections: opened and prefaced up front, then read by one background thread
+// that discards what the server sends but notes GOAWAY frames and end of stream per connection.
+class RawConnections {
+ public:
+  struct State {
+    bool goaway = false;
+    uint32_t goaway_code = 0;
+    bool closed = false;
+  };
+
+  // Opens `count` connections to `port`, each sending the preface and an empty SETTINGS frame.
+  // Stops early (fewer connections) when connecting fails.
+  RawConnections(int port, int count) {
+    for (int i = 0; i < count; ++i) {
+      const int fd = ConnectLoopback(port);
+      if (fd < 0) break;
+      timeval timeout{5, 0};
+      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+      fds_.push_back(fd);
+      if (!SendAll(fd, Preface())) break;
+    }
+    states_.resize(fds_.size());
+    reader_ = std::thread([this] { Read(); });
+  }
+  ~RawConnections() { CloseAll(); }
+
+  size_t size() const { return fds_.size(); }
+  int fd(size_t i) const { return fds_[i]; }
+  State state(size_t i) const {
+    absl::MutexLock lock(&mu_);
+    return states_[i];
+  }
+  int CountClosed() const {
+    absl::MutexLock lock(&mu_);
+    int closed = 0;
+    for (const State& state : states_) closed += state.closed ? 1 : 0;
+    return closed;
+  }
+
+  void CloseAll() {
+    stop_ = true;
+    if (reader_.joinable()) reader_.join();
+    for (int fd : fds_) close(fd);
+    fds_.clear();
+  }
+
+ private:
+  void Read() {
+    std::vector<std::string> pending(fds_.size());
+    std::vector<pollfd> polled(fds_.size());
+    for (size_t i = 0; i < fds_.size(); ++i) polled[i] = {fds_[i], POLLIN, 0};
+    char buffer[16384];
+    while (!stop_) {
+      if (poll(polled.data(), polled.size(), 50) <= 0) continue;
+      for (size_t i = 0; i < polled.size(); ++i) {
+        if (polled[i].fd < 0 || polled[i].revents == 0) continue;
+        const ssize_t n = recv(polled[i].fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+        absl::MutexLock lock(&mu_);
+        if (n <= 0) {
+          states_[i].closed = true;
+          polled[i].fd = -1;  // poll() ignores it from now on.
+          continue;
+        }
+        std::string& bytes = pending[i];
+        bytes.append(buffer, static_cast<size_t>(n));
+        while (bytes.size() >= 9) {
+          const size_t length = (static_cast<uint8_t>(bytes[0]) << 16) |
+                                (static_cast<uint8_t>(bytes[1]) << 8) | static_cast<uint8_t>(bytes[2]);
+          if (bytes.size() < 9 + length) break;
+          if (bytes[3] == kGoaway && length >= 8) {
+            states_[i].goaway = true;
+            states_[i].goaway_code = 0;
+            for (int k = 0; k < 4; ++k) {
+              states_[i].goaway_code = (states_[i].goaway_code << 8) | static_cast<uint8_t>(bytes[13 + k]);
+            }
+          }
+          bytes.erase(0, 9 + length);
+        }
+      }
+    }
+  }
+
+  std::vector<int> fds_;
+  std::thread reader_;
+  std::atomic<bool> stop_{false};
+  mutable absl::Mutex mu_;
+  std::vector<State> states_ ABSL_GUARDED_BY(mu_);
+};
+
+// --- The legitimate client ------------------------------------------------------------------------
+
+constexpr absl::Duration kProbeBound = absl::Seconds(5);
+
+// One GenerateChunk (a 16² chunk) on a fresh connection and one /metrics scrape; returns the slower
+// of the two, or an error naming what failed within `bound`.
+absl::StatusOr<absl::Duration> LegitimateCall(const ServerProcess& server, int index,
+                                              absl::Duration bound = kProbeBound) {
+  const absl::Time start = absl::Now();
+  auto stub = Connect(server.target());
+  testing::StreamResult result = GenerateAll(*stub, RegionRequest(index, 3, index, 3, 16), bound);
+  if (!result.status.ok() || result.chunks.size() != 1) {
+    return absl::UnavailableError(absl::StrCat("GenerateChunk: ", result.status.error_code(), " ",
+                                               result.status.error_message()));
+  }
+  const absl::Duration call = absl::Now() - start;
+  const absl::Time scrape_start = absl::Now();
+  absl::StatusOr<std::string> scrape = HttpGet("127.0.0.1", server.metrics_port(), "/metrics", bound);
+  if (!scrape.ok()) return scrape.status();
+  return std::max(call, absl::Now() - scrape_start);
+}
+
+// Legitimate calls one after another from their own thread while an abuse runs; every one must
+// succeed within kProbeBound.
+class LegitimateClient {
+ public:
+  explicit LegitimateClient(const ServerProcess& server)
+      : thread_([this, &server] {
+          for (int i = 0; !stop_; ++i) {
+            absl::StatusOr<absl::Duration> took = LegitimateCall(server, i);
+            absl::MutexLock lock(&mu_);
+            ++calls_;
+            if (!took.ok()) {
+              failures_.push_back(std::string(took.status().ToString()));
+            } else {
+              slowest_ = std::max(slowest_, *took);
+            }
+            absl::SleepFor(absl::Milliseconds(20));
+          }
+        }) {}
+
+  // Stops and reports: every call succeeded within the bound; prints the slowest.
+  void Finish(const char* test) {
+    stop_ = true;
+    thread_.join();
+    absl::MutexLock lock(&mu_);
+    std::fprintf(stderr, "figure %s: %d legitimate GenerateChunk+scrape during the abuse, slowest %.1f ms\n",
+                 test, calls_, absl::ToDoubleMilliseconds(slowest_));
+    EXPECT_GT(calls_, 0);
+    EXPECT_TRUE(failures_.empty()) << failures_.size() << " failed, first: " << failures_.front();
+    EXPECT_LT(slowest_, kProbeBound);
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  absl::Mutex mu_;
+  int calls_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Duration slowest_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> failures_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+void ExpectLegitimateCallAfterwards(const ServerProcess& server, const char* test) {
+  absl::StatusOr<absl::Duration> took = LegitimateCall(server, 1000);
+  ASSERT_TRUE(took.ok()) << took.status();
+  std::fprintf(stderr, "figure %s: legitimate GenerateChunk+scrape after the abuse %.1f ms\n", test,
+               absl::ToDoubleMilliseconds(*took));
+}
+
+// --- The abuses -----------------------------------------------------------------------------------
+
+// 20,000 streams on 4 connections, each opened with HEADERS and reset at once with RST_STREAM: no
+// call is left behind and the legitimate client is served throughout. Memory is NOT flat: gRPC 1.51
+// has no limit on the rate of resets, each reset stream still costs a server call (~20 KiB) for a
+// moment, so the peak grows with the burst (280-460 MiB for these 20,000 on 2 cores, and repeated
+// bursts creep higher). The bound stated here is for this one burst, not a flag's; see README.
+TEST(Http2AbuseTest, StreamsOpenedAndResetAtOnceLeaveNothingBehind) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
+  ASSERT_TRUE(server);
+  const std::string headers = GenerateChunkHeaders();
+  constexpr int kConnections = 4;
+  constexpr int kStreamsPerConnection = 5000;
+  LegitimateClient legitimate(*server);
+  {
+    RawConnections abuse(server->grpc_port(), kConnections);
+    ASSERT_EQ(abuse.size(), static_cast<size_t>(kConnections));
+    const absl::Time start = absl::Now();
+    std::vector<std::thread> writers;
+    std::atomic<int> sent{0};
+    for (int c = 0; c < kConnections; ++c) {
+      writers.emplace_back([&, c] {
+        std::string batch;
+        for (int i = 0; i < kStreamsPerConnection; ++i) {
+          const uint32_t stream = 1 + 2 * static_cast<uint32_t>(i);
+          batch += Frame(kHeaders, kEndHeaders, stream, headers);
+          batch += Frame(kRstStream, 0, stream, Be32(kCancel));
+          if (i % 100 == 99) {
+            if (!SendAll(abuse.fd(c), batch)) return;
+            sent += 100;
+            batch.clear();
+          }
+        }
+      });
+    }
+    for (std::thread& writer : writers) writer.join();
+    std::fprintf(stderr,
+                 "figure rapid reset: %d HEADERS+RST_STREAM pairs on %d connections in %.0f ms\n",
+                 sent.load(), kConnections, absl::ToDoubleMilliseconds(absl::Now() - start));
+    EXPECT_EQ(sent.load(), kConnections * kStreamsPerConnection);
+    absl::SleepFor(absl::Milliseconds(500));
+    WaitUntilIdle(*server);
+  }
+  legitimate.Finish("rapid reset");
+  ExpectLegitimateCallAfterwards(*server, "rapid reset");
+  ExpectPeakRssBelow(*server, int64_t{768} << 20, "rapid reset");
+}
+
+// PINGs without data past the policy (at most one per 10 s, two strikes) get GOAWAY
+// ENHANCE_YOUR_CALM and the connection closed; SETTINGS floods are answered (acked) or cut, and
+// neither grows memory nor delays others.
+TEST(Http2AbuseTest, PingAndSettingsFloodsAreCutOffAndStayFlat) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
+  ASSERT_TRUE(server);
+  LegitimateClient legitimate(*server);
+  RawConnections pings(server->grpc_port(), 2);
+  RawConnections settings(server->grpc_port(), 2);
+  ASSERT_EQ(pings.size(), 2u);
+  ASSERT_EQ(settings.size(), 2u);
+  constexpr int kFrames = 20000;  // per connection
+  std::vector<std::thread> writers;
+  std::atomic<int> pings_sent{0}, settings_sent{0};
+  for (int c = 0; c < 2; ++c) {
+    writers.emplace_back([&, c] {
+      std::string batch;
+      for (int i = 0; i < kFrames; ++i) {
+        batch += Frame(kPing, 0, 0, std::string(8, static_cast<char>(i)));
+        if (i % 200 == 199) {
+          if (!SendAll(pings.fd(c), batch)) return;
+          pings_sent += 200;
+          batch.clear();
+        }
+      }
+    });
+    writers.emplace_back([&, c] {
+      std::string batch;
+      for (int i = 0; i < kFrames; ++i) {
+        // INITIAL_WINDOW_SIZE (4) and MAX_FRAME_SIZE (5) changed in every frame.
+        batch += Frame(kSettings, 0, 0,
+                       std::string("\x00\x04", 2) + Be32(65535 + (i % 1000)) + std::string("\x00\x05", 2) +
+                           Be32(16384 + (i % 1000)));
+        if (i % 200 == 199) {
+          if (!SendAll(settings.fd(c), batch)) return;
+          settings_sent += 200;
+          batch.clear();
+        }
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  // The ping flooders must be told off and cut within a bound.
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (pings.CountClosed() < 2 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(20));
+  for (size_t c = 0; c < 2; ++c) {
+    const RawConnections::State state = pings.state(c);
+    EXPECT_TRUE(state.goaway) << "ping connection " << c;
+    EXPECT_EQ(state.goaway_code, kEnhanceYourCalm) << "ping connection " << c;
+    EXPECT_TRUE(state.closed) << "ping connection " << c;
+  }
+  std::fprintf(stderr,
+               "figure ping/settings floods: %d PINGs sent before GOAWAY (code %u), %d SETTINGS sent, "
+               "settings connections closed by the server: %d of 2\n",
+               pings_sent.load(), pings.state(0).goaway_code, settings_sent.load(),
+               settings.CountClosed());
+  legitimate.Finish("ping/settings floods");
+  ExpectLegitimateCallAfterwards(*server, "ping/settings floods");
+  ExpectPeakRssBelow(*server, int64_t{200} << 20, "ping/settings floods");
+}
+
+// 500 connections complete the preface and then say nothing: the legitimate client is served while
+// they sit there, and --max_connection_idle_seconds closes every one of them.
+TEST(Http2AbuseTest, IdleConnectionsAreClosedAfterTheIdleLimit) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--max_connection_idle_seconds=2"});
+  ASSERT_TRUE(server);
+  constexpr int kIdle = 500;
+  const absl::Time opened = absl::Now();
+  RawConnections idle(server->grpc_port(), kIdle);
+  ASSERT_EQ(idle.size(), static_cast<size_t>(kIdle));
+  LegitimateClient legitimate(*server);
+  const absl::Time give_up = opened + absl::Seconds(12);
+  while (idle.CountClosed() < kIdle && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(50));
+  const absl::Duration took = absl::Now() - opened;
+  int goaways = 0;
+  for (size_t i = 0; i < idle.size(); ++i) goaways += idle.state(i).goaway ? 1 : 0;
+  std::fprintf(stderr,
+               "figure idle connections: %d of %d idle connections closed (%d with GOAWAY) %.1f s after "
+               "opening, idle limit 2 s\n",
+               idle.CountClosed(), kIdle, goaways, absl::ToDoubleSeconds(took));
+  EXPECT_EQ(idle.CountClosed(), kIdle);
+  legitimate.Finish("idle connections");
+  ExpectLegitimateCallAfterwards(*server, "idle connections");
+  ExpectPeakRssBelow(*server, int64_t{200} << 20, "idle connections");
+}
+
+int OpenFds(pid_t pid) {
+  int count = 0;
+  std::error_code error;
+  for (auto it = std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/fd"), error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+    ++count;
+  }
+  return count;
+}
+
+// The server's RLIMIT_NOFILE is lowered to what it uses plus 32; 200 connections exhaust it. A
+// legitimate call then fails (bounded, no crash); once the connections are gone the server serves
+// normally again within a bound, by itself.
+TEST(Http2AbuseTest, RecoversOnceFileDescriptorsAreFreedAgain) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
+  ASSERT_TRUE(server);
+  ASSERT_TRUE(LegitimateCall(*server, 0).ok());  // Warm: the server's fds settle.
+  const int in_use = OpenFds(server->pid());
+  ASSERT_GT(in_use, 0);
+  rlimit limit{};
+  ASSERT_EQ(prlimit(server->pid(), RLIMIT_NOFILE, nullptr, &limit), 0);
+  rlimit lowered = limit;
+  lowered.rlim_cur = static_cast<rlim_t>(in_use + 32);
+  ASSERT_EQ(prlimit(server->pid(), RLIMIT_NOFILE, &lowered, nullptr), 0);
+  {
+    RawConnections hog(server->grpc_port(), 200);
+    absl::SleepFor(absl::Milliseconds(500));
+    std::fprintf(stderr, "figure fd pressure: server holds %d fds of its limit %d\n",
+                 OpenFds(server->pid()), in_use + 32);
+    auto stub = Connect(server->target());
+    const absl::Time start = absl::Now();
+    testing::StreamResult result = GenerateAll(*stub, RegionRequest(0, 0, 0, 0, 16), absl::Seconds(2));
+    std::fprintf(stderr, "figure fd pressure: legitimate call under pressure: %d (%s) after %.0f ms\n",
+                 static_cast<int>(result.status.error_code()), result.status.error_message().c_str(),
+                 absl::ToDoubleMilliseconds(absl::Now() - start));
+    EXPECT_FALSE(result.status.ok());
+    EXPECT_EQ(kill(server->pid(), 0), 0) << "the server died under fd pressure";
+  }
+  // Connections released: the server recovers by itself within a bound.
+  const absl::Time released = absl::Now();
+  absl::StatusOr<absl::Duration> took = absl::UnavailableError("not tried");
+  while (absl::Now() - released < absl::Seconds(10)) {
+    took = LegitimateCall(*server, 7, absl::Seconds(2));
+    if (took.ok()) break;
+  }
+  ASSERT_TRUE(took.ok()) << "not served 10 s after the pressure was gone: " << took.status();
+  std::fprintf(stderr, "figure fd pressure: served again %.0f ms after the connections were released\n",
+               absl::ToDoubleMilliseconds(absl::Now() - released));
+  ExpectPeakRssBelow(*server, int64_t{200} << 20, "fd pressure");
+}
+
+}  // namespace
+}  // namespace worldgen
