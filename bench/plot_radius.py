@@ -3,7 +3,7 @@
 
   build/bench/compare_bench --benchmark_filter=BM_Radius --benchmark_out=radius.json \
       --benchmark_out_format=json
-  /usr/bin/python3 bench/plot_radius.py radius.json docs/perf_radius.png
+  /usr/bin/python3 bench/plot_radius.py radius.json bench/perf_radius.png
 
 Needs Debian's python3-matplotlib (apt-packages.txt group `plot`), hence /usr/bin/python3.
 """
