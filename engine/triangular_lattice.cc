@@ -1,23 +1,10 @@
 #include "engine/triangular_lattice.h"
 
-#include <algorithm>
 #include <cmath>
 
 #include "engine/hash.h"
 
 namespace worldgen {
-namespace {
-
-// Hex distance between the origin and vertex (di, dj) in these axial coordinates, where the six
-// neighbours are (+-1, 0), (0, +-1), (1, -1) and (-1, 1).
-int32_t HexDistance(int32_t di, int32_t dj) {
-  int32_t a = di < 0 ? -di : di;
-  int32_t b = dj < 0 ? -dj : dj;
-  int32_t c = di + dj < 0 ? -(di + dj) : di + dj;
-  return std::max(a, std::max(b, c));
-}
-
-}  // namespace
 
 TriangularLattice::TriangularLattice(uint64_t seed, double interval, double jitter_fraction)
     : seed_(seed),
@@ -65,36 +52,6 @@ LatticeIndex TriangularLattice::NearestVertex(double x, double z) const {
     }
   }
   return best;
-}
-
-std::vector<LatticeOffset> TriangularLattice::SearchOffsets(double reach) const {
-  // A vertex's jittered position within `reach` of the query means its unjittered position is within
-  // reach + jitter of the query, hence within `bound` of the query's nearest vertex. A slack of 1e-9
-  // of an interval keeps rounding from ever dropping a vertex on the boundary.
-  double bound = reach + max_vertex_distance() + jitter_ + interval_ * 1e-9;
-  double bound_sq = bound * bound;
-  // Layer k's vertices are at least k * row_height_ from the centre (the inradius of its hexagon).
-  int32_t layers = static_cast<int32_t>(std::ceil(bound / row_height_)) + 1;
-  std::vector<LatticeOffset> offsets;
-  for (int32_t k = 0; k <= layers; ++k) {
-    bool layer_reaches = false;
-    for (int32_t dj = -k; dj <= k; ++dj) {
-      for (int32_t di = -k; di <= k; ++di) {
-        if (HexDistance(di, dj) != k) continue;
-        double ox = interval_ * (static_cast<double>(di) + 0.5 * static_cast<double>(dj));
-        double oz = row_height_ * static_cast<double>(dj);
-        if (ox * ox + oz * oz <= bound_sq) {
-          offsets.push_back({di, dj});
-          layer_reaches = true;
-        }
-      }
-    }
-    if (!layer_reaches && k > 0) break;  // Every farther layer is farther still.
-  }
-  std::sort(offsets.begin(), offsets.end(), [](const LatticeOffset& a, const LatticeOffset& b) {
-    return a.dj != b.dj ? a.dj < b.dj : a.di < b.di;
-  });
-  return offsets;
 }
 
 }  // namespace worldgen

@@ -18,11 +18,6 @@ struct LatticeIndex {
   int32_t j = 0;
 };
 
-struct LatticeOffset {
-  int32_t di = 0;
-  int32_t dj = 0;
-};
-
 class TriangularLattice {
  public:
   static constexpr double kSqrt3 = 1.7320508075688772;
@@ -40,13 +35,6 @@ class TriangularLattice {
 
   // The unjittered vertex nearest to (x, z) (ties broken deterministically).
   LatticeIndex NearestVertex(double x, double z) const;
-
-  // Hexagonal-layer search (seed 001): offsets (di, dj) of every vertex whose jittered position can lie
-  // within `reach` blocks of a query point, relative to the query's NearestVertex. Layers are walked
-  // outward until a layer's nearest vertex is beyond reach + max_vertex_distance + jitter; offsets
-  // farther than that bound are dropped. Sorted by (dj, di), so adding a base vertex yields absolute
-  // vertices in the canonical (j, i) order that blending sums in.
-  std::vector<LatticeOffset> SearchOffsets(double reach) const;
 
  private:
   uint64_t seed_;

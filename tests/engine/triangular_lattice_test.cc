@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <utility>
 
 #include "gtest/gtest.h"
@@ -36,33 +35,6 @@ TEST(TriangularLatticeTest, NearestVertexMatchesBruteForce) {
     }
     EXPECT_LE(dist(v.i, v.j), best + 1e-12);
     EXPECT_LE(dist(v.i, v.j), lattice.max_vertex_distance() + 1e-9);
-  }
-}
-
-TEST(TriangularLatticeTest, SearchOffsetsAreSortedAndComplete) {
-  for (double interval : {4.0, 8.0, 13.0}) {
-    TriangularLattice lattice(7, interval, 0.5);
-    const double reach = 3.1 * interval;
-    std::vector<LatticeOffset> offsets = lattice.SearchOffsets(reach);
-    EXPECT_TRUE(std::is_sorted(offsets.begin(), offsets.end(), [](auto a, auto b) {
-      return a.dj != b.dj ? a.dj < b.dj : a.di < b.di;
-    }));
-    std::set<std::pair<int32_t, int32_t>> have;
-    for (auto o : offsets) have.insert({o.di, o.dj});
-    // Every jittered vertex within reach of a query must be found from the query's nearest vertex.
-    for (int k = 0; k < 500; ++k) {
-      double x = std::fmod(k * 37.77, 300.0) - 150.0, z = std::fmod(k * 91.13, 300.0) - 150.0;
-      LatticeIndex base = lattice.NearestVertex(x, z);
-      for (int32_t dj = -12; dj <= 12; ++dj) {
-        for (int32_t di = -12; di <= 12; ++di) {
-          double px, pz;
-          lattice.Position(base.i + di, base.j + dj, &px, &pz);
-          if (std::hypot(px - x, pz - z) < reach) {
-            EXPECT_TRUE(have.count({di, dj})) << "missing offset " << di << "," << dj;
-          }
-        }
-      }
-    }
   }
 }
 
