@@ -1,6 +1,9 @@
 #include "engine/kernel_row.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "engine/simd.h"
 
@@ -13,8 +16,6 @@ using simd::Int64x8;
 
 #define WORLDGEN_KERNEL_INLINE inline __attribute__((always_inline))
 
-WORLDGEN_KERNEL_INLINE Double8 Splat8(double v) { return Double8{v, v, v, v, v, v, v, v}; }
-
 WORLDGEN_KERNEL_INLINE Double8 Load8(const double* p) {
   Double8 v;
   std::memcpy(&v, p, sizeof v);
@@ -23,48 +24,117 @@ WORLDGEN_KERNEL_INLINE Double8 Load8(const double* p) {
 
 WORLDGEN_KERNEL_INLINE void Store8(double* p, Double8 v) { std::memcpy(p, &v, sizeof v); }
 
-// The vector kernel. For each point, in order: the rows its kernel reaches (dz^2 < r^2, exactly the
-// test the reference's arithmetic makes), and in each row the vectors of columns whose nearest column
-// it reaches. The nearest column's dx is computed as the reference computes it (x - px, or its exact
-// negation), squares are monotonic, so a vector whose nearest column gets +0.0 gets +0.0 everywhere:
-// skipping it changes no sum.
+// Distance from coordinate v to the nearest of lo..hi, computed as the reference computes the
+// offset of that nearest column or row (x - p, or its exact negation; 0 when inside).
+WORLDGEN_KERNEL_INLINE double NearestOffset(double v, double lo, double hi) {
+  return v < lo ? lo - v : (v > hi ? v - hi : 0.0);
+}
+
+// One slot's sums over the block: `points` are the slot's points in their original order. Rows are
+// taken kRows at a time and vectors kGroup at a time, each sum in a register of its own, so a
+// point's terms go to kRows * kGroup independent sums and no addition waits on another. For each
+// such tile, the points whose kernel reaches the tile's nearest column
+// and row: squares and rounding are monotonic, so a point whose term there is +0.0 adds +0.0
+// everywhere in the tile, and skipping it changes no sum. Inside the tile every term is computed
+// (those out of reach are +0.0).
+template <size_t kRows, size_t kGroup>
+WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
+                                     const KernelPoint* points, size_t count, uint32_t* row_points,
+                                     double* row_near_sq, double* slot_acc) {
+  const size_t n = static_cast<size_t>(b.size);
+  const size_t vectors = b.stride / kKernelLanes;
+  for (size_t r0 = 0; r0 < n; r0 += kRows) {
+    double row_z[kRows];
+    for (size_t r = 0; r < kRows; ++r) row_z[r] = b.z0 + static_cast<double>(r0 + r);
+    const double z_lo = row_z[0], z_hi = row_z[std::min(kRows, n - r0) - 1];
+    // The points that reach these rows at all, each with its squared offset to the nearest row.
+    size_t near = 0;
+    for (size_t k = 0; k < count; ++k) {
+      const double near_z = NearestOffset(points[k].z, z_lo, z_hi);
+      const double near_z_sq = near_z * near_z;
+      row_points[near] = static_cast<uint32_t>(k);
+      row_near_sq[near] = near_z_sq;
+      near += near_z_sq < points[k].radius_sq;
+    }
+    for (size_t g = 0; g < vectors; g += kGroup) {
+      const double x_lo = xs[g * kKernelLanes];
+      const double x_hi = xs[std::min((g + kGroup) * kKernelLanes, n) - 1];
+      Double8 acc[kRows][kGroup];
+#pragma GCC unroll 8
+      for (size_t r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+        for (size_t v = 0; v < kGroup; ++v) acc[r][v] = Double8{};
+      }
+      for (size_t m = 0; m < near; ++m) {
+        const KernelPoint& p = points[row_points[m]];
+        const double near_x = NearestOffset(p.x, x_lo, x_hi);
+        if (!(near_x * near_x + row_near_sq[m] < p.radius_sq)) continue;
+        Double8 dx_sq[kGroup];
+#pragma GCC unroll 4
+        for (size_t v = 0; v < kGroup; ++v) {
+          const Double8 dx = Load8(xs + (g + v) * kKernelLanes) - p.x;
+          dx_sq[v] = dx * dx;
+        }
+#pragma GCC unroll 8
+        for (size_t r = 0; r < kRows; ++r) {
+          const double dz = row_z[r] - p.z;
+          const double dz_sq = dz * dz;
+#pragma GCC unroll 4
+          for (size_t v = 0; v < kGroup; ++v) {
+            Double8 t = p.radius_sq - (dx_sq[v] + dz_sq);
+            t = t > 0.0 ? t : 0.0;
+            acc[r][v] += t * t;
+          }
+        }
+      }
+      for (size_t r = 0; r < kRows && r0 + r < n; ++r) {
+        for (size_t v = 0; v < kGroup; ++v) {
+          Store8(slot_acc + (r0 + r) * b.stride + (g + v) * kKernelLanes, acc[r][v]);
+        }
+      }
+    }
+  }
+}
+
+// The vector kernel: slot by slot, each slot's sums accumulated in registers (SlotSums), then the
+// totals and the normalized weights.
 WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   const size_t n = static_cast<size_t>(b.size);
   const size_t vectors = b.stride / kKernelLanes;
   alignas(64) double xs[1024 + kKernelLanes];
   for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + static_cast<double>(lx);
-  double near_sq[1024 / kKernelLanes + 1];  // Per vector: squared dx of its nearest column.
-  alignas(64) double dx_sq[1024 + kKernelLanes];  // Per column: (x - p.x)^2 for the current point.
-  for (size_t k = 0; k < b.count; ++k) {
-    const KernelPoint& p = b.points[k];
-    for (size_t v = 0; v < vectors; ++v) {
-      const double lo = xs[v * kKernelLanes], hi = xs[v * kKernelLanes + kKernelLanes - 1];
-      const double d = p.x < lo ? lo - p.x : (p.x > hi ? p.x - hi : 0.0);
-      near_sq[v] = d * d;
+  // The points grouped by slot, each slot's in their original order (a stable counting sort).
+  thread_local std::vector<KernelPoint> by_slot;
+  thread_local std::vector<size_t> first;
+  thread_local std::vector<uint32_t> row_points;
+  thread_local std::vector<double> row_near_sq;
+  by_slot.resize(b.count);
+  row_points.resize(b.count);
+  row_near_sq.resize(b.count);
+  first.assign(b.slots + 1, 0);
+  for (size_t k = 0; k < b.count; ++k) ++first[b.points[k].slot + 1];
+  for (size_t s = 0; s < b.slots; ++s) first[s + 1] += first[s];
+  for (size_t k = 0; k < b.count; ++k) by_slot[first[b.points[k].slot]++] = b.points[k];
+  for (size_t s = b.slots; s > 0; --s) first[s] = first[s - 1];  // Back to each slot's start.
+  first[0] = 0;
+  for (size_t s = 0; s < b.slots; ++s) {
+    const KernelPoint* points = by_slot.data() + first[s];
+    const size_t count = first[s + 1] - first[s];
+    double* slot_acc = b.acc + s * n * b.stride;
+    if (vectors % 4 == 0) {
+      SlotSums<4, 4>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+    } else if (vectors % 2 == 0) {
+      SlotSums<8, 2>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+    } else {
+      SlotSums<8, 1>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
     }
-    // dx^2 per column does not depend on the row: computed once per point.
-    const Double8 px = Splat8(p.x), r_sq = Splat8(p.radius_sq), zero = Splat8(0.0);
-    for (size_t v = 0; v < vectors; ++v) {
-      const Double8 dx = Load8(xs + v * kKernelLanes) - px;
-      Store8(dx_sq + v * kKernelLanes, dx * dx);
-    }
-    double* slot_acc = b.acc + p.slot * n * b.stride;
-    for (size_t lz = 0; lz < n; ++lz) {
-      const double dz = (b.z0 + static_cast<double>(lz)) - p.z;
-      const double dz_sq = dz * dz;
-      if (!(dz_sq < p.radius_sq)) continue;
-      const Double8 vdz = Splat8(dz_sq);
-      double* acc_row = slot_acc + lz * b.stride;
-      double* total_row = b.total + lz * b.stride;
-      for (size_t v = 0; v < vectors; ++v) {
-        if (!(near_sq[v] + dz_sq < p.radius_sq)) continue;
-        const size_t at = v * kKernelLanes;
-        Double8 t = r_sq - (Load8(dx_sq + at) + vdz);
-        t = t > zero ? t : zero;
-        const Double8 w = t * t;
-        Store8(acc_row + at, Load8(acc_row + at) + w);
-        Store8(total_row + at, Load8(total_row + at) + w);
-      }
+  }
+  // Totals: the slots' sums in ascending slot order.
+  for (size_t lz = 0; lz < n; ++lz) {
+    for (size_t at = 0; at < b.stride; at += kKernelLanes) {
+      Double8 t = Load8(b.acc + lz * b.stride + at);
+      for (size_t s = 1; s < b.slots; ++s) t += Load8(b.acc + (s * n + lz) * b.stride + at);
+      Store8(b.total + lz * b.stride + at, t);
     }
   }
   for (size_t s = 0; s < b.slots; ++s) {
@@ -139,8 +209,14 @@ void KernelBlockScalar(const KernelBlock& b) {
         t = t > 0.0 ? t : 0.0;
         const double w = t * t;
         b.acc[(p.slot * n + lz) * b.stride + lx] += w;
-        b.total[lz * b.stride + lx] += w;
       }
+    }
+  }
+  for (size_t lz = 0; lz < n; ++lz) {
+    for (size_t lx = 0; lx < n; ++lx) {
+      double t = b.acc[lz * b.stride + lx];
+      for (size_t s = 1; s < b.slots; ++s) t += b.acc[(s * n + lz) * b.stride + lx];
+      b.total[lz * b.stride + lx] = t;
     }
   }
   for (size_t s = 0; s < b.slots; ++s) {

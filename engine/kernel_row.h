@@ -30,7 +30,7 @@ struct KernelPoint {
 
 // A size x size block of columns whose lowest corner is (x0, z0), and its scratch.
 //   acc:     slots * size * stride doubles, slot s's row lz at acc + (s * size + lz) * stride;
-//   total:   size * stride doubles, row lz at total + lz * stride;
+//   total:   size * stride doubles, row lz at total + lz * stride (written by the kernel);
 // both zeroed by the caller; stride = size rounded up to kKernelLanes. Columns past `size` in a
 // padded row are scratch.
 //   weights: slots * size * size floats, slot s's column (lx, lz) at s * size * size + lz * size + lx;
@@ -49,11 +49,11 @@ struct KernelBlock {
 };
 
 // For every column (x, z) = (x0 + lx, z0 + lz) and every point p in the given order:
-//     w = max(p.radius_sq - ((x - p.x)^2 + (z - p.z)^2), 0)^2,
-//     acc[p.slot] += w, total += w       (the parenthesization and order above, exactly);
-// then weights[s] = float(acc[s] / total), and the nonzero flags. A point adds exactly +0.0 wherever
-// its kernel does not reach, so the variants skip those columns. Every column must be reached by
-// some point (else its weights are NaN).
+//     w = max(p.radius_sq - ((x - p.x)^2 + (z - p.z)^2), 0)^2,   acc[p.slot] += w
+// (that parenthesization, each slot's sum from +0.0 in the points' order); then
+// total = acc[0] + acc[1] + ... (ascending slot), weights[s] = float(acc[s] / total), and the nonzero
+// flags. A point adds exactly +0.0 wherever its kernel does not reach, so the variants skip those
+// columns. Every column must be reached by some point (else its weights are NaN).
 void KernelBlockWeights(const KernelBlock& block);
 
 // The scalar reference: every point at every column, one column at a time.

@@ -132,9 +132,10 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
     } else {
       sums[s.biome] += w;
     }
-    total += w;
   }
   std::sort(scratch.present.begin(), scratch.present.end());
+  // The total is the biomes' sums in ascending biome order, as the block kernel forms it.
+  for (uint16_t biome : scratch.present) total += sums[biome];
   for (uint16_t biome : scratch.present) {
     seen[biome] = -1;
     float w = static_cast<float>(sums[biome] / total);

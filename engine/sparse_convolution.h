@@ -4,8 +4,10 @@
 // Each sample carries a biome and a kernel radius r. A column at (x, z) receives from each sample at
 // distance d the weight w = max(0, r^2 - d^2)^2, and biome b's weight is
 //     sum_{samples of b} w / sum_{all samples} w,
-// summed in double precision in the samples' order (which callers make canonical: a fixed order of
-// their lattice) and rounded to float once. A sample whose kernel does not reach a column adds exactly
+// each biome's sum in double precision in the samples' order (which callers make canonical: a fixed
+// order of their lattice), the total the biomes' sums in ascending biome order, and the quotient
+// rounded to float once. (Summing per biome first lets the kernel keep each biome's sums in
+// registers; a biome absent from a column adds +0.0 to its total.) A sample whose kernel does not reach a column adds exactly
 // +0.0 to its sums, so any superset of the reaching samples, in the same relative order, gives the
 // same bits: a chunk (which gathers once for all its columns) and a point query agree bit for bit.
 //

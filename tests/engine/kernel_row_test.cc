@@ -88,7 +88,7 @@ TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
     if (!variant.supported) continue;
     ++variants_run;
     uint64_t trial = 0;
-    for (int size : {1, 3, 4, 8, 13, 16, 32, 64}) {
+    for (int size : {1, 3, 4, 8, 13, 16, 24, 32, 40, 48, 64}) {
       for (int k = 0; k < 25; ++k) {
         ++trial;
         const size_t slots = 1 + trial % 5;
