@@ -7,12 +7,14 @@
 
 #include "engine/simd.h"
 
+
 namespace worldgen {
 namespace {
 
+using simd::Double4;
 using simd::Double8;
 using simd::Float8;
-using simd::Int64x8;
+using simd::Int32x8;
 
 #define WORLDGEN_KERNEL_INLINE inline __attribute__((always_inline))
 
@@ -37,7 +39,7 @@ WORLDGEN_KERNEL_INLINE double NearestOffset(double v, double lo, double hi) {
 // and row: squares and rounding are monotonic, so a point whose term there is +0.0 adds +0.0
 // everywhere in the tile, and skipping it changes no sum. Inside the tile every term is computed
 // (those out of reach are +0.0).
-template <size_t kRows, size_t kGroup>
+template <typename Max, size_t kRows, size_t kGroup>
 WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
                                      const KernelPoint* points, size_t count, uint32_t* row_points,
                                      double* row_near_sq, double* slot_acc) {
@@ -47,14 +49,15 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
     double row_z[kRows];
     for (size_t r = 0; r < kRows; ++r) row_z[r] = b.z0 + static_cast<double>(r0 + r);
     const double z_lo = row_z[0], z_hi = row_z[std::min(kRows, n - r0) - 1];
-    // The points that reach these rows at all, each with its squared offset to the nearest row.
+    // The points that reach these rows at all (r^2 - dz^2 > 0 at the nearest row), each with that
+    // row's part of its nearest term.
     size_t near = 0;
     for (size_t k = 0; k < count; ++k) {
       const double near_z = NearestOffset(points[k].z, z_lo, z_hi);
-      const double near_z_sq = near_z * near_z;
+      const double row_part = points[k].radius_sq - near_z * near_z;
       row_points[near] = static_cast<uint32_t>(k);
-      row_near_sq[near] = near_z_sq;
-      near += near_z_sq < points[k].radius_sq;
+      row_near_sq[near] = row_part;
+      near += row_part > 0.0;
     }
     for (size_t g = 0; g < vectors; g += kGroup) {
       const double x_lo = xs[g * kKernelLanes];
@@ -68,7 +71,7 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
       for (size_t m = 0; m < near; ++m) {
         const KernelPoint& p = points[row_points[m]];
         const double near_x = NearestOffset(p.x, x_lo, x_hi);
-        if (!(near_x * near_x + row_near_sq[m] < p.radius_sq)) continue;
+        if (!(row_near_sq[m] - near_x * near_x > 0.0)) continue;
         Double8 dx_sq[kGroup];
 #pragma GCC unroll 4
         for (size_t v = 0; v < kGroup; ++v) {
@@ -78,11 +81,10 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
 #pragma GCC unroll 8
         for (size_t r = 0; r < kRows; ++r) {
           const double dz = row_z[r] - p.z;
-          const double dz_sq = dz * dz;
+          const double row_part = p.radius_sq - dz * dz;
 #pragma GCC unroll 4
           for (size_t v = 0; v < kGroup; ++v) {
-            Double8 t = p.radius_sq - (dx_sq[v] + dz_sq);
-            t = t > 0.0 ? t : 0.0;
+            const Double8 t = Max::Positive(row_part - dx_sq[v]);
             acc[r][v] += t * t;
           }
         }
@@ -98,6 +100,7 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
 
 // The vector kernel: slot by slot, each slot's sums accumulated in registers (SlotSums), then the
 // totals and the normalized weights.
+template <typename Max>
 WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   const size_t n = static_cast<size_t>(b.size);
   const size_t vectors = b.stride / kKernelLanes;
@@ -122,11 +125,11 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
     const size_t count = first[s + 1] - first[s];
     double* slot_acc = b.acc + s * n * b.stride;
     if (vectors % 4 == 0) {
-      SlotSums<4, 4>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+      SlotSums<Max, 4, 4>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
     } else if (vectors % 2 == 0) {
-      SlotSums<8, 2>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+      SlotSums<Max, 8, 2>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
     } else {
-      SlotSums<8, 1>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+      SlotSums<Max, 8, 1>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
     }
   }
   // Totals: the slots' sums in ascending slot order.
@@ -140,17 +143,21 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   for (size_t s = 0; s < b.slots; ++s) {
     const double* acc = b.acc + s * n * b.stride;
     float* out = b.weights + s * n * n;
-    Int64x8 any = {};
+    Int32x8 any = {};
     for (size_t lz = 0; lz < n; ++lz) {
       for (size_t at = 0; at < b.stride; at += kKernelLanes) {
         const Double8 q = Load8(acc + lz * b.stride + at) / Load8(b.total + lz * b.stride + at);
         const Float8 f = __builtin_convertvector(q, Float8);
+        if (n - at >= kKernelLanes) {
+          std::memcpy(out + lz * n + at, &f, sizeof f);
+          any |= f != 0.0f;
+          continue;
+        }
+        // A row's last, partial vector: only its stored columns count (padded lanes are scratch).
         float lanes[kKernelLanes];
         std::memcpy(lanes, &f, sizeof lanes);
-        const size_t count = n - at < kKernelLanes ? n - at : kKernelLanes;
-        std::memcpy(out + lz * n + at, lanes, count * sizeof(float));
-        // Non-zero test on the stored columns only (padded lanes are scratch).
-        for (size_t l = 0; l < count; ++l) any[l] |= lanes[l] != 0.0f;
+        std::memcpy(out + lz * n + at, lanes, (n - at) * sizeof(float));
+        for (size_t l = 0; l < n - at; ++l) any[l] |= lanes[l] != 0.0f;
       }
     }
     bool set = false;
@@ -159,11 +166,41 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   }
 }
 
+// max(t, +0.0) per lane: t where t > 0, else +0.0 (the kernel squares it, so the sign of a zero
+// never matters). GCC's vector extensions have no max and lower the portable select to a compare
+// and a blend; x86's vmaxpd (dest = src1 > src2 ? src1 : src2) is exactly this rule in one
+// instruction. Written as inline assembly because intrinsics cannot be inlined into the
+// target-neutral body that each variant instantiates.
+struct PortableMax {
+  static WORLDGEN_KERNEL_INLINE Double8 Positive(Double8 t) { return t > 0.0 ? t : 0.0; }
+};
+
 #if WORLDGEN_SIMD_DISPATCH
-__attribute__((target("avx512f"))) void KernelAvx512(const KernelBlock& b) { KernelBody(b); }
-__attribute__((target("avx2"))) void KernelAvx2(const KernelBlock& b) { KernelBody(b); }
+struct Avx512Max {
+  static WORLDGEN_KERNEL_INLINE Double8 Positive(Double8 t) {
+    Double8 r;
+    asm("vmaxpd %[zero], %[t], %[r]" : [r] "=v"(r) : [t] "v"(t), [zero] "v"(Double8{}));
+    return r;
+  }
+};
+struct Avx2Max {
+  static WORLDGEN_KERNEL_INLINE Double8 Positive(Double8 t) {
+    Double4 half[2];
+    std::memcpy(half, &t, sizeof half);
+    for (Double4& h : half) {
+      asm("vmaxpd %[zero], %[t], %[r]" : [r] "=x"(h) : [t] "x"(h), [zero] "x"(Double4{}));
+    }
+    std::memcpy(&t, half, sizeof t);
+    return t;
+  }
+};
+
+__attribute__((target("avx512f"))) void KernelAvx512(const KernelBlock& b) {
+  KernelBody<Avx512Max>(b);
+}
+__attribute__((target("avx2"))) void KernelAvx2(const KernelBlock& b) { KernelBody<Avx2Max>(b); }
 #endif
-void KernelBaseline(const KernelBlock& b) { KernelBody(b); }
+void KernelBaseline(const KernelBlock& b) { KernelBody<PortableMax>(b); }
 
 const KernelVariant* Variants() {
   static const KernelVariant variants[] = {
@@ -205,7 +242,7 @@ void KernelBlockScalar(const KernelBlock& b) {
       const double dz_sq = dz * dz;
       for (size_t lx = 0; lx < n; ++lx) {
         const double dx = (b.x0 + static_cast<double>(lx)) - p.x;
-        double t = p.radius_sq - (dx * dx + dz_sq);
+        double t = (p.radius_sq - dz_sq) - dx * dx;
         t = t > 0.0 ? t : 0.0;
         const double w = t * t;
         b.acc[(p.slot * n + lz) * b.stride + lx] += w;

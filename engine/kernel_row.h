@@ -49,8 +49,8 @@ struct KernelBlock {
 };
 
 // For every column (x, z) = (x0 + lx, z0 + lz) and every point p in the given order:
-//     w = max(p.radius_sq - ((x - p.x)^2 + (z - p.z)^2), 0)^2,   acc[p.slot] += w
-// (that parenthesization, each slot's sum from +0.0 in the points' order); then
+//     w = max((p.radius_sq - (z - p.z)^2) - (x - p.x)^2, 0)^2,   acc[p.slot] += w
+// (that parenthesization: the row's part is a scalar per point and row, each slot's sum from +0.0 in the points' order); then
 // total = acc[0] + acc[1] + ... (ascending slot), weights[s] = float(acc[s] / total), and the nonzero
 // flags. A point adds exactly +0.0 wherever its kernel does not reach, so the variants skip those
 // columns. Every column must be reached by some point (else its weights are NaN).

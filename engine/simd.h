@@ -20,8 +20,8 @@ typedef int64_t Int64x4 __attribute__((vector_size(32), aligned(8)));
 typedef uint64_t Uint64x4 __attribute__((vector_size(32), aligned(8)));
 // Eight doubles: one AVX-512 register, two AVX2 or four SSE2 registers.
 typedef double Double8 __attribute__((vector_size(64), aligned(8)));
-typedef int64_t Int64x8 __attribute__((vector_size(64), aligned(8)));
 typedef float Float8 __attribute__((vector_size(32), aligned(4)));
+typedef int32_t Int32x8 __attribute__((vector_size(32), aligned(4)));
 
 }  // namespace worldgen::simd
 

@@ -119,9 +119,8 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
   for (const KernelSample& s : samples) {
     double dx = x - s.x;
     double dz = z - s.z;
-    double d_sq = dx * dx + dz * dz;
-    if (!(d_sq < s.radius_sq)) continue;  // Would add exactly +0.0.
-    double t = s.radius_sq - d_sq;
+    double t = (s.radius_sq - dz * dz) - dx * dx;
+    if (!(t > 0.0)) continue;  // Would add exactly +0.0.
     double w = t * t;
     if (s.biome >= seen.size()) seen.resize(s.biome + 1u, -1);
     if (s.biome >= sums.size()) sums.resize(s.biome + 1u, 0.0);
