@@ -6,7 +6,7 @@
 //   BM_ChunkSize/gi/r/size/cached    the same for chunk sizes 16, 32, 64 (per column must not grow)
 //   BM_Point/gi/r/cached             one point query (World::BlendPoint, SampleWeights' path)
 //   BM_ChunkWithHeights              16x16 chunk with heights and dominant biomes, cached samples
-//   BM_SourceTile/source             the biome source over one cache tile (8x8 lattice points of
+//   BM_SourceTile/source             the biome source over one cache tile (16x16 lattice points of
 //                                    interval 8), batched: items_per_second = lattice samples/s
 //   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
 //   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per block)
@@ -126,23 +126,25 @@ std::shared_ptr<const World> SourceWorld(int64_t source) {
 void BM_SourceTile(benchmark::State& state) {
   const auto world = SourceWorld(state.range(0));
   const TriangularLattice lattice(5, 8.0, 0.35);
-  const auto tiles = SpreadChunks(64, 256);  // 8x8 vertices of interval 8 span about 64 blocks.
-  std::vector<double> xs(tiles.size() * 64), zs(tiles.size() * 64);
+  constexpr int kSide = 16;  // BiomeTile::kTileSize
+  constexpr int kPoints = kSide * kSide;
+  const auto tiles = SpreadChunks(kSide * 8, 256);  // 16x16 vertices of interval 8: ~128 blocks.
+  std::vector<double> xs(tiles.size() * kPoints), zs(tiles.size() * kPoints);
   for (size_t t = 0; t < tiles.size(); ++t) {
-    for (int v = 0; v < 64; ++v) {
-      lattice.Position(static_cast<int32_t>(tiles[t].first * 8 + v % 8),
-                       static_cast<int32_t>(tiles[t].second * 8 + v / 8), &xs[t * 64 + v],
-                       &zs[t * 64 + v]);
+    for (int v = 0; v < kPoints; ++v) {
+      lattice.Position(static_cast<int32_t>(tiles[t].first * kSide + v % kSide),
+                       static_cast<int32_t>(tiles[t].second * kSide + v / kSide),
+                       &xs[t * kPoints + v], &zs[t * kPoints + v]);
     }
   }
-  uint16_t out[64];
+  uint16_t out[kPoints];
   size_t next = 0;
   for (auto _ : state) {
     const size_t t = next++ % tiles.size();
-    world->source().BiomeIndices(&xs[t * 64], &zs[t * 64], 64, out);
+    world->source().BiomeIndices(&xs[t * kPoints], &zs[t * kPoints], kPoints, out);
     benchmark::DoNotOptimize(out);
   }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 64);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kPoints);
   state.SetLabel(state.range(0) == 0 ? "climate" : "noise_max");
 }
 BENCHMARK(BM_SourceTile)->ArgName("source")->Arg(0)->Arg(1);

@@ -12,8 +12,9 @@ constexpr uint64_t kTemperatureStream = 0x7e3d;
 constexpr uint64_t kHumidityStream = 0x4a11;
 constexpr uint64_t kNoiseMaxStream = 0x3a9f;
 
-// Points per batched noise call: the per-block scratch lives on the stack. One cache tile.
-constexpr size_t kBatch = 64;
+// Points per batched noise call: the per-block noise values live on the stack. One cache tile
+// (BiomeTile's 16 x 16 vertices).
+constexpr size_t kBatch = 256;
 }  // namespace
 
 void BiomeSource::BiomeIndices(const double* xs, const double* zs, size_t n, uint16_t* out) const {
@@ -102,23 +103,30 @@ int NoiseMaxBiomeSource::BiomeIndexAt(double x, double z) const {
 
 void NoiseMaxBiomeSource::BiomeIndices(const double* xs, const double* zs, size_t n,
                                        uint16_t* out) const {
-  double best_value[kBatch], value[kBatch];
+  // Every field shares frequency, octaves, lacunarity and gain, so one multi-seed batch serves up to
+  // kNoiseSeedsPerPass biomes. The comparison is BiomeIndexAt's, biome by biome in index order.
+  double best_value[kBatch], values[kNoiseSeedsPerPass * kBatch];
   for (size_t start = 0; start < n; start += kBatch) {
     const size_t count = std::min(kBatch, n - start);
     uint16_t* best = out + start;
-    // Biome by biome over the block, comparing exactly as BiomeIndexAt does point by point.
-    for (size_t k = 0; k < seeds_.size(); ++k) {
-      FractalNoise2DBatch(seeds_[k], xs + start, zs + start, count, params_.frequency,
-                          params_.octaves, k == 0 ? best_value : value, params_.lacunarity,
-                          params_.gain);
-      if (k == 0) {
-        std::fill(best, best + count, uint16_t{0});
-        continue;
-      }
-      for (size_t p = 0; p < count; ++p) {
-        if (value[p] > best_value[p]) {
-          best[p] = static_cast<uint16_t>(k);
-          best_value[p] = value[p];
+    for (size_t first = 0; first < seeds_.size(); first += kNoiseSeedsPerPass) {
+      const size_t fields = std::min(kNoiseSeedsPerPass, seeds_.size() - first);
+      FractalNoise2DMultiBatch(seeds_.data() + first, fields, xs + start, zs + start, count,
+                               params_.frequency, params_.octaves, values, params_.lacunarity,
+                               params_.gain);
+      for (size_t f = 0; f < fields; ++f) {
+        const size_t k = first + f;
+        const double* value = values + f * count;
+        if (k == 0) {
+          std::fill(best, best + count, uint16_t{0});
+          std::copy(value, value + count, best_value);
+          continue;
+        }
+        for (size_t p = 0; p < count; ++p) {
+          if (value[p] > best_value[p]) {  // Strict '>': ties keep the lower index.
+            best[p] = static_cast<uint16_t>(k);
+            best_value[p] = value[p];
+          }
         }
       }
     }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <span>
 
 #include "engine/hash.h"
 #include "engine/simd.h"
@@ -87,83 +88,48 @@ double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int o
 
 namespace {
 
-using simd::Double4;
-using simd::Int64x4;
-using simd::Uint64x4;
-
-// The batch's helpers must be inlined into each dispatch clone to be compiled for its ISA. Being
-// always inlined they never pass vectors across a call, so GCC's -Wpsabi notes about 32-byte vector
-// arguments (a different ABI with and without AVX) do not apply; engine/CMakeLists.txt turns them
-// off for this file.
+// The batch's helpers must be inlined into each variant to be compiled for its ISA. Being always
+// inlined they never pass vectors across a call, so GCC's -Wpsabi notes about 32- and 64-byte
+// vector arguments (a different ABI with and without AVX) do not apply; engine/CMakeLists.txt turns
+// them off for this file.
 #define WORLDGEN_NOISE_INLINE inline __attribute__((always_inline))
 
 // 1.5 * 2^52: adding it to |v| < 2^51 leaves v rounded to an integer in the low mantissa bits.
 constexpr double kRoundMagic = 6755399441055744.0;
 // A batch point whose scaled coordinates (x * f, z * f) stay below 2^49 in magnitude in every
-// octave has skewed coordinates below 2^51, where Floor4 is exact. Anything else (huge, infinite,
+// octave has skewed coordinates below 2^51, where Floor is exact. Anything else (huge, infinite,
 // NaN) is recomputed by the scalar path, whose float-to-integer conversion the vector code does not
 // imitate.
 constexpr double kBatchCoordinateLimit = 562949953421312.0;  // 2^49
 
-// Octaves up to this frequency (cycles per block) look gradients up through VertexGradients. Above
-// it neighbouring columns rarely share vertices within the table's reach, and hashing directly on a
-// change of triangle is faster (measured with blend_bench's BM_HeightNoise).
+// Octaves up to this frequency (cycles per block) look gradients up through VertexGradients when a
+// vector's points are too far apart for one gradient patch. Above it neighbouring columns rarely
+// share vertices within the table's reach, and hashing directly on a change of triangle is faster
+// (measured with blend_bench's BM_HeightNoise).
 constexpr double kCacheMaxFrequency = 0.5;
 
-// Points per block of a batch: the block's scratch arrays (7 KiB, and 6 KiB of VertexGradients)
-// live on the stack.
-constexpr size_t kBlock = 64;
+// A gradient patch covers 4 x 4 lattice vertices: the cells (i, j) with i - base_i, j - base_j in
+// [0, 2] and their corners. Vertex (base_i + a, base_j + b) is entry a + 4 * b.
+constexpr int kPatchSide = 4;
+constexpr int kPatchVertices = kPatchSide * kPatchSide;
+constexpr uint64_t kPatchMaxCellOffset = kPatchSide - 2;
 
-// One octave's simplex per point of a block, and the padded copy of a last, partial block.
-struct BlockScratch {
-  double x[kBlock];
-  double z[kBlock];
-  double sum[kBlock];
-  // The skewed cell, which triangle of it (-1 where the middle corner is (i + 1, j), 0 where it is
-  // (i, j + 1)), the offset to the cell's origin and the three corners' gradients.
-  uint64_t cell_i[kBlock];
-  uint64_t cell_j[kBlock];
-  int64_t x_first[kBlock];
-  double dx0[kBlock];
-  double dz0[kBlock];
-  double gx[3][kBlock];
-  double gz[3][kBlock];
+// L lanes of doubles and 64-bit integers (GCC vector extensions, like engine/simd.h's fixed-width
+// types): one AVX-512 register at 8 lanes, one AVX2 register at 4. Comparisons of D give I masks
+// (-1 true, 0 false); U is for integer arithmetic that must wrap.
+template <int L>
+struct Lanes {
+  typedef double D __attribute__((vector_size(8 * L), aligned(8)));
+  typedef int64_t I __attribute__((vector_size(8 * L), aligned(8)));
+  typedef uint64_t U __attribute__((vector_size(8 * L), aligned(8)));
 };
 
-// Gradients of recently hashed lattice vertices, direct-mapped on the low bits of (i, j). Hashing
-// is most of a simplex evaluation's cost, and at height-noise frequencies a chunk's columns touch a
-// few dozen vertices, each shared by up to six triangles and many columns, so most lookups hit.
-class VertexGradients {
- public:
-  VertexGradients() {
-    for (Entry& e : entries_) e.octave = -1;  // Matches no octave: every slot starts empty.
-  }
-
-  // Row of kGradients for vertex (i, j) of octave `octave`, whose noise seed is `seed`. Unsigned
-  // coordinates wrap exactly like SimplexNoise2D's int64 ones, without UB.
-  WORLDGEN_NOISE_INLINE const double* Get(uint64_t seed, int octave, uint64_t i, uint64_t j) {
-    Entry& e = entries_[(i & 15) | (j & 15) << 4];
-    if (e.i != i || e.j != j || e.octave != octave) {
-      e.i = i;
-      e.j = j;
-      e.octave = octave;
-      e.gradient = static_cast<uint32_t>(
-          HashCoords(seed, static_cast<int64_t>(i), static_cast<int64_t>(j)) % 24);
-    }
-    return kGradients[e.gradient];
-  }
-
- private:
-  struct Entry {
-    uint64_t i = 0;
-    uint64_t j = 0;
-    int32_t octave = -1;
-    uint32_t gradient = 0;
-  };
-  Entry entries_[256];
-};
-
-WORLDGEN_NOISE_INLINE Double4 Splat(double v) { return Double4{v, v, v, v}; }
+template <typename V, typename T>
+WORLDGEN_NOISE_INLINE V Splat(T value) {
+  V v;
+  for (size_t l = 0; l < sizeof(V) / sizeof(T); ++l) v[l] = value;
+  return v;
+}
 
 template <typename V, typename T>
 WORLDGEN_NOISE_INLINE V Load(const T* p) {
@@ -177,107 +143,357 @@ WORLDGEN_NOISE_INLINE void Store(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// The bitwise OR / AND of all lanes, by halving shuffles (log2(L) steps, no lane extraction).
+template <typename V>
+WORLDGEN_NOISE_INLINE V SwapHalves(V v, int half) {
+  constexpr int kLanes = sizeof(V) / sizeof(v[0]);
+  using Index = decltype(v < v);
+  Index index = {};
+  for (int l = 0; l < kLanes; ++l) index[l] = l ^ half;
+  return __builtin_shuffle(v, index);
+}
+
+template <typename V>
+WORLDGEN_NOISE_INLINE auto OrLanes(V v) {
+  constexpr int kLanes = sizeof(V) / sizeof(v[0]);
+  for (int half = kLanes / 2; half >= 1; half /= 2) v |= SwapHalves(v, half);
+  return v[0];
+}
+
+// True if every lane of the mask is set.
+template <int L>
+WORLDGEN_NOISE_INLINE bool AllLanes(typename Lanes<L>::I mask) {
+  for (int half = L / 2; half >= 1; half /= 2) mask &= SwapHalves(mask, half);
+  return mask[0] != 0;
+}
+
 // std::floor of each lane, and the same value as an integer; exact for |v| < 2^51. v + kRoundMagic
 // is an integer next to v (whichever way the rounding mode rounds), so subtracting the constant
 // again gives that integer exactly and one comparison corrects it down to floor(v). Its bits minus
 // the constant's bits are the same integer in two's complement.
-WORLDGEN_NOISE_INLINE Double4 Floor4(Double4 v, Uint64x4* integer) {
-  const Double4 magic = Splat(kRoundMagic);
-  const Double4 shifted = v + magic;
-  Double4 r = shifted - magic;
-  const Int64x4 rounded_up = r > v;  // -1 where true.
-  r = rounded_up ? r - Splat(1.0) : r;
-  *integer = __builtin_bit_cast(Uint64x4, shifted) - __builtin_bit_cast(Uint64x4, magic) +
-             __builtin_bit_cast(Uint64x4, rounded_up);
-  return v == Splat(0.0) ? v : r;  // The constant turns -0.0 into +0.0; std::floor keeps -0.0.
+template <int L>
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D Floor(typename Lanes<L>::D v, typename Lanes<L>::U* integer) {
+  using D = typename Lanes<L>::D;
+  using I = typename Lanes<L>::I;
+  using U = typename Lanes<L>::U;
+  const D magic = Splat<D>(kRoundMagic);
+  const D shifted = v + magic;
+  D r = shifted - magic;
+  const I rounded_up = r > v;  // -1 where true.
+  r = rounded_up ? r - Splat<D>(1.0) : r;
+  *integer = __builtin_bit_cast(U, shifted) - __builtin_bit_cast(U, magic) +
+             __builtin_bit_cast(U, rounded_up);
+  return v == Splat<D>(0.0) ? v : r;  // The constant turns -0.0 into +0.0; std::floor keeps -0.0.
 }
 
-// Corner() for four points at once. Every lane computes the contribution (its gradient is valid
-// even where it is not needed) and the comparison keeps Corner's `falloff <= 0` exit: exactly +0.0.
-WORLDGEN_NOISE_INLINE Double4 Corner4(Double4 dx, Double4 dz, Double4 gx, Double4 gz) {
-  const Double4 falloff = Splat(0.5) - dx * dx - dz * dz;
-  const Double4 f2 = falloff * falloff;
-  const Double4 contribution = f2 * f2 * (gx * dx + gz * dz);
-  return falloff <= Splat(0.0) ? Splat(0.0) : contribution;
+// The seed-independent part of one octave of SimplexNoise2D at L points: the skewed cell (i, j),
+// which triangle of it (x_first: the middle corner is (i + 1, j)), each corner's offset from the
+// point and its weight w = falloff^4, or 0 where falloff <= 0.
+//
+// A corner's contribution is then w * (gx * dx + gz * dz), the scalar's f2 * f2 * (g . d) with the
+// product f2 * f2 shared by every seed. Where the scalar returns +0.0 (falloff <= 0) this gives
+// +0.0 or -0.0; the sign of a zero never reaches FractalNoise2D's result: a zero contribution leaves
+// the simplex sum's value unchanged (up to the sign of a zero sum), clamping and scaling keep it,
+// and the fractal sum starts at +0.0, which adding either zero leaves +0.0.
+template <int L>
+struct Geometry {
+  using D = typename Lanes<L>::D;
+  using I = typename Lanes<L>::I;
+  using U = typename Lanes<L>::U;
+  U i, j;
+  I x_first;
+  D dx0, dz0, dx1, dz1, dx2, dz2;
+  D w0, w1, w2;
+};
+
+template <int L>
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D CornerWeight(typename Lanes<L>::D dx,
+                                                       typename Lanes<L>::D dz) {
+  using D = typename Lanes<L>::D;
+  const D falloff = Splat<D>(0.5) - dx * dx - dz * dz;
+  const D f2 = falloff * falloff;
+  return falloff <= Splat<D>(0.0) ? Splat<D>(0.0) : f2 * f2;
 }
 
-// One octave of SimplexNoise2D at the points (xs[l], zs[l]), l < lanes (a multiple of 4, at most
-// kBlock), added to sums[l] as FractalNoise2D adds it: sum += amplitude * noise(seed, x *
-// frequency, z * frequency). Same operations, same order.
-template <bool kCacheVertices>
-WORLDGEN_NOISE_INLINE void AddOctave(uint64_t seed, int octave, double frequency, double amplitude,
-                                     const double* xs, const double* zs, size_t lanes, double* sums,
-                                     VertexGradients* gradients, BlockScratch* s) {
-  const Double4 f = Splat(frequency);
-  // Pass 1, vector: the skewed cell, the triangle and the offset to the cell's origin.
-  for (size_t l = 0; l < lanes; l += 4) {
-    const Double4 x = Load<Double4>(xs + l) * f;
-    const Double4 z = Load<Double4>(zs + l) * f;
-    const Double4 skew = (x + z) * Splat(kSkew);
-    Uint64x4 i, j;
-    const Double4 fi = Floor4(x + skew, &i);
-    const Double4 fj = Floor4(z + skew, &j);
-    const Double4 unskew = (fi + fj) * Splat(kUnskew);
-    const Double4 dx0 = x - (fi - unskew);
-    const Double4 dz0 = z - (fj - unskew);
-    Store(s->cell_i + l, i);
-    Store(s->cell_j + l, j);
-    Store(s->x_first + l, Int64x4(dx0 > dz0));
-    Store(s->dx0 + l, dx0);
-    Store(s->dz0 + l, dz0);
+// SimplexNoise2D's geometry at the points (x * f, z * f): same operations, same order.
+template <int L>
+WORLDGEN_NOISE_INLINE void ComputeGeometry(typename Lanes<L>::D x, typename Lanes<L>::D z,
+                                           double f, Geometry<L>* g) {
+  using D = typename Lanes<L>::D;
+  const D sx = x * Splat<D>(f);
+  const D sz = z * Splat<D>(f);
+  const D skew = (sx + sz) * Splat<D>(kSkew);
+  const D fi = Floor<L>(sx + skew, &g->i);
+  const D fj = Floor<L>(sz + skew, &g->j);
+  const D unskew = (fi + fj) * Splat<D>(kUnskew);
+  const D dx0 = sx - (fi - unskew);
+  const D dz0 = sz - (fj - unskew);
+  const D zero = Splat<D>(0.0), one = Splat<D>(1.0);
+  g->x_first = dx0 > dz0;
+  g->dx0 = dx0;
+  g->dz0 = dz0;
+  g->dx1 = dx0 - (g->x_first ? one : zero) + Splat<D>(kUnskew);
+  g->dz1 = dz0 - (g->x_first ? zero : one) + Splat<D>(kUnskew);
+  g->dx2 = dx0 - one + Splat<D>(2.0 * kUnskew);
+  g->dz2 = dz0 - one + Splat<D>(2.0 * kUnskew);
+  g->w0 = CornerWeight<L>(g->dx0, g->dz0);
+  g->w1 = CornerWeight<L>(g->dx1, g->dz1);
+  g->w2 = CornerWeight<L>(g->dx2, g->dz2);
+}
+
+// One seed's SimplexNoise2D at the geometry's points given the three corners' gradients: the corner
+// sum in the scalar's order, scaled and clamped.
+template <int L>
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D SimplexValue(const Geometry<L>& g,
+                                                       typename Lanes<L>::D gx0,
+                                                       typename Lanes<L>::D gz0,
+                                                       typename Lanes<L>::D gx1,
+                                                       typename Lanes<L>::D gz1,
+                                                       typename Lanes<L>::D gx2,
+                                                       typename Lanes<L>::D gz2) {
+  using D = typename Lanes<L>::D;
+  D sum = g.w0 * (gx0 * g.dx0 + gz0 * g.dz0);
+  sum += g.w1 * (gx1 * g.dx1 + gz1 * g.dz1);
+  sum += g.w2 * (gx2 * g.dx2 + gz2 * g.dz2);
+  const D value = sum * Splat<D>(kOutputScale);
+  const D one = Splat<D>(1.0), minus_one = Splat<D>(-1.0);
+  return value > one ? one : (value < minus_one ? minus_one : value);
+}
+
+// Lanes l of table[index[l]], index in [0, 16). With kPermute the table sits in registers and one
+// (8 lanes) or two (4 lanes) two-source permutes select from it: AVX-512's vpermt2pd.
+template <int L, bool kPermute>
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D Lookup16(const double* table,
+                                                   typename Lanes<L>::I index) {
+  using D = typename Lanes<L>::D;
+  using I = typename Lanes<L>::I;
+  if constexpr (kPermute && L == 8) {
+    return __builtin_shuffle(Load<D>(table), Load<D>(table + 8), index);
+  } else if constexpr (kPermute && L == 4) {
+    const D low = __builtin_shuffle(Load<D>(table), Load<D>(table + 4), index);
+    const D high = __builtin_shuffle(Load<D>(table + 8), Load<D>(table + 12), index);
+    return (index & Splat<I>(int64_t{8})) != Splat<I>(int64_t{0}) ? high : low;
+  } else {
+    D v;
+    for (int l = 0; l < L; ++l) v[l] = table[index[l]];
+    return v;
   }
-  // Pass 2, scalar: the corners' gradients. Neighbouring points mostly lie in the same triangle, so
-  // its gradients are kept until the triangle changes.
-  uint64_t last_i = 0, last_j = 0;
-  int64_t last_x_first = 1;  // Not a mask value: the first point always looks up.
-  const double* g0 = kGradients[0];
-  const double* g1 = kGradients[0];
-  const double* g2 = kGradients[0];
-  for (size_t l = 0; l < lanes; ++l) {
-    const uint64_t i = s->cell_i[l], j = s->cell_j[l];
-    const int64_t x_first = s->x_first[l];
-    if (i != last_i || j != last_j || x_first != last_x_first) {
-      last_i = i;
-      last_j = j;
-      last_x_first = x_first;
-      const uint64_t step_i = x_first != 0 ? 1 : 0;
-      if constexpr (kCacheVertices) {
-        g0 = gradients->Get(seed, octave, i, j);
-        g1 = gradients->Get(seed, octave, i + step_i, j + (1 - step_i));
-        g2 = gradients->Get(seed, octave, i + 1, j + 1);
-      } else {
-        g0 = kGradients[HashCoords(seed, static_cast<int64_t>(i), static_cast<int64_t>(j)) % 24];
-        g1 = kGradients[HashCoords(seed, static_cast<int64_t>(i + step_i),
-                                   static_cast<int64_t>(j + (1 - step_i))) %
-                        24];
-        g2 = kGradients[HashCoords(seed, static_cast<int64_t>(i + 1), static_cast<int64_t>(j + 1)) %
-                        24];
+}
+
+// Gradients of recently hashed lattice vertices, direct-mapped on the low bits of (i, j) and the
+// seed's slot in its pass. For vectors whose points are too far apart for a patch: at height-noise
+// frequencies a chunk's columns touch a few dozen vertices, each shared by many columns.
+class VertexGradients {
+ public:
+  VertexGradients() {
+    for (Entry& e : entries_) e.tag = -1;  // Matches no (octave, slot): every slot starts empty.
+  }
+
+  // Row of kGradients for vertex (i, j) under `seed`, whose (octave, slot) is `tag` >= 0. Unsigned
+  // coordinates wrap exactly like SimplexNoise2D's int64 ones, without UB.
+  WORLDGEN_NOISE_INLINE const double* Get(uint64_t seed, int32_t tag, uint64_t i, uint64_t j) {
+    Entry& e = entries_[((i & 15) | (j & 15) << 4) ^ ((static_cast<uint64_t>(tag) * 37) & 255)];
+    if (e.i != i || e.j != j || e.tag != tag) {
+      e.i = i;
+      e.j = j;
+      e.tag = tag;
+      e.gradient = static_cast<uint32_t>(
+          HashCoords(seed, static_cast<int64_t>(i), static_cast<int64_t>(j)) % 24);
+    }
+    return kGradients[e.gradient];
+  }
+
+ private:
+  struct Entry {
+    uint64_t i = 0;
+    uint64_t j = 0;
+    int32_t tag = -1;
+    uint32_t gradient = 0;
+  };
+  Entry entries_[256];
+};
+
+// The gradients of one pass's seeds at the vertices of a 4 x 4 patch, hashed lazily: `built` has
+// bit e set once entry e holds every seed's gradient.
+struct GradientPatch {
+  bool placed = false;
+  uint64_t base_i = 0, base_j = 0;
+  uint32_t built = 0;
+  alignas(64) double gx[kNoiseSeedsPerPass][kPatchVertices];
+  alignas(64) double gz[kNoiseSeedsPerPass][kPatchVertices];
+};
+
+// One pass: FractalNoise2D of seeds[0..seed_count) (at most kNoiseSeedsPerPass) at every point,
+// out[s * stride + k] for point k, before the division by the amplitude total (which the caller
+// applies). Octave by octave over all points, so each octave's patch serves every point.
+template <int L, bool kPermute>
+WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_count,
+                                           const double* xs, const double* zs, size_t n,
+                                           double frequency, int octaves, double max_frequency,
+                                           double lacunarity, double gain, double* out,
+                                           size_t stride, VertexGradients* cache) {
+  using D = typename Lanes<L>::D;
+  using I = typename Lanes<L>::I;
+  using U = typename Lanes<L>::U;
+  for (size_t s = 0; s < seed_count; ++s) {
+    for (size_t k = 0; k < n; ++k) out[s * stride + k] = 0.0;
+  }
+  // The last, partial vector's points, padded with copies of its first point.
+  double tail_x[L], tail_z[L];
+  const size_t tail_start = n / L * L;
+  for (size_t l = 0; l < static_cast<size_t>(L); ++l) {
+    const size_t k = tail_start + l < n ? tail_start + l : tail_start;
+    tail_x[l] = k < n ? xs[k] : 0.0;
+    tail_z[l] = k < n ? zs[k] : 0.0;
+  }
+  GradientPatch patch;
+  uint64_t octave_seeds[kNoiseSeedsPerPass];
+  double amplitude = 1.0;
+  double f = frequency;
+  for (int octave = 0; octave < octaves; ++octave) {
+    for (size_t s = 0; s < seed_count; ++s) {
+      octave_seeds[s] = DeriveSeed(seeds[s], static_cast<uint64_t>(octave));
+    }
+    patch.placed = false;
+    const D a = Splat<D>(amplitude);
+    for (size_t start = 0; start < n; start += L) {
+      const size_t count = n - start < static_cast<size_t>(L) ? n - start : L;
+      D x = count == L ? Load<D>(xs + start) : Load<D>(tail_x);
+      D z = count == L ? Load<D>(zs + start) : Load<D>(tail_z);
+      Geometry<L> g;
+      ComputeGeometry<L>(x, z, f, &g);
+      bool in_patch = patch.placed &&
+                      AllLanes<L>((g.i - patch.base_i <= kPatchMaxCellOffset) &
+                                  (g.j - patch.base_j <= kPatchMaxCellOffset));
+      for (int attempt = 0; !in_patch && attempt < 2; ++attempt) {
+        // Move the patch to this vector's lowest cell if its cells span at most 3 x 3.
+        int64_t min_i = static_cast<int64_t>(g.i[0]), max_i = min_i;
+        int64_t min_j = static_cast<int64_t>(g.j[0]), max_j = min_j;
+        for (int l = 1; l < L; ++l) {
+          const int64_t i = static_cast<int64_t>(g.i[l]), j = static_cast<int64_t>(g.j[l]);
+          min_i = i < min_i ? i : min_i;
+          max_i = i > max_i ? i : max_i;
+          min_j = j < min_j ? j : min_j;
+          max_j = j > max_j ? j : max_j;
+        }
+        if (static_cast<uint64_t>(max_i) - static_cast<uint64_t>(min_i) <= kPatchMaxCellOffset &&
+            static_cast<uint64_t>(max_j) - static_cast<uint64_t>(min_j) <= kPatchMaxCellOffset) {
+          patch.placed = true;
+          patch.base_i = static_cast<uint64_t>(min_i);
+          patch.base_j = static_cast<uint64_t>(min_j);
+          patch.built = 0;
+          in_patch = true;
+          break;
+        }
+        if (attempt == 1) break;
+        // Points outside the vector range (whose results the scalar path replaces) have arbitrary
+        // cells; give them an in-range point of the vector (or the origin) and retry.
+        const D limit = Splat<D>(kBatchCoordinateLimit);
+        const D mx = x * Splat<D>(max_frequency), mz = z * Splat<D>(max_frequency);
+        const I in_range = (mx < limit) & (mx > -limit) & (mz < limit) & (mz > -limit);
+        if (AllLanes<L>(in_range)) break;
+        double px = 0.0, pz = 0.0;
+        for (int l = L - 1; l >= 0; --l) {
+          if (in_range[l] != 0) {
+            px = x[l];
+            pz = z[l];
+          }
+        }
+        x = in_range ? x : Splat<D>(px);
+        z = in_range ? z : Splat<D>(pz);
+        ComputeGeometry<L>(x, z, f, &g);
+      }
+      // Each lane's corners as patch entries, and the entries' gradients hashed where missing.
+      I l0 = Splat<I>(int64_t{0}), l1 = l0, l2 = l0;
+      if (in_patch) {
+        l0 = __builtin_bit_cast(I, (g.i - patch.base_i) + ((g.j - patch.base_j) << 2));
+        l1 = l0 + (g.x_first ? Splat<I>(int64_t{1}) : Splat<I>(int64_t{kPatchSide}));
+        l2 = l0 + Splat<I>(int64_t{kPatchSide + 1});
+        const U one = Splat<U>(uint64_t{1});
+        const U bits = (one << __builtin_bit_cast(U, l0)) | (one << __builtin_bit_cast(U, l1)) |
+                       (one << __builtin_bit_cast(U, l2));
+        const uint64_t needed = OrLanes(bits);
+        uint32_t missing = static_cast<uint32_t>(needed) & ~patch.built;
+        patch.built |= missing;
+        while (missing != 0) {
+          const int e = __builtin_ctz(missing);
+          missing &= missing - 1;
+          const int64_t vi =
+              static_cast<int64_t>(patch.base_i + static_cast<uint64_t>(e % kPatchSide));
+          const int64_t vj =
+              static_cast<int64_t>(patch.base_j + static_cast<uint64_t>(e / kPatchSide));
+          for (size_t t = 0; t < seed_count; ++t) {
+            const double* gradient = kGradients[HashCoords(octave_seeds[t], vi, vj) % 24];
+            patch.gx[t][e] = gradient[0];
+            patch.gz[t][e] = gradient[1];
+          }
+        }
+      }
+      for (size_t s = 0; s < seed_count; ++s) {
+        D value;
+        if (in_patch) {
+          const double* gx = patch.gx[s];
+          const double* gz = patch.gz[s];
+          value = SimplexValue<L>(g, Lookup16<L, kPermute>(gx, l0), Lookup16<L, kPermute>(gz, l0),
+                                  Lookup16<L, kPermute>(gx, l1), Lookup16<L, kPermute>(gz, l1),
+                                  Lookup16<L, kPermute>(gx, l2), Lookup16<L, kPermute>(gz, l2));
+        } else {
+          // Points too far apart for a patch: each lane's corners, reusing the previous lane's
+          // gradients while the triangle stays the same.
+          alignas(64) double gx[3][L], gz[3][L];
+          const int32_t tag = octave * static_cast<int32_t>(kNoiseSeedsPerPass) + static_cast<int32_t>(s);
+          const uint64_t seed = octave_seeds[s];
+          const bool cached = std::fabs(f) <= kCacheMaxFrequency;
+          uint64_t last_i = 0, last_j = 0;
+          int64_t last_x_first = 1;  // Not a mask value: the first lane always looks up.
+          const double* g0 = kGradients[0];
+          const double* g1 = kGradients[0];
+          const double* g2 = kGradients[0];
+          for (int l = 0; l < L; ++l) {
+            const uint64_t i = g.i[l], j = g.j[l];
+            const int64_t x_first = g.x_first[l];
+            if (i != last_i || j != last_j || x_first != last_x_first) {
+              last_i = i;
+              last_j = j;
+              last_x_first = x_first;
+              const uint64_t step_i = x_first != 0 ? 1 : 0;
+              const uint64_t i1 = i + step_i, j1 = j + (1 - step_i);
+              if (cached) {
+                g0 = cache->Get(seed, tag, i, j);
+                g1 = cache->Get(seed, tag, i1, j1);
+                g2 = cache->Get(seed, tag, i + 1, j + 1);
+              } else {
+                g0 = kGradients[HashCoords(seed, static_cast<int64_t>(i), static_cast<int64_t>(j)) % 24];
+                g1 = kGradients[HashCoords(seed, static_cast<int64_t>(i1), static_cast<int64_t>(j1)) % 24];
+                g2 = kGradients[HashCoords(seed, static_cast<int64_t>(i + 1),
+                                           static_cast<int64_t>(j + 1)) % 24];
+              }
+            }
+            gx[0][l] = g0[0];
+            gz[0][l] = g0[1];
+            gx[1][l] = g1[0];
+            gz[1][l] = g1[1];
+            gx[2][l] = g2[0];
+            gz[2][l] = g2[1];
+          }
+          value = SimplexValue<L>(g, Load<D>(gx[0]), Load<D>(gz[0]), Load<D>(gx[1]),
+                                  Load<D>(gz[1]), Load<D>(gx[2]), Load<D>(gz[2]));
+        }
+        // FractalNoise2D's sum += amplitude * noise.
+        double* sum = out + s * stride + start;
+        if (count == L) {
+          Store(sum, Load<D>(sum) + a * value);
+        } else {
+          double partial[L] = {};
+          std::memcpy(partial, sum, count * sizeof(double));
+          const D updated = Load<D>(partial) + a * value;
+          std::memcpy(partial, &updated, sizeof partial);
+          std::memcpy(sum, partial, count * sizeof(double));
+        }
       }
     }
-    s->gx[0][l] = g0[0];
-    s->gz[0][l] = g0[1];
-    s->gx[1][l] = g1[0];
-    s->gz[1][l] = g1[1];
-    s->gx[2][l] = g2[0];
-    s->gz[2][l] = g2[1];
-  }
-  // Pass 3, vector: the three corners, clamped and scaled, into the fractal sum.
-  const Double4 zero = Splat(0.0), one = Splat(1.0), minus_one = Splat(-1.0);
-  const Double4 a = Splat(amplitude);
-  for (size_t l = 0; l < lanes; l += 4) {
-    const Double4 dx0 = Load<Double4>(s->dx0 + l);
-    const Double4 dz0 = Load<Double4>(s->dz0 + l);
-    const Int64x4 x_first = Load<Int64x4>(s->x_first + l);
-    const Double4 dx1 = dx0 - (x_first ? one : zero) + Splat(kUnskew);
-    const Double4 dz1 = dz0 - (x_first ? zero : one) + Splat(kUnskew);
-    const Double4 dx2 = dx0 - one + Splat(2.0 * kUnskew);
-    const Double4 dz2 = dz0 - one + Splat(2.0 * kUnskew);
-    Double4 sum = Corner4(dx0, dz0, Load<Double4>(s->gx[0] + l), Load<Double4>(s->gz[0] + l));
-    sum += Corner4(dx1, dz1, Load<Double4>(s->gx[1] + l), Load<Double4>(s->gz[1] + l));
-    sum += Corner4(dx2, dz2, Load<Double4>(s->gx[2] + l), Load<Double4>(s->gz[2] + l));
-    Double4 value = sum * Splat(kOutputScale);
-    value = value > one ? one : (value < minus_one ? minus_one : value);
-    Store(sums + l, Load<Double4>(sums + l) + a * value);
+    amplitude *= gain;
+    f *= lacunarity;
   }
 }
 
@@ -286,18 +502,11 @@ WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double z, double max_frequency
          std::fabs(z * max_frequency) < kBatchCoordinateLimit;  // False for NaN.
 }
 
-// Octave by octave over the whole batch, so each octave's vertex gradients serve every point.
-WORLDGEN_NOISE_INLINE void FractalNoiseBatch(uint64_t seed, const double* xs, const double* zs,
-                                             size_t n, double frequency, int octaves, double* out,
-                                             double lacunarity, double gain) {
-  if (octaves < 1) {  // Outside the contract; whatever the scalar code answers.
-    for (size_t k = 0; k < n; ++k) {
-      out[k] = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
-    }
-    return;
-  }
+template <int L, bool kPermute>
+WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
+                                      const double* zs, size_t n, double frequency, int octaves,
+                                      double* out, double lacunarity, double gain) {
   // The divisor and the largest octave frequency, computed as FractalNoise2D computes them.
-  // A NaN frequency stays NaN, so every point takes the scalar path.
   double amplitude_total = 0.0, max_frequency = std::fabs(frequency);
   {
     double amplitude = 1.0, f = frequency;
@@ -308,63 +517,109 @@ WORLDGEN_NOISE_INLINE void FractalNoiseBatch(uint64_t seed, const double* xs, co
       f *= lacunarity;
     }
   }
-  BlockScratch s;
-  VertexGradients gradients;
-  for (size_t k = 0; k < n; ++k) out[k] = 0.0;  // `out` holds the fractal sums until the end.
-  double amplitude = 1.0;
-  double f = frequency;
-  for (int octave = 0; octave < octaves; ++octave) {
-    const uint64_t octave_seed = DeriveSeed(seed, static_cast<uint64_t>(octave));
-    for (size_t start = 0; start < n; start += kBlock) {
-      const size_t count = n - start < kBlock ? n - start : kBlock;
-      const size_t lanes = (count + 3) & ~size_t{3};
-      const double* x = xs + start;
-      const double* z = zs + start;
-      double* sum = out + start;
-      if (lanes != count) {  // The last block, padded to whole vectors with points (0, 0).
-        for (size_t l = 0; l < lanes; ++l) {
-          s.x[l] = l < count ? x[l] : 0.0;
-          s.z[l] = l < count ? z[l] : 0.0;
-          s.sum[l] = l < count ? sum[l] : 0.0;
-        }
-        x = s.x;
-        z = s.z;
-        sum = s.sum;
-      }
-      if (std::fabs(f) <= kCacheMaxFrequency) {
-        AddOctave<true>(octave_seed, octave, f, amplitude, x, z, lanes, sum, &gradients, &s);
-      } else {
-        AddOctave<false>(octave_seed, octave, f, amplitude, x, z, lanes, sum, &gradients, &s);
-      }
-      if (sum == s.sum) {
-        for (size_t l = 0; l < count; ++l) out[start + l] = s.sum[l];
+  // Outside the contract (no octaves), or no point can be in range (a NaN or infinite frequency):
+  // whatever the scalar code answers.
+  if (octaves < 1 || !(max_frequency <= 1.7976931348623157e308)) {
+    for (size_t s = 0; s < seed_count; ++s) {
+      for (size_t k = 0; k < n; ++k) {
+        out[s * n + k] = FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain);
       }
     }
-    amplitude *= gain;
-    f *= lacunarity;
+    return;
   }
+  for (size_t first = 0; first < seed_count; first += kNoiseSeedsPerPass) {
+    VertexGradients cache;  // Its tags name a seed by its slot in the pass.
+    const size_t count =
+        seed_count - first < kNoiseSeedsPerPass ? seed_count - first : kNoiseSeedsPerPass;
+    double* sums = out + first * n;
+    FractalSumsPass<L, kPermute>(seeds + first, count, xs, zs, n, frequency, octaves, max_frequency,
+                                 lacunarity, gain, sums, n, &cache);
+    // FractalNoise2D's sum / amplitude_total, vector by vector.
+    using D = typename Lanes<L>::D;
+    const D total = Splat<D>(amplitude_total);
+    size_t k = 0;
+    for (; k + L <= count * n; k += L) Store(sums + k, Load<D>(sums + k) / total);
+    for (; k < count * n; ++k) sums[k] = sums[k] / amplitude_total;
+  }
+  // Points outside the vector range got an arbitrary (but UB-free) result; the scalar one replaces
+  // it.
   for (size_t k = 0; k < n; ++k) {
-    // The octave of the largest frequency decides the range. Points outside it got an arbitrary
-    // (but UB-free) vector result; the scalar one replaces it.
-    out[k] = InBatchRange(xs[k], zs[k], max_frequency)
-                 ? out[k] / amplitude_total
-                 : FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
+    if (InBatchRange(xs[k], zs[k], max_frequency)) continue;
+    for (size_t s = 0; s < seed_count; ++s) {
+      out[s * n + k] = FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain);
+    }
   }
+}
+
+#if WORLDGEN_SIMD_DISPATCH
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void MultiBatchAvx512(
+    const uint64_t* seeds, size_t seed_count, const double* xs, const double* zs, size_t n,
+    double frequency, int octaves, double* out, double lacunarity, double gain) {
+  MultiBatch<8, true>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+}
+__attribute__((target("avx512f,avx512dq,avx512vl"))) void MultiBatchAvx512Half(
+    const uint64_t* seeds, size_t seed_count, const double* xs, const double* zs, size_t n,
+    double frequency, int octaves, double* out, double lacunarity, double gain) {
+  MultiBatch<4, true>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+}
+__attribute__((target("avx2"))) void MultiBatchAvx2(const uint64_t* seeds, size_t seed_count,
+                                                    const double* xs, const double* zs, size_t n,
+                                                    double frequency, int octaves, double* out,
+                                                    double lacunarity, double gain) {
+  MultiBatch<4, false>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+}
+#endif
+void MultiBatchBaseline(const uint64_t* seeds, size_t seed_count, const double* xs,
+                        const double* zs, size_t n, double frequency, int octaves, double* out,
+                        double lacunarity, double gain) {
+  MultiBatch<4, false>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+}
+
+bool CpuHasAvx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
+}
+
+const NoiseBatchVariant* Variants() {
+  static const NoiseBatchVariant variants[] = {
+#if WORLDGEN_SIMD_DISPATCH
+      {"avx512", CpuHasAvx512(), &MultiBatchAvx512},
+      {"avx512-4lane", CpuHasAvx512(), &MultiBatchAvx512Half},
+      {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
+#endif
+      {"baseline", true, &MultiBatchBaseline},
+  };
+  return variants;
+}
+
+constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 4 : 1;
+
+const NoiseBatchVariant& Dispatched() {
+  static const NoiseBatchVariant* chosen = [] {
+    for (size_t v = 0; v < kVariantCount; ++v) {
+      if (Variants()[v].supported) return &Variants()[v];
+    }
+    return &Variants()[kVariantCount - 1];
+  }();
+  return *chosen;
 }
 
 }  // namespace
 
-WORLDGEN_TARGET_CLONES
+void FractalNoise2DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
+                              const double* zs, size_t n, double frequency, int octaves,
+                              double* out, double lacunarity, double gain) {
+  Dispatched().run(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+}
+
 void FractalNoise2DBatch(uint64_t seed, const double* xs, const double* zs, size_t n,
                          double frequency, int octaves, double* out, double lacunarity,
                          double gain) {
-  FractalNoiseBatch(seed, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+  Dispatched().run(&seed, 1, xs, zs, n, frequency, octaves, out, lacunarity, gain);
 }
 
-void FractalNoise2DBatchBaseline(uint64_t seed, const double* xs, const double* zs, size_t n,
-                                 double frequency, int octaves, double* out, double lacunarity,
-                                 double gain) {
-  FractalNoiseBatch(seed, xs, zs, n, frequency, octaves, out, lacunarity, gain);
-}
+std::span<const NoiseBatchVariant> NoiseBatchVariants() { return {Variants(), kVariantCount}; }
+
+const char* DispatchedNoiseBatchVariant() { return Dispatched().name; }
 
 }  // namespace worldgen

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace worldgen {
 
@@ -23,19 +24,39 @@ double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int o
                       double lacunarity = 2.0, double gain = 0.5);
 
 // FractalNoise2D at n points: out[k] = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves,
-// lacunarity, gain) bit for bit, for every input (non-finite and huge coordinates included). Vectorized across points,
-// AVX2 with runtime dispatch and an SSE2 baseline. Gradient hashes are reused between consecutive
-// points in the same simplex and between nearby points, so runs of neighbouring points (rows of
-// columns) are the cheapest input. `out` must not overlap `xs` or `zs`.
+// lacunarity, gain) bit for bit, for every input (non-finite and huge coordinates included).
+// FractalNoise2DMultiBatch with one seed. `out` must not overlap `xs` or `zs`.
 void FractalNoise2DBatch(uint64_t seed, const double* xs, const double* zs, size_t n,
                          double frequency, int octaves, double* out, double lacunarity = 2.0,
                          double gain = 0.5);
 
-// FractalNoise2DBatch compiled for baseline x86-64 only: what the dispatcher runs on a CPU without
-// AVX2 (and under ThreadSanitizer). Exposed so tests check that variant on any machine.
-void FractalNoise2DBatchBaseline(uint64_t seed, const double* xs, const double* zs, size_t n,
-                                 double frequency, int octaves, double* out,
-                                 double lacunarity = 2.0, double gain = 0.5);
+// Seeds whose fields FractalNoise2DMultiBatch computes in one pass over the points; more seeds are
+// processed in passes of this many.
+inline constexpr size_t kNoiseSeedsPerPass = 8;
+
+// FractalNoise2D of several seeds sharing frequency, octaves, lacunarity and gain, at n points:
+// out[s * n + k] = FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain)
+// bit for bit, for every input. The simplex geometry (cell, triangle, corner offsets and falloffs) of
+// a point does not depend on the seed, so it is computed once per octave for up to
+// kNoiseSeedsPerPass seeds; each seed adds only its gradients. Vectorized across points (8 lanes
+// with AVX-512, AVX2 and an SSE2 baseline, chosen at startup). Gradients are looked up per 4x4
+// patch of lattice vertices shared by neighbouring points, so runs of nearby points (rows of columns,
+// cache tiles) are the cheapest input. `out` (seed_count * n doubles) must not overlap the inputs.
+void FractalNoise2DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
+                              const double* zs, size_t n, double frequency, int octaves,
+                              double* out, double lacunarity = 2.0, double gain = 0.5);
+
+// The compiled variants of FractalNoise2DMultiBatch, best first; the dispatcher runs the first one
+// the CPU supports. Exposed so tests check every variant the machine can run.
+struct NoiseBatchVariant {
+  const char* name;
+  bool supported;
+  void (*run)(const uint64_t* seeds, size_t seed_count, const double* xs, const double* zs,
+              size_t n, double frequency, int octaves, double* out, double lacunarity,
+              double gain);
+};
+std::span<const NoiseBatchVariant> NoiseBatchVariants();
+const char* DispatchedNoiseBatchVariant();
 
 }  // namespace worldgen
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <ios>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "engine/hash.h"
@@ -65,16 +66,29 @@ TEST(NoiseTest, FractalNoiseStaysInRange) {
   }
 }
 
-// FractalNoise2DBatch is checked against FractalNoise2D (the scalar reference) in both of its
-// variants: the dispatched one (the AVX2 clone on a CPU that has AVX2) and the baseline build.
-using BatchFunction = void (*)(uint64_t, const double*, const double*, size_t, double, int,
-                               double*, double, double);
-struct BatchVariant {
-  const char* name;
-  BatchFunction function;
-};
-const BatchVariant kBatchVariants[] = {{"dispatched", &FractalNoise2DBatch},
-                                       {"baseline", &FractalNoise2DBatchBaseline}};
+// The batches are checked against FractalNoise2D (the scalar reference) in every compiled variant
+// this CPU can run, and through the dispatcher (FractalNoise2DBatch / FractalNoise2DMultiBatch).
+using BatchVariant = NoiseBatchVariant;
+
+std::vector<BatchVariant> RunnableVariants() {
+  std::vector<BatchVariant> variants = {{"dispatched", true, &FractalNoise2DMultiBatch}};
+  for (const NoiseBatchVariant& v : NoiseBatchVariants()) {
+    if (v.supported) variants.push_back(v);
+  }
+  return variants;
+}
+const std::vector<BatchVariant> kBatchVariants = RunnableVariants();
+
+TEST(NoiseTest, EveryVariantIsTestedAndTheBaselineRunsEverywhere) {
+  ASSERT_FALSE(NoiseBatchVariants().empty());
+  EXPECT_STREQ(NoiseBatchVariants().back().name, "baseline");
+  EXPECT_TRUE(NoiseBatchVariants().back().supported);
+  bool dispatched_known = false;
+  for (const NoiseBatchVariant& v : NoiseBatchVariants()) {
+    dispatched_known |= std::string(v.name) == DispatchedNoiseBatchVariant();
+  }
+  EXPECT_TRUE(dispatched_known) << DispatchedNoiseBatchVariant();
+}
 
 uint64_t Bits(double v) {
   uint64_t bits;
@@ -97,7 +111,7 @@ double Unit(uint64_t k, uint64_t stream) {
   const size_t n = xs.size();
   const double guard = 12345.0;  // One slot past the end: the batch must not write there.
   std::vector<double> out(n + 1, guard);
-  variant.function(seed, xs.data(), zs.data(), n, frequency, octaves, out.data(), lacunarity, gain);
+  variant.run(&seed, 1, xs.data(), zs.data(), n, frequency, octaves, out.data(), lacunarity, gain);
   for (size_t k = 0; k < n; ++k) {
     const double expected = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
     if (Bits(out[k]) != Bits(expected)) {
@@ -283,6 +297,81 @@ TEST(NoiseTest, DefaultLacunarityAndGainAreTwoAndOneHalf) {
   }
   EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.5, 0.5), FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
   EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.0, 0.7), FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
+}
+
+// Several seeds in one call: each seed's block of the output is its own FractalNoise2D, bit for
+// bit, for seed counts below, at and above one pass (kNoiseSeedsPerPass), every point kind, runs of
+// neighbouring points and odd values (NaN, infinities, huge, -0.0) among them.
+::testing::AssertionResult MultiBatchMatchesScalar(const BatchVariant& variant,
+                                                   const std::vector<uint64_t>& seeds,
+                                                   const std::vector<double>& xs,
+                                                   const std::vector<double>& zs, double frequency,
+                                                   int octaves, double lacunarity, double gain) {
+  const size_t n = xs.size();
+  const double guard = -777.0;
+  std::vector<double> out(seeds.size() * n + 1, guard);
+  variant.run(seeds.data(), seeds.size(), xs.data(), zs.data(), n, frequency, octaves, out.data(),
+              lacunarity, gain);
+  for (size_t s = 0; s < seeds.size(); ++s) {
+    for (size_t k = 0; k < n; ++k) {
+      const double expected =
+          FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain);
+      if (Bits(out[s * n + k]) != Bits(expected)) {
+        return ::testing::AssertionFailure()
+               << std::hexfloat << variant.name << ": seed " << s << " of " << seeds.size()
+               << ", point " << k << " of " << n << " (" << xs[k] << ", " << zs[k]
+               << "), frequency " << frequency << ", octaves " << octaves << ": batch "
+               << out[s * n + k] << ", scalar " << expected;
+      }
+    }
+  }
+  if (Bits(out[seeds.size() * n]) != Bits(guard)) {
+    return ::testing::AssertionFailure() << variant.name << " wrote past the end";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(NoiseTest, MultiBatchEqualsScalarForEverySeed) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const double odd[] = {nan, inf, -inf, 1e300, -0.0, 0x1p60};
+  const double settings[][4] = {  // frequency, octaves, lacunarity, gain
+      {0.00173, 3, 2.0, 0.5}, {0.01, 4, 2.0, 0.5}, {0.2, 2, 2.0, 0.5},
+      {0.9, 3, 1.7, 0.6},     {3.7, 1, 2.0, 0.5},  {0.004, 5, 2.7, 0.62}};
+  std::vector<double> xs, zs;
+  uint64_t trial = 9000;
+  for (const BatchVariant& variant : kBatchVariants) {
+    for (size_t seed_count : {1u, 2u, 4u, 7u, 8u, 9u, 17u}) {
+      std::vector<uint64_t> seeds(seed_count);
+      for (size_t s = 0; s < seed_count; ++s) seeds[s] = HashCoords(seed_count, 3, static_cast<int64_t>(s));
+      for (const auto& setting : settings) {
+        for (size_t n : {0u, 1u, 7u, 8u, 13u, 64u, 256u, 300u}) {
+          for (int kind = 0; kind < 6; ++kind) {
+            ++trial;
+            if (kind < 4) {
+              MakePoints(kind, n, trial, &xs, &zs);
+            } else {  // A tile of jittered lattice points, some of them odd (kind 5).
+              xs.resize(n);
+              zs.resize(n);
+              const double x0 = std::floor((2.0 * Unit(trial, 20) - 1.0) * 1e6);
+              const double z0 = std::floor((2.0 * Unit(trial, 21) - 1.0) * 1e6);
+              for (size_t k = 0; k < n; ++k) {
+                xs[k] = x0 + 8.0 * static_cast<double>(k % 16) + 3.0 * Unit(trial * 512 + k, 22);
+                zs[k] = z0 + 8.0 * static_cast<double>(k / 16) + 3.0 * Unit(trial * 512 + k, 23);
+                if (kind == 5 && HashCoords(trial, static_cast<int64_t>(k), 24) % 29 == 0) {
+                  (k % 2 == 0 ? xs : zs)[k] = odd[HashCoords(trial, static_cast<int64_t>(k), 25) % 6];
+                }
+              }
+            }
+            ASSERT_TRUE(MultiBatchMatchesScalar(variant, seeds, xs, zs, setting[0],
+                                                static_cast<int>(setting[1]), setting[2],
+                                                setting[3]))
+                << "kind " << kind;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(NoiseTest, BatchOfZeroOctavesMatchesScalar) {
