@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <immintrin.h>
+#include <optional>
 #include <span>
 
 #include "engine/hash.h"
@@ -124,6 +126,14 @@ struct Lanes {
   typedef uint64_t U __attribute__((vector_size(8 * L), aligned(8)));
 };
 
+// The instruction sets the batch is compiled for. kAvx512 uses 8 lanes and a few AVX-512
+// instructions the vector extensions do not express (floor, double-to-integer, mask tests); the
+// others use 4 lanes and portable code only.
+enum class Isa { kBaseline, kAvx2, kAvx512 };
+
+template <Isa kIsa>
+inline constexpr int kLanesOf = kIsa == Isa::kAvx512 ? 8 : 4;
+
 template <typename V, typename T>
 WORLDGEN_NOISE_INLINE V Splat(T value) {
   V v;
@@ -143,27 +153,34 @@ WORLDGEN_NOISE_INLINE void Store(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-// The bitwise OR / AND of all lanes, by halving shuffles (log2(L) steps, no lane extraction).
-template <typename V>
-WORLDGEN_NOISE_INLINE V SwapHalves(V v, int half) {
-  constexpr int kLanes = sizeof(V) / sizeof(v[0]);
+// v with lane l moved to lane l ^ kHalf: one step of a reduction over the lanes.
+template <int kHalf, typename V>
+WORLDGEN_NOISE_INLINE V SwapHalves(V v) {
   using Index = decltype(v < v);
-  Index index = {};
-  for (int l = 0; l < kLanes; ++l) index[l] = l ^ half;
-  return __builtin_shuffle(v, index);
+  if constexpr (sizeof(V) / sizeof(v[0]) == 8) {
+    return __builtin_shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf, 4 ^ kHalf,
+                                      5 ^ kHalf, 6 ^ kHalf, 7 ^ kHalf});
+  } else {
+    static_assert(sizeof(V) / sizeof(v[0]) == 4);
+    return __builtin_shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf});
+  }
 }
 
+// The bitwise OR of all lanes, by halving shuffles (no lane extraction).
 template <typename V>
 WORLDGEN_NOISE_INLINE auto OrLanes(V v) {
-  constexpr int kLanes = sizeof(V) / sizeof(v[0]);
-  for (int half = kLanes / 2; half >= 1; half /= 2) v |= SwapHalves(v, half);
+  if constexpr (sizeof(V) / sizeof(v[0]) == 8) v |= SwapHalves<4>(v);
+  v |= SwapHalves<2>(v);
+  v |= SwapHalves<1>(v);
   return v[0];
 }
 
 // True if every lane of the mask is set.
-template <int L>
-WORLDGEN_NOISE_INLINE bool AllLanes(typename Lanes<L>::I mask) {
-  for (int half = L / 2; half >= 1; half /= 2) mask &= SwapHalves(mask, half);
+template <typename V>
+WORLDGEN_NOISE_INLINE bool AllLanes(V mask) {
+  if constexpr (sizeof(V) / sizeof(mask[0]) == 8) mask &= SwapHalves<4>(mask);
+  mask &= SwapHalves<2>(mask);
+  mask &= SwapHalves<1>(mask);
   return mask[0] != 0;
 }
 
@@ -185,6 +202,30 @@ WORLDGEN_NOISE_INLINE typename Lanes<L>::D Floor(typename Lanes<L>::D v, typenam
              __builtin_bit_cast(U, rounded_up);
   return v == Splat<D>(0.0) ? v : r;  // The constant turns -0.0 into +0.0; std::floor keeps -0.0.
 }
+
+#if WORLDGEN_SIMD_DISPATCH
+// AVX-512 forms of Floor and of the patch test, for the AVX-512 variant only. Not always_inline:
+// the generic helpers that call them are compiled for the baseline target, where GCC refuses to
+// force them in; the variant is `flatten`, which inlines them once everything sits in its body.
+#define WORLDGEN_NOISE_AVX512 inline __attribute__((target("avx512f,avx512dq,avx512vl")))
+
+// std::floor of each lane (vrndscalepd rounds toward -infinity exactly, keeping -0.0) and the same
+// value as an integer (exact: it is an integer below 2^51 in range; 2^63 as bits otherwise).
+WORLDGEN_NOISE_AVX512 Lanes<8>::D Floor8(Lanes<8>::D v, Lanes<8>::U* integer) {
+  const __m512d x = __builtin_bit_cast(__m512d, v);
+  // The masked form with every lane selected: the unmasked one trips GCC 12's uninitialized warning.
+  const __m512d r = _mm512_mask_roundscale_pd(x, 0xff, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  *integer = __builtin_bit_cast(Lanes<8>::U, _mm512_cvttpd_epi64(r));
+  return __builtin_bit_cast(Lanes<8>::D, r);
+}
+
+// True if every lane has di <= limit and dj <= limit (unsigned).
+WORLDGEN_NOISE_AVX512 bool AllWithin8(Lanes<8>::U di, Lanes<8>::U dj, uint64_t limit) {
+  const __m512i l = _mm512_set1_epi64(static_cast<long long>(limit));
+  return (_mm512_cmple_epu64_mask(__builtin_bit_cast(__m512i, di), l) &
+          _mm512_cmple_epu64_mask(__builtin_bit_cast(__m512i, dj), l)) == 0xff;
+}
+#endif
 
 // The seed-independent part of one octave of SimplexNoise2D at L points: the skewed cell (i, j),
 // which triangle of it (x_first: the middle corner is (i + 1, j)), each corner's offset from the
@@ -216,15 +257,24 @@ WORLDGEN_NOISE_INLINE typename Lanes<L>::D CornerWeight(typename Lanes<L>::D dx,
 }
 
 // SimplexNoise2D's geometry at the points (x * f, z * f): same operations, same order.
-template <int L>
+template <Isa kIsa, int L = kLanesOf<kIsa>>
 WORLDGEN_NOISE_INLINE void ComputeGeometry(typename Lanes<L>::D x, typename Lanes<L>::D z,
                                            double f, Geometry<L>* g) {
   using D = typename Lanes<L>::D;
   const D sx = x * Splat<D>(f);
   const D sz = z * Splat<D>(f);
   const D skew = (sx + sz) * Splat<D>(kSkew);
-  const D fi = Floor<L>(sx + skew, &g->i);
-  const D fj = Floor<L>(sz + skew, &g->j);
+  D fi, fj;
+#if WORLDGEN_SIMD_DISPATCH
+  if constexpr (kIsa == Isa::kAvx512) {
+    fi = Floor8(sx + skew, &g->i);
+    fj = Floor8(sz + skew, &g->j);
+  } else
+#endif
+  {
+    fi = Floor<L>(sx + skew, &g->i);
+    fj = Floor<L>(sz + skew, &g->j);
+  }
   const D unskew = (fi + fj) * Splat<D>(kUnskew);
   const D dx0 = sx - (fi - unskew);
   const D dz0 = sz - (fj - unskew);
@@ -326,12 +376,14 @@ struct GradientPatch {
 // One pass: FractalNoise2D of seeds[0..seed_count) (at most kNoiseSeedsPerPass) at every point,
 // out[s * stride + k] for point k, before the division by the amplitude total (which the caller
 // applies). Octave by octave over all points, so each octave's patch serves every point.
-template <int L, bool kPermute>
+template <Isa kIsa>
 WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_count,
                                            const double* xs, const double* zs, size_t n,
                                            double frequency, int octaves, double max_frequency,
                                            double lacunarity, double gain, double* out,
-                                           size_t stride, VertexGradients* cache) {
+                                           size_t stride, std::optional<VertexGradients>* cache) {
+  constexpr int L = kLanesOf<kIsa>;
+  constexpr bool kPermute = kIsa == Isa::kAvx512;
   using D = typename Lanes<L>::D;
   using I = typename Lanes<L>::I;
   using U = typename Lanes<L>::U;
@@ -361,10 +413,19 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
       D x = count == L ? Load<D>(xs + start) : Load<D>(tail_x);
       D z = count == L ? Load<D>(zs + start) : Load<D>(tail_z);
       Geometry<L> g;
-      ComputeGeometry<L>(x, z, f, &g);
-      bool in_patch = patch.placed &&
-                      AllLanes<L>((g.i - patch.base_i <= kPatchMaxCellOffset) &
-                                  (g.j - patch.base_j <= kPatchMaxCellOffset));
+      ComputeGeometry<kIsa>(x, z, f, &g);
+      bool in_patch = false;
+      if (patch.placed) {
+        const U di = g.i - patch.base_i, dj = g.j - patch.base_j;
+#if WORLDGEN_SIMD_DISPATCH
+        if constexpr (kIsa == Isa::kAvx512) {
+          in_patch = AllWithin8(di, dj, kPatchMaxCellOffset);
+        } else
+#endif
+        {
+          in_patch = AllLanes((di <= kPatchMaxCellOffset) & (dj <= kPatchMaxCellOffset));
+        }
+      }
       for (int attempt = 0; !in_patch && attempt < 2; ++attempt) {
         // Move the patch to this vector's lowest cell if its cells span at most 3 x 3.
         int64_t min_i = static_cast<int64_t>(g.i[0]), max_i = min_i;
@@ -391,7 +452,7 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
         const D limit = Splat<D>(kBatchCoordinateLimit);
         const D mx = x * Splat<D>(max_frequency), mz = z * Splat<D>(max_frequency);
         const I in_range = (mx < limit) & (mx > -limit) & (mz < limit) & (mz > -limit);
-        if (AllLanes<L>(in_range)) break;
+        if (AllLanes(in_range)) break;
         double px = 0.0, pz = 0.0;
         for (int l = L - 1; l >= 0; --l) {
           if (in_range[l] != 0) {
@@ -401,7 +462,7 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
         }
         x = in_range ? x : Splat<D>(px);
         z = in_range ? z : Splat<D>(pz);
-        ComputeGeometry<L>(x, z, f, &g);
+        ComputeGeometry<kIsa>(x, z, f, &g);
       }
       // Each lane's corners as patch entries, and the entries' gradients hashed where missing.
       I l0 = Splat<I>(int64_t{0}), l1 = l0, l2 = l0;
@@ -459,9 +520,10 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
               const uint64_t step_i = x_first != 0 ? 1 : 0;
               const uint64_t i1 = i + step_i, j1 = j + (1 - step_i);
               if (cached) {
-                g0 = cache->Get(seed, tag, i, j);
-                g1 = cache->Get(seed, tag, i1, j1);
-                g2 = cache->Get(seed, tag, i + 1, j + 1);
+                if (!cache->has_value()) cache->emplace();
+                g0 = (*cache)->Get(seed, tag, i, j);
+                g1 = (*cache)->Get(seed, tag, i1, j1);
+                g2 = (*cache)->Get(seed, tag, i + 1, j + 1);
               } else {
                 g0 = kGradients[HashCoords(seed, static_cast<int64_t>(i), static_cast<int64_t>(j)) % 24];
                 g1 = kGradients[HashCoords(seed, static_cast<int64_t>(i1), static_cast<int64_t>(j1)) % 24];
@@ -502,7 +564,7 @@ WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double z, double max_frequency
          std::fabs(z * max_frequency) < kBatchCoordinateLimit;  // False for NaN.
 }
 
-template <int L, bool kPermute>
+template <Isa kIsa>
 WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
                                       const double* zs, size_t n, double frequency, int octaves,
                                       double* out, double lacunarity, double gain) {
@@ -528,13 +590,14 @@ WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, 
     return;
   }
   for (size_t first = 0; first < seed_count; first += kNoiseSeedsPerPass) {
-    VertexGradients cache;  // Its tags name a seed by its slot in the pass.
+    std::optional<VertexGradients> cache;  // Built on first use. Its tags name a seed by its slot.
     const size_t count =
         seed_count - first < kNoiseSeedsPerPass ? seed_count - first : kNoiseSeedsPerPass;
     double* sums = out + first * n;
-    FractalSumsPass<L, kPermute>(seeds + first, count, xs, zs, n, frequency, octaves, max_frequency,
+    FractalSumsPass<kIsa>(seeds + first, count, xs, zs, n, frequency, octaves, max_frequency,
                                  lacunarity, gain, sums, n, &cache);
     // FractalNoise2D's sum / amplitude_total, vector by vector.
+    constexpr int L = kLanesOf<kIsa>;
     using D = typename Lanes<L>::D;
     const D total = Splat<D>(amplitude_total);
     size_t k = 0;
@@ -552,27 +615,23 @@ WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, 
 }
 
 #if WORLDGEN_SIMD_DISPATCH
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void MultiBatchAvx512(
+__attribute__((target("avx512f,avx512dq,avx512vl"), flatten)) void MultiBatchAvx512(
     const uint64_t* seeds, size_t seed_count, const double* xs, const double* zs, size_t n,
     double frequency, int octaves, double* out, double lacunarity, double gain) {
-  MultiBatch<8, true>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
-}
-__attribute__((target("avx512f,avx512dq,avx512vl"))) void MultiBatchAvx512Half(
-    const uint64_t* seeds, size_t seed_count, const double* xs, const double* zs, size_t n,
-    double frequency, int octaves, double* out, double lacunarity, double gain) {
-  MultiBatch<4, true>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+  MultiBatch<Isa::kAvx512>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
 }
 __attribute__((target("avx2"))) void MultiBatchAvx2(const uint64_t* seeds, size_t seed_count,
                                                     const double* xs, const double* zs, size_t n,
                                                     double frequency, int octaves, double* out,
                                                     double lacunarity, double gain) {
-  MultiBatch<4, false>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+  MultiBatch<Isa::kAvx2>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
 }
 #endif
 void MultiBatchBaseline(const uint64_t* seeds, size_t seed_count, const double* xs,
                         const double* zs, size_t n, double frequency, int octaves, double* out,
                         double lacunarity, double gain) {
-  MultiBatch<4, false>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+  MultiBatch<Isa::kBaseline>(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity,
+                             gain);
 }
 
 bool CpuHasAvx512() {
@@ -584,7 +643,6 @@ const NoiseBatchVariant* Variants() {
   static const NoiseBatchVariant variants[] = {
 #if WORLDGEN_SIMD_DISPATCH
       {"avx512", CpuHasAvx512(), &MultiBatchAvx512},
-      {"avx512-4lane", CpuHasAvx512(), &MultiBatchAvx512Half},
       {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
 #endif
       {"baseline", true, &MultiBatchBaseline},
@@ -592,7 +650,7 @@ const NoiseBatchVariant* Variants() {
   return variants;
 }
 
-constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 4 : 1;
+constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 3 : 1;
 
 const NoiseBatchVariant& Dispatched() {
   static const NoiseBatchVariant* chosen = [] {
