@@ -115,6 +115,8 @@ constexpr double kCacheMaxFrequency = 0.5;
 constexpr int kPatchSide = 4;
 constexpr int kPatchVertices = kPatchSide * kPatchSide;
 constexpr uint64_t kPatchMaxCellOffset = kPatchSide - 2;
+// Vectors that skip the patch after one whose points were too far apart for it.
+constexpr int kPatchRetryVectors = 7;
 
 // L lanes of doubles and 64-bit integers (GCC vector extensions, like engine/simd.h's fixed-width
 // types): one AVX-512 register at 8 lanes, one AVX2 register at 4. Comparisons of D give I masks
@@ -407,6 +409,9 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
       octave_seeds[s] = DeriveSeed(seeds[s], static_cast<uint64_t>(octave));
     }
     patch.placed = false;
+    // After a vector whose points span more than a patch, the next few (of the same octave, so
+    // likely as spread out) go straight to the per-lane path.
+    int skip_patch = 0;
     const D a = Splat<D>(amplitude);
     for (size_t start = 0; start < n; start += L) {
       const size_t count = n - start < static_cast<size_t>(L) ? n - start : L;
@@ -426,7 +431,9 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
           in_patch = AllLanes((di <= kPatchMaxCellOffset) & (dj <= kPatchMaxCellOffset));
         }
       }
-      for (int attempt = 0; !in_patch && attempt < 2; ++attempt) {
+      const bool try_patch = skip_patch == 0;
+      if (skip_patch > 0) --skip_patch;
+      for (int attempt = 0; !in_patch && try_patch && attempt < 2; ++attempt) {
         // Move the patch to this vector's lowest cell if its cells span at most 3 x 3.
         int64_t min_i = static_cast<int64_t>(g.i[0]), max_i = min_i;
         int64_t min_j = static_cast<int64_t>(g.j[0]), max_j = min_j;
@@ -452,7 +459,10 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
         const D limit = Splat<D>(kBatchCoordinateLimit);
         const D mx = x * Splat<D>(max_frequency), mz = z * Splat<D>(max_frequency);
         const I in_range = (mx < limit) & (mx > -limit) & (mz < limit) & (mz > -limit);
-        if (AllLanes(in_range)) break;
+        if (AllLanes(in_range)) {
+          skip_patch = kPatchRetryVectors;
+          break;
+        }
         double px = 0.0, pz = 0.0;
         for (int l = L - 1; l >= 0; --l) {
           if (in_range[l] != 0) {
