@@ -34,6 +34,21 @@ constexpr double kGradients[24][2] = {
     {0.9238795325112868, -0.38268343236508956},  {0.9914448613738104, -0.13052619222005168},
 };
 
+// kGradients' components as separate tables, for vector lookups.
+struct GradientComponents {
+  double x[24];
+  double z[24];
+};
+constexpr GradientComponents SplitGradients() {
+  GradientComponents c{};
+  for (int k = 0; k < 24; ++k) {
+    c.x[k] = kGradients[k][0];
+    c.z[k] = kGradients[k][1];
+  }
+  return c;
+}
+alignas(64) constexpr GradientComponents kGradientComponents = SplitGradients();
+
 // Scales the raw sum of the three corner contributions to [-1, 1] (measured raw maximum ~0.0100 for
 // this gradient set; see noise_test.cc).
 constexpr double kOutputScale = 98.0;
@@ -115,8 +130,10 @@ constexpr double kCacheMaxFrequency = 0.5;
 constexpr int kPatchSide = 4;
 constexpr int kPatchVertices = kPatchSide * kPatchSide;
 constexpr uint64_t kPatchMaxCellOffset = kPatchSide - 2;
-// Vectors that skip the patch after one whose points were too far apart for it.
+// Vectors that skip the patch after one whose points were too far apart for it, or after a patch
+// that served fewer than kPatchMinUses vectors before it had to move.
 constexpr int kPatchRetryVectors = 7;
+constexpr int kPatchMinUses = 4;
 
 // L lanes of doubles and 64-bit integers (GCC vector extensions, like engine/simd.h's fixed-width
 // types): one AVX-512 register at 8 lanes, one AVX2 register at 4. Comparisons of D give I masks
@@ -226,6 +243,35 @@ WORLDGEN_NOISE_AVX512 bool AllWithin8(Lanes<8>::U di, Lanes<8>::U dj, uint64_t l
   const __m512i l = _mm512_set1_epi64(static_cast<long long>(limit));
   return (_mm512_cmple_epu64_mask(__builtin_bit_cast(__m512i, di), l) &
           _mm512_cmple_epu64_mask(__builtin_bit_cast(__m512i, dj), l)) == 0xff;
+}
+
+// The gradient of vertex (i[l], j[l]) in every lane: kGradients[HashCoords(seed, i, j) % 24], with
+// seed_mix = Mix64(seed ^ kHashSeedSalt). The hash is HashCoords' own operations on 8 lanes
+// (vpmullq); h % 24 = 8 * ((h >> 3) % 3) + (h & 7), and (h >> 3) % 3 folds 32-, 16-, 8-, 4- and
+// 2-bit halves (each a power of 4, so 1 mod 3) into a sum below 6.
+WORLDGEN_NOISE_AVX512 void HashedGradients8(uint64_t seed_mix, Lanes<8>::U i, Lanes<8>::U j,
+                                            Lanes<8>::D* gx, Lanes<8>::D* gz) {
+  using U = Lanes<8>::U;
+  using I = Lanes<8>::I;
+  using D = Lanes<8>::D;
+  const U h = HashCoordsFromSeedMix(seed_mix, i, j);
+  U q = h >> 3;
+  q = (q & 0xffffffffULL) + (q >> 32);
+  q = (q & 0xffffULL) + (q >> 16);
+  q = (q & 0xffULL) + (q >> 8);
+  q = (q & 0xfULL) + (q >> 4);
+  q = (q & 3ULL) + (q >> 2);
+  q = (q & 3ULL) + (q >> 2);
+  q = (q & 3ULL) + (q >> 2);
+  q = q >= 3ULL ? q - 3ULL : q;
+  const I index = __builtin_bit_cast(I, (q << 3) + (h & 7ULL));
+  const I high = index >= int64_t{16};
+  const double* x = kGradientComponents.x;
+  const double* z = kGradientComponents.z;
+  *gx = high ? __builtin_shuffle(Load<D>(x + 16), index)
+             : __builtin_shuffle(Load<D>(x), Load<D>(x + 8), index);
+  *gz = high ? __builtin_shuffle(Load<D>(z + 16), index)
+             : __builtin_shuffle(Load<D>(z), Load<D>(z + 8), index);
 }
 #endif
 
@@ -369,6 +415,7 @@ class VertexGradients {
 // bit e set once entry e holds every seed's gradient.
 struct GradientPatch {
   bool placed = false;
+  int uses = 0;  // Vectors served since it was placed.
   uint64_t base_i = 0, base_j = 0;
   uint32_t built = 0;
   alignas(64) double gx[kNoiseSeedsPerPass][kPatchVertices];
@@ -431,6 +478,9 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
           in_patch = AllLanes((di <= kPatchMaxCellOffset) & (dj <= kPatchMaxCellOffset));
         }
       }
+      if (!in_patch && patch.placed && patch.uses < kPatchMinUses && skip_patch == 0) {
+        skip_patch = kPatchRetryVectors;  // Patches last only a few vectors: not worth moving.
+      }
       const bool try_patch = skip_patch == 0;
       if (skip_patch > 0) --skip_patch;
       for (int attempt = 0; !in_patch && try_patch && attempt < 2; ++attempt) {
@@ -450,6 +500,7 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
           patch.base_i = static_cast<uint64_t>(min_i);
           patch.base_j = static_cast<uint64_t>(min_j);
           patch.built = 0;
+          patch.uses = 0;
           in_patch = true;
           break;
         }
@@ -477,6 +528,7 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
       // Each lane's corners as patch entries, and the entries' gradients hashed where missing.
       I l0 = Splat<I>(int64_t{0}), l1 = l0, l2 = l0;
       if (in_patch) {
+        ++patch.uses;
         l0 = __builtin_bit_cast(I, (g.i - patch.base_i) + ((g.j - patch.base_j) << 2));
         l1 = l0 + (g.x_first ? Splat<I>(int64_t{1}) : Splat<I>(int64_t{kPatchSide}));
         l2 = l0 + Splat<I>(int64_t{kPatchSide + 1});
@@ -508,7 +560,21 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
           value = SimplexValue<L>(g, Lookup16<L, kPermute>(gx, l0), Lookup16<L, kPermute>(gz, l0),
                                   Lookup16<L, kPermute>(gx, l1), Lookup16<L, kPermute>(gz, l1),
                                   Lookup16<L, kPermute>(gx, l2), Lookup16<L, kPermute>(gz, l2));
-        } else {
+        }
+#if WORLDGEN_SIMD_DISPATCH
+        else if constexpr (kIsa == Isa::kAvx512) {
+          // Points too far apart for a patch: every lane's three corners hashed at once.
+          const uint64_t seed_mix = Mix64(octave_seeds[s] ^ kHashSeedSalt);
+          const U x_first = __builtin_bit_cast(U, g.x_first);  // All ones where true.
+          const U one = Splat<U>(uint64_t{1});
+          D gx0, gz0, gx1, gz1, gx2, gz2;
+          HashedGradients8(seed_mix, g.i, g.j, &gx0, &gz0);
+          HashedGradients8(seed_mix, g.i - x_first, g.j + one + x_first, &gx1, &gz1);
+          HashedGradients8(seed_mix, g.i + one, g.j + one, &gx2, &gz2);
+          value = SimplexValue<L>(g, gx0, gz0, gx1, gz1, gx2, gz2);
+        }
+#endif
+        else {
           // Points too far apart for a patch: each lane's corners, reusing the previous lane's
           // gradients while the triangle stays the same.
           alignas(64) double gx[3][L], gz[3][L];
