@@ -710,15 +710,13 @@ void MultiBatchBaseline(const uint64_t* seeds, size_t seed_count, const double* 
                              gain);
 }
 
-bool CpuHasAvx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl");
-}
-
 const NoiseBatchVariant* Variants() {
   static const NoiseBatchVariant variants[] = {
 #if WORLDGEN_SIMD_DISPATCH
-      {"avx512", CpuHasAvx512(), &MultiBatchAvx512},
+      {"avx512",
+       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl"),
+       &MultiBatchAvx512},
       {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
 #endif
       {"baseline", true, &MultiBatchBaseline},

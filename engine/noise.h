@@ -39,9 +39,11 @@ inline constexpr size_t kNoiseSeedsPerPass = 8;
 // bit for bit, for every input. The simplex geometry (cell, triangle, corner offsets and falloffs) of
 // a point does not depend on the seed, so it is computed once per octave for up to
 // kNoiseSeedsPerPass seeds; each seed adds only its gradients. Vectorized across points (8 lanes
-// with AVX-512, AVX2 and an SSE2 baseline, chosen at startup). Gradients are looked up per 4x4
-// patch of lattice vertices shared by neighbouring points, so runs of nearby points (rows of columns,
-// cache tiles) are the cheapest input. `out` (seed_count * n doubles) must not overlap the inputs.
+// with AVX-512, 4 with AVX2 or the SSE2 baseline, chosen at startup). Where a vector's points lie
+// within 3x3 cells, gradients come from a lazily hashed 4x4 patch of lattice vertices shared by
+// neighbouring points (rows of columns, cache tiles: the cheapest input); elsewhere each lane's
+// corners are hashed (8 lanes at once with AVX-512). `out` (seed_count * n doubles) must not
+// overlap the inputs.
 void FractalNoise2DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
                               const double* zs, size_t n, double frequency, int octaves,
                               double* out, double lacunarity = 2.0, double gain = 0.5);
