@@ -1,71 +1,172 @@
 #include "engine/biome_sample_cache.h"
 
-#include <list>
+#include <algorithm>
+#include <atomic>
+#include <bit>
 #include <mutex>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/hash/hash.h"
+#include "engine/hash.h"
 
 namespace worldgen {
+namespace {
 
-template <typename H>
-H AbslHashValue(H h, const BiomeTileKey& key) {
-  return H::combine(std::move(h), key.world_uid, key.tile_i, key.tile_j);
+uint64_t HashKey(const BiomeTileKey& key) {
+  const uint64_t packed = static_cast<uint64_t>(static_cast<uint32_t>(key.tile_i)) |
+                          (static_cast<uint64_t>(static_cast<uint32_t>(key.tile_j)) << 32);
+  return Mix64(packed ^ Mix64(key.world_uid));
 }
 
-// One independently locked LRU list. Most recently used at the front.
+}  // namespace
+
+// One independently locked CLOCK cache: an open-addressing table (linear probing, backward-shift
+// deletion, so no tombstones) whose slots hold the key, the tile and the referenced bit. The CLOCK
+// hand sweeps the table's slots in index order.
 class BiomeSampleCache::Shard {
  public:
-  explicit Shard(size_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
+  explicit Shard(size_t capacity_bytes)
+      : max_entries_(capacity_bytes / kBytesPerEntry),
+        max_slots_(max_entries_ == 0 ? 0 : std::bit_ceil(2 * max_entries_)) {}
 
-  std::shared_ptr<const BiomeTile> Find(const BiomeTileKey& key) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it == index_.end()) {
+  ~Shard() {
+    for (Slot& slot : slots_) delete slot.tile;
+  }
+
+  std::mutex& mu() { return mu_; }
+
+  // The cached tile for `key` (marked referenced), or null. Counts a hit or a miss.
+  const BiomeTile* FindLocked(const BiomeTileKey& key, uint64_t hash) {
+    Slot* slot = Lookup(key, hash);
+    if (slot == nullptr) {
       ++misses_;
       return nullptr;
     }
     ++hits_;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->second;
+    if (!slot->referenced) slot->referenced = true;  // Written only when it changes.
+    return slot->tile;
   }
 
-  void Insert(const BiomeTileKey& key, std::shared_ptr<const BiomeTile> tile) {
-    if (capacity_bytes_ < kBytesPerEntry) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    if (index_.contains(key)) return;  // Another thread computed the same tile first.
-    lru_.emplace_front(key, std::move(tile));
-    index_.emplace(key, lru_.begin());
-    bytes_ += kBytesPerEntry;
-    while (bytes_ > capacity_bytes_) {
-      index_.erase(lru_.back().first);
-      lru_.pop_back();
-      bytes_ -= kBytesPerEntry;
-      ++evictions_;
+  // The cached tile for `key`, or null; changes nothing.
+  const BiomeTile* PeekLocked(const BiomeTileKey& key, uint64_t hash) {
+    Slot* slot = Lookup(key, hash);
+    return slot == nullptr ? nullptr : slot->tile;
+  }
+
+  // Starts loading the index slot where a lookup of `hash` begins. Takes no lock: the table's
+  // address is read from an atomic copy, and a stale one only prefetches memory in vain.
+  void PrefetchSlot(uint64_t hash) const {
+    const Slot* table = table_.load(std::memory_order_relaxed);
+    if (table != nullptr) __builtin_prefetch(&table[hash & mask_copy_.load(std::memory_order_relaxed)]);
+  }
+
+  // Stores the tile in `*computed` for `key` unless it is already there (another thread computed it
+  // first) or nothing can be stored, and returns the tile to read. Storing takes `*computed`'s
+  // memory and leaves in it the memory of the evicted entry, if any (or null).
+  const BiomeTile& InsertLocked(const BiomeTileKey& key, uint64_t hash,
+                                std::unique_ptr<BiomeTile>* computed) {
+    if (max_entries_ == 0) return **computed;
+    if (Slot* slot = Lookup(key, hash)) return *slot->tile;
+    BiomeTile* tile = computed->release();
+    if (entries_ == max_entries_) {
+      computed->reset(EvictOne());
+    } else if (2 * (entries_ + 1) > slots_.size()) {
+      Grow();
     }
+    size_t s = hash & mask_;
+    while (slots_[s].tile != nullptr) s = (s + 1) & mask_;
+    slots_[s] = {key, tile, false};
+    ++entries_;
+    return *tile;
   }
 
-  void AddTo(Stats* stats) const {
+  void AddTo(Stats* stats) {
     std::lock_guard<std::mutex> lock(mu_);
     stats->hits += hits_;
     stats->misses += misses_;
     stats->evictions += evictions_;
-    stats->bytes += bytes_;
-    stats->entries += index_.size();
+    stats->bytes += entries_ * kBytesPerEntry;
+    stats->entries += entries_;
   }
 
  private:
-  // Guarded by mu_: everything below.
-  using Entry = std::pair<BiomeTileKey, std::shared_ptr<const BiomeTile>>;
-  const size_t capacity_bytes_;
-  mutable std::mutex mu_;  // std::mutex so ThreadSanitizer sees it.
-  std::list<Entry> lru_;
-  absl::flat_hash_map<BiomeTileKey, std::list<Entry>::iterator> index_;
-  uint64_t bytes_ = 0;
+  struct Slot {
+    BiomeTileKey key;
+    BiomeTile* tile = nullptr;  // Owned; null marks an empty slot.
+    bool referenced = false;    // Found since the CLOCK hand last passed.
+  };
+  static_assert(sizeof(Slot) == 32, "kBytesPerEntry accounts 32-byte slots");
+
+  Slot* Lookup(const BiomeTileKey& key, uint64_t hash) {
+    if (slots_.empty()) return nullptr;
+    for (size_t s = hash & mask_;; s = (s + 1) & mask_) {
+      Slot& slot = slots_[s];
+      if (slot.tile == nullptr) return nullptr;
+      if (slot.key == key) return &slot;
+    }
+  }
+
+  // Removes the first unreferenced entry at or after the hand, clearing the referenced bits it
+  // passes, and returns its tile's memory.
+  BiomeTile* EvictOne() {
+    for (;;) {
+      const size_t s = hand_;
+      hand_ = (hand_ + 1) & mask_;
+      Slot& slot = slots_[s];
+      if (slot.tile == nullptr) continue;
+      if (slot.referenced) {
+        slot.referenced = false;
+        continue;
+      }
+      BiomeTile* tile = slot.tile;
+      EraseAt(s);
+      --entries_;
+      ++evictions_;
+      return tile;
+    }
+  }
+
+  // Empties slot `s` and shifts back the entries after it that probed past it. An entry shifted
+  // from just after the hand to before it waits one more sweep: CLOCK only approximates recency.
+  void EraseAt(size_t hole) {
+    for (size_t s = (hole + 1) & mask_; slots_[s].tile != nullptr; s = (s + 1) & mask_) {
+      const size_t home = HashKey(slots_[s].key) & mask_;
+      if (((s - home) & mask_) >= ((s - hole) & mask_)) {
+        slots_[hole] = slots_[s];
+        hole = s;
+      }
+    }
+    slots_[hole] = Slot{};
+  }
+
+  // Doubles the table (at most to max_slots_, where it stays at most half full).
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::min(max_slots_, std::max<size_t>(2, 2 * old.size())), Slot{});
+    mask_ = slots_.size() - 1;
+    hand_ = 0;
+    table_.store(slots_.data(), std::memory_order_relaxed);
+    mask_copy_.store(mask_, std::memory_order_relaxed);
+    for (const Slot& slot : old) {
+      if (slot.tile == nullptr) continue;
+      size_t s = HashKey(slot.key) & mask_;
+      while (slots_[s].tile != nullptr) s = (s + 1) & mask_;
+      slots_[s] = slot;
+    }
+  }
+
+  const size_t max_entries_;
+  const size_t max_slots_;
+  std::mutex mu_;  // std::mutex so ThreadSanitizer sees it. Guards everything below.
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t entries_ = 0;
+  size_t hand_ = 0;
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
   uint64_t evictions_ = 0;
+  // slots_.data() and mask_, for PrefetchSlot's reads without the lock.
+  std::atomic<const Slot*> table_{nullptr};
+  std::atomic<size_t> mask_copy_{0};
 };
 
 BiomeSampleCache::BiomeSampleCache(size_t capacity_bytes, int shards)
@@ -79,14 +180,51 @@ BiomeSampleCache::BiomeSampleCache(size_t capacity_bytes, int shards)
 
 BiomeSampleCache::~BiomeSampleCache() = default;
 
-std::shared_ptr<const BiomeTile> BiomeSampleCache::GetOrCompute(
-    const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute) {
-  Shard& shard = *shards_[absl::HashOf(key) % shards_.size()];
-  if (std::shared_ptr<const BiomeTile> found = shard.Find(key)) return found;
-  auto tile = std::make_shared<BiomeTile>();
-  compute(*tile);
-  shard.Insert(key, tile);
-  return tile;
+BiomeSampleCache::Shard& BiomeSampleCache::ShardFor(uint64_t hash) {
+  // The shard from the high bits, the slot from the low ones.
+  return *shards_[(hash >> 40) % shards_.size()];
+}
+
+void BiomeSampleCache::Visit(const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute,
+                             absl::FunctionRef<void(const BiomeTile&)> visit) {
+  const uint64_t hash = HashKey(key);
+  Shard& shard = ShardFor(hash);
+  {
+    std::lock_guard<std::mutex> lock(shard.mu());
+    if (const BiomeTile* tile = shard.FindLocked(key, hash)) {
+      visit(*tile);
+      return;
+    }
+  }
+  // This thread's scratch tile: a miss computes into it and storing swaps it for the evicted
+  // entry's memory, so steady-state misses allocate nothing.
+  thread_local std::unique_ptr<BiomeTile> scratch;
+  if (scratch == nullptr) scratch = std::make_unique<BiomeTile>();
+  compute(*scratch);
+  std::lock_guard<std::mutex> lock(shard.mu());
+  visit(shard.InsertLocked(key, hash, &scratch));
+}
+
+void BiomeSampleCache::Prefetch(std::span<const BiomeTileKey> keys,
+                                absl::FunctionRef<void(size_t, const BiomeTile*)> prefetch) {
+  constexpr size_t kMaxKeys = 64;
+  uint64_t hashes[kMaxKeys];
+  const BiomeTile* tiles[kMaxKeys];
+  keys = keys.first(std::min(keys.size(), kMaxKeys));
+  // First every key's index slot, without locking, then every tile, then the callbacks: each step
+  // waits for the loads of the one before at most once.
+  for (size_t k = 0; k < keys.size(); ++k) {
+    hashes[k] = HashKey(keys[k]);
+    ShardFor(hashes[k]).PrefetchSlot(hashes[k]);
+  }
+  for (size_t k = 0; k < keys.size(); ++k) {
+    Shard& shard = ShardFor(hashes[k]);
+    std::lock_guard<std::mutex> lock(shard.mu());
+    tiles[k] = shard.PeekLocked(keys[k], hashes[k]);
+  }
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (tiles[k] != nullptr) prefetch(k, tiles[k]);
+  }
 }
 
 BiomeSampleCache::Stats BiomeSampleCache::stats() const {

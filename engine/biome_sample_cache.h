@@ -1,36 +1,45 @@
-// BiomeSampleCache: a bounded, sharded LRU cache of biome-source answers at lattice points.
+// BiomeSampleCache: a bounded, sharded cache of biome-source answers at lattice points.
 //
 // The scattered blender evaluates the biome source once per jittered lattice point. Neighbouring
 // chunks share most of their points, so answers are cached per tile of kTileSize x kTileSize lattice
 // vertices. A tile's content is a pure function of (world, tile), so cached and uncached blending are
 // bit-identical; the cache only saves time.
 //
+// Eviction is CLOCK (second chance): a hit only sets the entry's referenced bit, so the hit path
+// writes nothing but that bit and the counters, and hands the tile to a visitor under the shard's
+// lock instead of sharing ownership (no reference counts). What is guaranteed: memory stays within
+// capacity_bytes (kBytesPerEntry per entry); an entry found since the hand last passed it survives
+// the hand's next pass (one full sweep of the other entries of its shard).
+//
 // Thread safety: all methods are safe for concurrent use. Each shard has its own mutex.
 #ifndef WORLDGEN_ENGINE_BIOME_SAMPLE_CACHE_H_
 #define WORLDGEN_ENGINE_BIOME_SAMPLE_CACHE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "engine/floor_div.h"
 
 namespace worldgen {
 
 // The samples of one tile of a blender's lattice: vertex (tile_i * kTileSize + a,
-// tile_j * kTileSize + b) is at index b * kTileSize + a, sampled at (x, z) (its jittered position,
-// kept so that gathering never recomputes it) with the biome source's answer there (a dense index
-// into the world's id-sorted biome table).
+// tile_j * kTileSize + b) is vertex v = b * kTileSize + a, sampled at (xz[2v], xz[2v + 1]) (its
+// jittered position, kept so that gathering never recomputes it) with the biome source's answer
+// there, biome[v] (a dense index into the world's id-sorted biome table).
 struct BiomeTile {
   // 16 x 16 vertices (4.5 KiB of payload): a 16x16 chunk at interval 8 touches about 2.6 tiles and a
-  // point query about 2, against 5 and 4 with 8 x 8 tiles; every tile lookup is a chain of dependent
-  // cache misses (hash slot, LRU node, tile), so fewer, larger tiles gather faster. The price: a
-  // tile that misses computes 256 biome samples.
+  // point query about 2, against 5 and 4 with 8 x 8 tiles; each tile visit takes a lock and a
+  // cache miss on the tile, so fewer, larger tiles gather faster. The price: a tile that misses
+  // computes 256 biome samples. x and z interleave so that a run of a row's vertices is one run of
+  // memory: tiles mostly live outside the CPU caches, and a gather reads runs of 7 to 16 vertices.
   static constexpr int kTileSize = 16;
   static constexpr int kVertices = kTileSize * kTileSize;
-  double x[kVertices];
-  double z[kVertices];
+  double xz[2 * kVertices];
   uint16_t biome[kVertices];
 };
 
@@ -47,12 +56,14 @@ class BiomeSampleCache {
     uint64_t hits = 0;
     uint64_t misses = 0;
     uint64_t evictions = 0;
-    uint64_t bytes = 0;    // Accounted bytes currently held (tiles plus per-entry overhead).
+    uint64_t bytes = 0;    // Accounted bytes currently held (kBytesPerEntry per entry).
     uint64_t entries = 0;
   };
 
-  // Approximate memory accounted per cached tile (payload plus index and list overhead).
-  static constexpr size_t kBytesPerEntry = sizeof(BiomeTile) + 96;
+  // Memory accounted per cached tile, an upper bound on what an entry costs: the tile (one heap
+  // block, with the allocator's header) and its share of the shard's index, 32-byte slots kept at
+  // most half and (once grown) at least a quarter full, so at most four slots per entry.
+  static constexpr size_t kBytesPerEntry = sizeof(BiomeTile) + 160;
 
   // capacity_bytes == 0 disables storing (every lookup computes and counts a miss).
   // shards must be >= 1; capacity is split evenly between shards.
@@ -61,19 +72,111 @@ class BiomeSampleCache {
   BiomeSampleCache(const BiomeSampleCache&) = delete;
   BiomeSampleCache& operator=(const BiomeSampleCache&) = delete;
 
-  // Returns the tile for `key`, calling `compute` to fill it on a miss. `compute` runs without any
+  // Calls `visit` with the tile for `key`, calling `compute` to fill it on a miss. `visit` runs under
+  // the shard's lock: it must be short, must not use the cache, and must not keep a pointer into the
+  // tile after it returns (the entry's memory is reused on eviction). `compute` runs without any
   // lock held, so two threads missing the same tile may both compute it (the results are identical).
-  std::shared_ptr<const BiomeTile> GetOrCompute(const BiomeTileKey& key,
-                                                absl::FunctionRef<void(BiomeTile&)> compute);
+  void Visit(const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute,
+             absl::FunctionRef<void(const BiomeTile&)> visit);
+
+  // Starts loading the given tiles into the CPU caches ahead of visiting them: tiles mostly live
+  // outside the CPU caches, and each visit's lock waits for the loads before it, so visiting tile
+  // after tile would wait for each in turn. Calls `prefetch(k, tile)` for each cached keys[k], with
+  // no lock held; `prefetch` may only pass addresses in the tile to __builtin_prefetch (the memory
+  // may be reused at any moment; prefetching reused memory is harmless, reading it is not).
+  // Counts nothing and marks nothing.
+  void Prefetch(std::span<const BiomeTileKey> keys,
+                absl::FunctionRef<void(size_t, const BiomeTile*)> prefetch);
 
   Stats stats() const;
   size_t capacity_bytes() const { return capacity_bytes_; }
 
  private:
   class Shard;
+  Shard& ShardFor(uint64_t hash);
   size_t capacity_bytes_;
   std::vector<std::unique_ptr<Shard>> shards_;
 };
+
+// One row's worth of a tile visit in VisitTileRows: vertices (i_begin .. i_end, j), inclusive, are
+// at tile indices index .. index + (i_end - i_begin).
+struct TileRowSpan {
+  int64_t j;
+  int64_t i_begin, i_end;
+  int index;
+};
+
+// Reads, through `cache`, the vertices of lattice rows j0 .. j0 + i_lo.size() - 1 where row j0 + r
+// covers columns i_lo[r] .. i_hi[r] (none when i_hi[r] < i_lo[r]). Each tile holding such vertices
+// is visited once, tiles in (tile_j, tile_i) order, and `copy(tile, span)` is called under the
+// visit for each row span of it, rows ascending. `compute(tile_i, tile_j, tile)` fills a missing
+// tile. The caller places each span by its (j, i_begin): spans arrive tile by tile, not in row order.
+template <typename Copy>
+void VisitTileRows(BiomeSampleCache& cache, uint64_t world_uid, int64_t j0,
+                   std::span<const int64_t> i_lo, std::span<const int64_t> i_hi,
+                   absl::FunctionRef<void(int32_t, int32_t, BiomeTile&)> compute, Copy&& copy) {
+  constexpr int64_t n = BiomeTile::kTileSize;
+  const int64_t rows = static_cast<int64_t>(i_lo.size());
+  if (rows == 0) return;
+  const int64_t j1 = j0 + rows - 1;
+  // The tiles to visit, with the rows (r0..r1, offsets from j0) each one holds.
+  struct Visit {
+    int64_t r0, r1;
+  };
+  constexpr size_t kBatch = 16;
+  BiomeTileKey keys[kBatch];
+  Visit visits[kBatch];
+  size_t count = 0;
+  // Calls `each(tile, r, a0, a1)` for the rows r of visits[k] that have vertices a0..a1 in it.
+  auto for_each_span = [&](size_t k, auto&& each) {
+    const int64_t ti = keys[k].tile_i, tj = keys[k].tile_j;
+    for (int64_t r = visits[k].r0; r <= visits[k].r1; ++r) {
+      const int64_t a0 = std::max(i_lo[r], ti * n), a1 = std::min(i_hi[r], ti * n + n - 1);
+      if (a0 <= a1) each(r, a0, a1, static_cast<int>((j0 + r - tj * n) * n + (a0 - ti * n)));
+    }
+  };
+  auto flush = [&] {
+    cache.Prefetch({keys, count}, [&](size_t k, const BiomeTile* tile) {
+      for_each_span(k, [&](int64_t, int64_t a0, int64_t a1, int index) {
+        const int last = index + static_cast<int>(a1 - a0);
+        for (int d = 2 * index; d < 2 * last + 1; d += 8) {  // 8 doubles: one 64-byte line.
+          __builtin_prefetch(&tile->xz[d]);
+        }
+        __builtin_prefetch(&tile->xz[2 * last + 1]);
+        __builtin_prefetch(&tile->biome[index]);
+        __builtin_prefetch(&tile->biome[last]);
+      });
+    });
+    for (size_t k = 0; k < count; ++k) {
+      cache.Visit(
+          keys[k], [&](BiomeTile& t) { compute(keys[k].tile_i, keys[k].tile_j, t); },
+          [&](const BiomeTile& tile) {
+            for_each_span(k, [&](int64_t r, int64_t a0, int64_t a1, int index) {
+              copy(tile, TileRowSpan{j0 + r, a0, a1, index});
+            });
+          });
+    }
+    count = 0;
+  };
+  for (int64_t tj = FloorDiv(j0, n); tj <= FloorDiv(j1, n); ++tj) {
+    const int64_t r0 = std::max(j0, tj * n) - j0, r1 = std::min(j1, tj * n + n - 1) - j0;
+    int64_t lo = i_lo[r0], hi = i_hi[r0];
+    for (int64_t r = r0 + 1; r <= r1; ++r) {
+      if (i_hi[r] < i_lo[r]) continue;
+      if (hi < lo) lo = i_lo[r], hi = i_hi[r];
+      lo = std::min(lo, i_lo[r]);
+      hi = std::max(hi, i_hi[r]);
+    }
+    if (hi < lo) continue;
+    for (int64_t ti = FloorDiv(lo, n); ti <= FloorDiv(hi, n); ++ti) {
+      if (count == kBatch) flush();
+      keys[count] = {world_uid, static_cast<int32_t>(ti), static_cast<int32_t>(tj)};
+      visits[count] = {r0, r1};
+      ++count;
+    }
+  }
+  flush();
+}
 
 }  // namespace worldgen
 

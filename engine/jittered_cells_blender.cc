@@ -142,10 +142,14 @@ int JitteredCellsBlender::CellBiome(int64_t i, int64_t j, BiomeSampleCache* cach
   constexpr int32_t n = BiomeTile::kTileSize;
   const BiomeTileKey key{world_uid_, static_cast<int32_t>(FloorDiv(i, n)),
                          static_cast<int32_t>(FloorDiv(j, n))};
-  std::shared_ptr<const BiomeTile> tile =
-      cache->GetOrCompute(key, [&](BiomeTile& t) { ComputeTile(key.tile_i, key.tile_j, &t); });
-  return tile->biome[(j - static_cast<int64_t>(key.tile_j) * n) * n +
-                     (i - static_cast<int64_t>(key.tile_i) * n)];
+  int biome = 0;
+  cache->Visit(
+      key, [&](BiomeTile& t) { ComputeTile(key.tile_i, key.tile_j, &t); },
+      [&](const BiomeTile& tile) {
+        biome = tile.biome[(j - static_cast<int64_t>(key.tile_j) * n) * n +
+                           (i - static_cast<int64_t>(key.tile_i) * n)];
+      });
+  return biome;
 }
 
 double JitteredCellsBlender::Curve(double t) const {
@@ -184,9 +188,20 @@ void JitteredCellsBlender::FillWindow(int64_t i0, int64_t i1, int64_t j0, int64_
   for (int64_t j = j0; j <= j1; ++j) {
     for (int64_t i = i0; i <= i1; ++i, ++c) {
       std::tie(window->x[c], window->z[c]) = CellPoint(i, j);
-      window->biome[c] = CellBiome(i, j, cache);
+      if (cache == nullptr) window->biome[c] = UncachedCellBiome(i, j);
     }
   }
+  if (cache == nullptr) return;
+  // Each tile visited once for the whole window.
+  const std::vector<int64_t> lo(static_cast<size_t>(window->nj), i0), hi(lo.size(), i1);
+  VisitTileRows(*cache, world_uid_, j0, lo, hi,
+                [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
+                [&](const BiomeTile& tile, const TileRowSpan& span) {
+                  const size_t first = static_cast<size_t>((span.j - j0) * window->ni + (span.i_begin - i0));
+                  for (int64_t a = 0; a <= span.i_end - span.i_begin; ++a) {
+                    window->biome[first + static_cast<size_t>(a)] = tile.biome[span.index + a];
+                  }
+                });
 }
 
 void JitteredCellsBlender::WeightsInWindow(const CellWindow& window, double px, double pz,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "absl/container/inlined_vector.h"
 #include "engine/floor_div.h"
 #include "engine/hash.h"
 
@@ -65,19 +64,21 @@ std::vector<BlenderFigure> ScatteredBlender::Describe() const {
 
 void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
+  double x[BiomeTile::kVertices], z[BiomeTile::kVertices];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      lattice_.Position(tile_i * n + a, tile_j * n + b, &tile->x[b * n + a], &tile->z[b * n + a]);
+      const int32_t v = b * n + a;
+      lattice_.Position(tile_i * n + a, tile_j * n + b, &x[v], &z[v]);
+      tile->xz[2 * v] = x[v];
+      tile->xz[2 * v + 1] = z[v];
     }
   }
-  source_.BiomeIndices(tile->x, tile->z, n * n, tile->biome);
+  source_.BiomeIndices(x, z, n * n, tile->biome);
 }
 
 void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, double max_z,
                                      BiomeSampleCache* cache, std::vector<KernelSample>* out,
                                      std::vector<LatticeIndex>* indices) const {
-  out->clear();
-  if (indices != nullptr) indices->clear();
   const double reach_sq = max_radius_ * max_radius_;
   // A vertex whose jittered position is within max_radius_ of the box has its unjittered position
   // within max_radius_ + jitter of it; one block of slack absorbs every rounding below, so the
@@ -87,64 +88,84 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
   const double row_height = interval * (TriangularLattice::kSqrt3 * 0.5);
   const int32_t j0 = static_cast<int32_t>(std::floor((min_z - pad) / row_height));
   const int32_t j1 = static_cast<int32_t>(std::ceil((max_z + pad) / row_height));
-  // Candidates are written unconditionally and kept by advancing `count`: no branch per vertex, so
-  // the loads of many vertices (tiles are mostly outside the CPU caches) are in flight at once.
-  size_t count = 0;
-  auto push = [&](int32_t i, int32_t j, double x, double z, uint16_t biome) {
-    // Distance from the point to the box. Rounding is monotonic, so this never exceeds the computed
-    // distance to any column inside the box: no point that can weigh on a column is culled.
-    const double dx = std::max(0.0, std::max(min_x - x, x - max_x));
-    const double dz = std::max(0.0, std::max(min_z - z, z - max_z));
-    (*out)[count] = {x, z, 0.0, biome};
-    if (indices != nullptr) (*indices)[count] = {i, j};
-    count += dx * dx + dz * dz < reach_sq;
-  };
-  auto reserve = [&](int32_t i0, int32_t i1) {
-    const size_t need = count + static_cast<size_t>(i1 - i0 + 1);
-    if (out->size() < need) out->resize(2 * need);
-    if (indices != nullptr && indices->size() < need) indices->resize(2 * need);
-  };
-  constexpr int32_t n = BiomeTile::kTileSize;
-  struct Fetched {
-    BiomeTileKey key;
-    std::shared_ptr<const BiomeTile> tile;
-  };
-  absl::InlinedVector<Fetched, 12> fetched;  // Each tile is looked up in the cache once.
-  // Canonical order: rows j ascending, i ascending within a row.
-  for (int32_t j = j0; j <= j1; ++j) {
-    const double shift = 0.5 * static_cast<double>(j);
-    const int32_t i0 = static_cast<int32_t>(std::floor((min_x - pad) / interval - shift));
-    const int32_t i1 = static_cast<int32_t>(std::ceil((max_x + pad) / interval - shift));
-    reserve(i0, i1);
-    if (cache == nullptr) {
-      for (int32_t i = i0; i <= i1; ++i) {
-        double x, z;
-        lattice_.Position(i, j, &x, &z);
-        push(i, j, x, z, 0);
-      }
+  // Candidates: rows j0..j1, row j holding vertices i_lo[j - j0]..i_hi[j - j0] from row_start on,
+  // in canonical order (rows j ascending, i ascending within a row). Thread-local buffers that only
+  // grow: a gather allocates and clears nothing.
+  thread_local std::vector<int64_t> i_lo, i_hi;
+  thread_local std::vector<size_t> row_start;
+  thread_local std::vector<KernelSample> candidates;
+  const size_t rows = static_cast<size_t>(j1 - j0 + 1);
+  i_lo.resize(rows);
+  i_hi.resize(rows);
+  row_start.resize(rows);
+  size_t total = 0;
+  const double jitter = lattice_.jitter();
+  for (size_t r = 0; r < rows; ++r) {
+    const int32_t j = j0 + static_cast<int32_t>(r);
+    // Row j's vertices are within `jitter` of z = row_height * j, so at least dz from the box,
+    // less a block of slack for rounding; the row's reach is then the disc's chord there, padded
+    // by the jitter and the slack as the rows are.
+    const double zj = row_height * static_cast<double>(j);
+    const double dz = std::max(0.0, std::max(min_z - zj, zj - max_z) - jitter - 1.0);
+    row_start[r] = total;
+    if (!(dz < max_radius_)) {
+      i_lo[r] = 0;
+      i_hi[r] = -1;
       continue;
     }
-    const int32_t tj = static_cast<int32_t>(FloorDiv(j, n));
-    const int32_t row = (j - tj * n) * n;
-    for (int32_t ti = static_cast<int32_t>(FloorDiv(i0, n)); ti <= FloorDiv(i1, n); ++ti) {
-      const BiomeTileKey key{world_uid_, ti, tj};
-      const BiomeTile* tile = nullptr;
-      for (const Fetched& f : fetched) {
-        if (f.key == key) tile = f.tile.get();
-      }
-      if (tile == nullptr) {
-        fetched.push_back(
-            {key, cache->GetOrCompute(key, [&](BiomeTile& t) { ComputeTile(ti, tj, &t); })});
-        tile = fetched.back().tile.get();
-      }
-      const int32_t a0 = std::max(i0 - ti * n, 0), a1 = std::min(i1 - ti * n, n - 1);
-      for (int32_t a = a0; a <= a1; ++a) {
-        push(ti * n + a, j, tile->x[row + a], tile->z[row + a], tile->biome[row + a]);
+    const double half = std::sqrt(reach_sq - dz * dz) + jitter + 1.0;
+    const double shift = 0.5 * static_cast<double>(j);
+    i_lo[r] = static_cast<int32_t>(std::floor((min_x - half) / interval - shift));
+    i_hi[r] = static_cast<int32_t>(std::ceil((max_x + half) / interval - shift));
+    total += static_cast<size_t>(i_hi[r] - i_lo[r] + 1);
+  }
+  if (candidates.size() < total) candidates.resize(total);
+  KernelSample* cand = candidates.data();
+  if (cache == nullptr) {
+    for (size_t r = 0, k = 0; r < rows; ++r) {
+      for (int64_t i = i_lo[r]; i <= i_hi[r]; ++i, ++k) {
+        lattice_.Position(static_cast<int32_t>(i), j0 + static_cast<int32_t>(r), &cand[k].x,
+                          &cand[k].z);
       }
     }
+  } else {
+    VisitTileRows(*cache, world_uid_, j0, i_lo, i_hi,
+                  [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
+                  [&](const BiomeTile& tile, const TileRowSpan& span) {
+                    const size_t r = static_cast<size_t>(span.j - j0);
+                    KernelSample* dst = cand + row_start[r] + (span.i_begin - i_lo[r]);
+                    const int count = static_cast<int>(span.i_end - span.i_begin) + 1;
+                    for (int a = 0; a < count; ++a) {
+                      dst[a].x = tile.xz[2 * (span.index + a)];
+                      dst[a].z = tile.xz[2 * (span.index + a) + 1];
+                      dst[a].biome = tile.biome[span.index + a];
+                    }
+                  });
   }
-  out->resize(count);
+  // Culled in place, in order. Every candidate is written and kept by advancing `count`: no branch
+  // per vertex.
+  if (indices != nullptr) indices->resize(total);
+  size_t count = 0;
+  for (size_t r = 0, k = 0; r < rows; ++r) {
+    for (int64_t i = i_lo[r]; i <= i_hi[r]; ++i, ++k) {
+      const double x = cand[k].x, z = cand[k].z;
+      const uint16_t biome = cand[k].biome;
+      // Distance from the point to the box. Rounding is monotonic, so this never exceeds the
+      // computed distance to any column inside the box: no point that can weigh on a column is
+      // culled.
+      const double dx = std::max(0.0, std::max(min_x - x, x - max_x));
+      const double dz = std::max(0.0, std::max(min_z - z, z - max_z));
+      cand[count].x = x;
+      cand[count].z = z;
+      cand[count].biome = biome;
+      if (indices != nullptr) {
+        (*indices)[count] = {static_cast<int32_t>(i), j0 + static_cast<int32_t>(r)};
+      }
+      count += dx * dx + dz * dz < reach_sq;
+    }
+  }
   if (indices != nullptr) indices->resize(count);
+  out->assign(cand, cand + count);
   if (cache == nullptr) SampleSourceBiomes(source_, *out);
   for (KernelSample& s : *out) s.radius_sq = radius_sq_[s.biome];
 }

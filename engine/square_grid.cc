@@ -16,13 +16,15 @@ SquareGrid::SquareGrid(const BiomeSource& source, int spacing, std::vector<doubl
 void SquareGrid::ComputeTile(int32_t tile_x, int32_t tile_z, BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
   const double g = spacing_;
+  double x[BiomeTile::kVertices], z[BiomeTile::kVertices];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      tile->x[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_x) * n + a) * g;
-      tile->z[b * n + a] = static_cast<double>(static_cast<int64_t>(tile_z) * n + b) * g;
+      const int32_t v = b * n + a;
+      x[v] = tile->xz[2 * v] = static_cast<double>(static_cast<int64_t>(tile_x) * n + a) * g;
+      z[v] = tile->xz[2 * v + 1] = static_cast<double>(static_cast<int64_t>(tile_z) * n + b) * g;
     }
   }
-  source_.BiomeIndices(tile->x, tile->z, n * n, tile->biome);
+  source_.BiomeIndices(x, z, n * n, tile->biome);
 }
 
 void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
@@ -33,35 +35,46 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
   const int64_t gx1 = static_cast<int64_t>(std::ceil((max_x + reach) / g));
   const int64_t gz0 = static_cast<int64_t>(std::floor((min_z - reach) / g));
   const int64_t gz1 = static_cast<int64_t>(std::ceil((max_z + reach) / g));
-  constexpr int32_t n = BiomeTile::kTileSize;
-  std::shared_ptr<const BiomeTile> tile;
-  BiomeTileKey tile_key;
+  // Row gz0 + r keeps the vertices gx_lo[r]..gx_hi[r], from out[row_start[r]] on: the distance to
+  // the box falls then rises along a row, so the kept vertices of a row are consecutive.
+  std::vector<int64_t> gx_lo, gx_hi;
+  std::vector<size_t> row_start;
   for (int64_t gz = gz0; gz <= gz1; ++gz) {
     const double z = static_cast<double>(gz) * g;
     const double dz = std::max(0.0, std::max(min_z - z, z - max_z));
+    int64_t lo = gx1 + 1, hi = gx1;
     for (int64_t gx = gx0; gx <= gx1; ++gx) {
       const double x = static_cast<double>(gx) * g;
       const double dx = std::max(0.0, std::max(min_x - x, x - max_x));
       // Distance to the box, as the scattered lattice culls: never more than to any column inside.
       if (!(dx * dx + dz * dz < reach_sq)) continue;
+      if (lo > gx1) lo = gx;
+      hi = gx;
+    }
+    if (lo > hi) hi = lo - 1;
+    gx_lo.push_back(lo);
+    gx_hi.push_back(hi);
+    row_start.push_back(out->size());
+    for (int64_t gx = lo; gx <= hi; ++gx) {
       KernelSample s;
-      s.x = x;
+      s.x = static_cast<double>(gx) * g;
       s.z = z;
-      if (cache != nullptr) {
-        BiomeTileKey key{world_uid_, static_cast<int32_t>(FloorDiv(gx, n)),
-                         static_cast<int32_t>(FloorDiv(gz, n))};
-        if (tile == nullptr || !(key == tile_key)) {
-          tile = cache->GetOrCompute(key,
-                                     [&](BiomeTile& t) { ComputeTile(key.tile_i, key.tile_j, &t); });
-          tile_key = key;
-        }
-        s.biome = tile->biome[(gz - static_cast<int64_t>(key.tile_j) * n) * n +
-                              (gx - static_cast<int64_t>(key.tile_i) * n)];
-      }
       out->push_back(s);
     }
   }
-  if (cache == nullptr) SampleSourceBiomes(source_, *out);
+  if (cache != nullptr) {
+    VisitTileRows(*cache, world_uid_, gz0, gx_lo, gx_hi,
+                  [this](int32_t tx, int32_t tz, BiomeTile& t) { ComputeTile(tx, tz, &t); },
+                  [&](const BiomeTile& tile, const TileRowSpan& span) {
+                    const size_t r = static_cast<size_t>(span.j - gz0);
+                    KernelSample* dst = out->data() + row_start[r] + (span.i_begin - gx_lo[r]);
+                    for (int64_t a = 0; a <= span.i_end - span.i_begin; ++a) {
+                      dst[a].biome = tile.biome[span.index + a];
+                    }
+                  });
+  } else {
+    SampleSourceBiomes(source_, *out);
+  }
   for (KernelSample& s : *out) s.radius_sq = radius_sq_[s.biome];
 }
 

@@ -11,17 +11,38 @@ namespace {
 
 void FillWith(uint16_t value, BiomeTile& tile) {
   for (uint16_t& b : tile.biome) b = value;
+  for (int v = 0; v < BiomeTile::kVertices; ++v) {
+    tile.xz[2 * v] = value + v;
+    tile.xz[2 * v + 1] = -value - v;
+  }
+}
+
+// The biome at `vertex` of key's tile, computing it with FillWith(fill) on a miss; `*computed`
+// (if not null) counts the computations.
+uint16_t BiomeAt(BiomeSampleCache& cache, const BiomeTileKey& key, uint16_t fill, int vertex = 0,
+                 int* computed = nullptr) {
+  uint16_t biome = 0;
+  cache.Visit(
+      key,
+      [&](BiomeTile& t) {
+        if (computed != nullptr) ++*computed;
+        FillWith(fill, t);
+      },
+      [&](const BiomeTile& t) { biome = t.biome[vertex]; });
+  return biome;
+}
+
+bool IsCached(BiomeSampleCache& cache, const BiomeTileKey& key) {
+  int computed = 0;
+  BiomeAt(cache, key, 0, 0, &computed);
+  return computed == 0;
 }
 
 TEST(BiomeSampleCacheTest, ComputesOnMissAndServesHits) {
   BiomeSampleCache cache(1 << 20, 4);
   int computed = 0;
   for (int round = 0; round < 3; ++round) {
-    auto tile = cache.GetOrCompute({1, 5, -7}, [&](BiomeTile& t) {
-      ++computed;
-      FillWith(9, t);
-    });
-    EXPECT_EQ(tile->biome[0], 9);
+    EXPECT_EQ(BiomeAt(cache, {1, 5, -7}, 9, 17, &computed), 9);
   }
   EXPECT_EQ(computed, 1);
   BiomeSampleCache::Stats stats = cache.stats();
@@ -33,40 +54,140 @@ TEST(BiomeSampleCacheTest, ComputesOnMissAndServesHits) {
 
 TEST(BiomeSampleCacheTest, KeysSeparateWorldsAndTiles) {
   BiomeSampleCache cache(1 << 20);
-  cache.GetOrCompute({1, 0, 0}, [](BiomeTile& t) { FillWith(1, t); });
-  cache.GetOrCompute({2, 0, 0}, [](BiomeTile& t) { FillWith(2, t); });
-  cache.GetOrCompute({1, 0, 1}, [](BiomeTile& t) { FillWith(3, t); });
-  auto never = [](BiomeTile&) { FAIL() << "should be cached"; };
-  EXPECT_EQ(cache.GetOrCompute({1, 0, 0}, never)->biome[5], 1);
-  EXPECT_EQ(cache.GetOrCompute({2, 0, 0}, never)->biome[5], 2);
-  EXPECT_EQ(cache.GetOrCompute({1, 0, 1}, never)->biome[5], 3);
+  BiomeAt(cache, {1, 0, 0}, 1);
+  BiomeAt(cache, {2, 0, 0}, 2);
+  BiomeAt(cache, {1, 0, 1}, 3);
+  int computed = 0;
+  EXPECT_EQ(BiomeAt(cache, {1, 0, 0}, 7, 5, &computed), 1);
+  EXPECT_EQ(BiomeAt(cache, {2, 0, 0}, 7, 5, &computed), 2);
+  EXPECT_EQ(BiomeAt(cache, {1, 0, 1}, 7, 5, &computed), 3);
+  EXPECT_EQ(computed, 0);
 }
 
-TEST(BiomeSampleCacheTest, EvictsLeastRecentlyUsedWithinTheByteBound) {
+TEST(BiomeSampleCacheTest, ManyTilesInOneShardStayFindable) {
+  // Enough keys to grow the index several times and to probe past collisions.
+  BiomeSampleCache cache(1000 * BiomeSampleCache::kBytesPerEntry, 1);
+  for (int32_t k = 0; k < 1000; ++k) BiomeAt(cache, {4, k % 40, k / 40}, static_cast<uint16_t>(k));
+  for (int32_t k = 0; k < 1000; ++k) {
+    int computed = 0;
+    ASSERT_EQ(BiomeAt(cache, {4, k % 40, k / 40}, 0, 0, &computed), k);
+    ASSERT_EQ(computed, 0) << k;
+  }
+  EXPECT_EQ(cache.stats().entries, 1000u);
+  EXPECT_EQ(cache.stats().evictions, 0u);
+}
+
+TEST(BiomeSampleCacheTest, EvictsWithinTheByteBoundAndCounts) {
   // One shard holding exactly three entries.
   BiomeSampleCache cache(3 * BiomeSampleCache::kBytesPerEntry, 1);
-  for (int32_t k = 0; k < 3; ++k) cache.GetOrCompute({1, k, 0}, [](BiomeTile& t) { FillWith(0, t); });
-  cache.GetOrCompute({1, 0, 0}, [](BiomeTile&) {});  // Touch 0: 1 is now least recent.
-  cache.GetOrCompute({1, 3, 0}, [](BiomeTile& t) { FillWith(0, t); });
-  BiomeSampleCache::Stats stats = cache.stats();
-  EXPECT_EQ(stats.evictions, 1u);
-  EXPECT_EQ(stats.entries, 3u);
-  EXPECT_LE(stats.bytes, 3 * BiomeSampleCache::kBytesPerEntry);
-  bool recomputed = false;
-  cache.GetOrCompute({1, 1, 0}, [&](BiomeTile& t) { recomputed = true; FillWith(0, t); });
-  EXPECT_TRUE(recomputed);
-  bool zero_recomputed = false;
-  cache.GetOrCompute({1, 0, 0}, [&](BiomeTile& t) { zero_recomputed = true; FillWith(0, t); });
-  EXPECT_FALSE(zero_recomputed);
+  for (int32_t k = 0; k < 10; ++k) {
+    BiomeAt(cache, {1, k, 0}, static_cast<uint16_t>(k));
+    BiomeSampleCache::Stats stats = cache.stats();
+    EXPECT_EQ(stats.entries, std::min<uint64_t>(k + 1, 3));
+    EXPECT_EQ(stats.bytes, stats.entries * BiomeSampleCache::kBytesPerEntry);
+    EXPECT_EQ(stats.evictions, static_cast<uint64_t>(std::max(0, k - 2)));
+    EXPECT_EQ(stats.misses, static_cast<uint64_t>(k + 1));
+  }
+  // Exactly three tiles remain, the newest among them, each with its own content.
+  std::vector<BiomeTileKey> keys;
+  for (int32_t k = 0; k < 10; ++k) keys.push_back({1, k, 0});
+  std::vector<size_t> cached;
+  cache.Prefetch(keys, [&](size_t k, const BiomeTile*) { cached.push_back(k); });
+  ASSERT_EQ(cached.size(), 3u);
+  EXPECT_EQ(cached.back(), 9u);
+  for (size_t k : cached) {
+    int computed = 0;
+    EXPECT_EQ(BiomeAt(cache, keys[k], 0, 3, &computed), k);
+    EXPECT_EQ(computed, 0);
+  }
+}
+
+TEST(BiomeSampleCacheTest, ARecentlyFoundTileSurvivesAScanOfOthers) {
+  // CLOCK's guarantee: an entry found since the hand last passed it outlives every entry that was
+  // not, so a hot tile survives a scan of cold ones as long as it is found again before the hand
+  // has swept the whole shard twice (here: once per half a capacity of new tiles).
+  constexpr int32_t kCapacity = 8;
+  BiomeSampleCache cache(kCapacity * BiomeSampleCache::kBytesPerEntry, 1);
+  const BiomeTileKey hot{1, -1, -1};
+  BiomeAt(cache, hot, 42);
+  for (int32_t k = 0; k < 20 * kCapacity; ++k) {
+    BiomeAt(cache, {1, k, 0}, 1);
+    if (k % (kCapacity / 2) == 0) {
+      ASSERT_TRUE(IsCached(cache, hot)) << "evicted after " << k;
+    }
+  }
+  EXPECT_TRUE(IsCached(cache, hot));
+  EXPECT_GT(cache.stats().evictions, 0u);
+}
+
+TEST(BiomeSampleCacheTest, UnfoundTilesAreEvictedBeforeFoundOnes) {
+  BiomeSampleCache cache(4 * BiomeSampleCache::kBytesPerEntry, 1);
+  for (int32_t k = 0; k < 4; ++k) BiomeAt(cache, {1, k, 0}, 0);
+  for (int32_t k = 0; k < 3; ++k) BiomeAt(cache, {1, k, 0}, 0);  // Found: 0, 1, 2; not 3.
+  BiomeAt(cache, {1, 9, 0}, 0);  // Evicts 3, the only unreferenced entry.
+  for (int32_t k = 0; k < 3; ++k) EXPECT_TRUE(IsCached(cache, {1, k, 0})) << k;
+  EXPECT_TRUE(IsCached(cache, {1, 9, 0}));
+  EXPECT_FALSE(IsCached(cache, {1, 3, 0}));
 }
 
 TEST(BiomeSampleCacheTest, ZeroCapacityStoresNothing) {
   BiomeSampleCache cache(0);
   int computed = 0;
-  for (int k = 0; k < 3; ++k) cache.GetOrCompute({1, 0, 0}, [&](BiomeTile& t) { ++computed; FillWith(4, t); });
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(BiomeAt(cache, {1, 0, 0}, 4, 0, &computed), 4);
   EXPECT_EQ(computed, 3);
   EXPECT_EQ(cache.stats().entries, 0u);
   EXPECT_EQ(cache.stats().bytes, 0u);
+  EXPECT_EQ(cache.stats().misses, 3u);
+}
+
+TEST(BiomeSampleCacheTest, PrefetchSeesOnlyCachedTilesAndChangesNothing) {
+  BiomeSampleCache cache(1 << 20, 2);
+  BiomeAt(cache, {1, 2, 3}, 5);
+  const BiomeTileKey keys[] = {{1, 0, 0}, {1, 2, 3}, {2, 2, 3}};
+  std::vector<size_t> seen;
+  cache.Prefetch(keys, [&](size_t k, const BiomeTile* tile) {
+    EXPECT_NE(tile, nullptr);
+    seen.push_back(k);
+  });
+  EXPECT_EQ(seen, std::vector<size_t>{1});
+  EXPECT_EQ(cache.stats().hits, 0u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+}
+
+TEST(BiomeSampleCacheTest, VisitTileRowsCoversEachVertexOnceTileByTile) {
+  BiomeSampleCache cache(1 << 22);
+  constexpr int n = BiomeTile::kTileSize;
+  auto compute = [](int32_t ti, int32_t tj, BiomeTile& t) {
+    for (int v = 0; v < BiomeTile::kVertices; ++v) {
+      t.xz[2 * v] = ti * n + v % n;  // The vertex's i and j.
+      t.xz[2 * v + 1] = tj * n + v / n;
+    }
+  };
+  // Rows -20 .. 19 with ragged, partly empty column ranges crossing tiles (negative ones too).
+  const int64_t j0 = -20;
+  std::vector<int64_t> lo, hi;
+  for (int64_t r = 0; r < 40; ++r) {
+    lo.push_back(-37 + r % 7);
+    hi.push_back(r % 9 == 4 ? lo.back() - 1 : 5 + 3 * r);
+  }
+  for (int pass = 0; pass < 2; ++pass) {  // Computed, then cached.
+    std::vector<std::vector<int>> seen(lo.size());
+    for (size_t r = 0; r < lo.size(); ++r) seen[r].assign(static_cast<size_t>(hi[r] - lo[r] + 1 + (hi[r] < lo[r])), 0);
+    VisitTileRows(cache, 7, j0, lo, hi, compute, [&](const BiomeTile& tile, const TileRowSpan& span) {
+      for (int64_t i = span.i_begin; i <= span.i_end; ++i) {
+        const int v = span.index + static_cast<int>(i - span.i_begin);
+        ASSERT_EQ(tile.xz[2 * v], static_cast<double>(i));
+        ASSERT_EQ(tile.xz[2 * v + 1], static_cast<double>(span.j));
+        ++seen[static_cast<size_t>(span.j - j0)][static_cast<size_t>(i - lo[static_cast<size_t>(span.j - j0)])];
+      }
+    });
+    for (size_t r = 0; r < lo.size(); ++r) {
+      for (int64_t i = lo[r]; i <= hi[r]; ++i) {
+        ASSERT_EQ(seen[r][static_cast<size_t>(i - lo[r])], 1) << "row " << r << " i " << i;
+      }
+    }
+  }
+  EXPECT_GT(cache.stats().hits, 0u);
 }
 
 TEST(BiomeSampleCacheTest, ConcurrentUseStaysBoundedAndConsistent) {
@@ -76,9 +197,12 @@ TEST(BiomeSampleCacheTest, ConcurrentUseStaysBoundedAndConsistent) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int k = 0; k < 5000; ++k) {
-        int32_t i = (k * 7 + t) % 200;
-        auto tile = cache.GetOrCompute({3, i, -i}, [&](BiomeTile& tl) { FillWith(static_cast<uint16_t>(i), tl); });
-        if (tile->biome[63] != i) ++wrong;
+        const int32_t i = (k * 7 + t) % 200;
+        if (BiomeAt(cache, {3, i, -i}, static_cast<uint16_t>(i), 63) != i) ++wrong;
+        if (k % 16 == 0) {
+          const BiomeTileKey keys[] = {{3, i, -i}, {3, i + 1, -i - 1}};
+          cache.Prefetch(keys, [](size_t, const BiomeTile* tile) { __builtin_prefetch(tile); });
+        }
       }
     });
   }
@@ -87,6 +211,7 @@ TEST(BiomeSampleCacheTest, ConcurrentUseStaysBoundedAndConsistent) {
   BiomeSampleCache::Stats stats = cache.stats();
   EXPECT_LE(stats.bytes, 64 * BiomeSampleCache::kBytesPerEntry);
   EXPECT_EQ(stats.hits + stats.misses, 20000u);
+  EXPECT_GT(stats.evictions, 0u);
 }
 
 }  // namespace
