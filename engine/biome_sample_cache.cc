@@ -26,7 +26,9 @@ class BiomeSampleCache::Shard {
  public:
   explicit Shard(size_t capacity_bytes)
       : max_entries_(capacity_bytes / kBytesPerEntry),
-        max_slots_(max_entries_ == 0 ? 0 : std::bit_ceil(2 * max_entries_)) {}
+        max_slots_(max_entries_ == 0 ? 0 : std::bit_ceil(2 * max_entries_)),
+        hint_count_(max_entries_ == 0 ? 0 : std::min(kMaxHints, std::bit_floor(max_entries_))),
+        hints_(new Hint[hint_count_]) {}
 
   ~Shard() {
     for (Slot& slot : slots_) delete slot.tile;
@@ -52,12 +54,19 @@ class BiomeSampleCache::Shard {
     return slot == nullptr ? nullptr : slot->tile;
   }
 
-  // Starts loading the index slot where a lookup of `hash` begins. Takes no lock: the table's
-  // address is read from an atomic copy, and a stale one only prefetches memory in vain.
-  void PrefetchSlot(uint64_t hash) const {
+  // Starts loading the index slot where a lookup of `hash` begins, and returns where the tile of
+  // `hash` was last stored, if the hints know (null otherwise). Takes no lock: the table's address
+  // and the hints are atomics, and a stale answer only makes a prefetch useless.
+  const BiomeTile* PrefetchSlotAndHint(uint64_t hash) const {
     const Slot* table = table_.load(std::memory_order_relaxed);
-    if (table != nullptr) __builtin_prefetch(&table[hash & mask_copy_.load(std::memory_order_relaxed)]);
+    if (table == nullptr) return nullptr;
+    __builtin_prefetch(&table[hash & mask_copy_.load(std::memory_order_relaxed)]);
+    const Hint& hint = hints_[HintIndex(hash)];
+    if (hint.tag.load(std::memory_order_relaxed) != hash) return nullptr;
+    return hint.tile.load(std::memory_order_relaxed);
   }
+
+  bool ContainsLocked(const BiomeTileKey& key, uint64_t hash) { return Lookup(key, hash) != nullptr; }
 
   // Stores the tile in `*computed` for `key` unless it is already there (another thread computed it
   // first) or nothing can be stored, and returns the tile to read. Storing takes `*computed`'s
@@ -76,6 +85,9 @@ class BiomeSampleCache::Shard {
     while (slots_[s].tile != nullptr) s = (s + 1) & mask_;
     slots_[s] = {key, tile, false};
     ++entries_;
+    Hint& hint = hints_[HintIndex(hash)];
+    hint.tag.store(hash, std::memory_order_relaxed);
+    hint.tile.store(tile, std::memory_order_relaxed);
     return *tile;
   }
 
@@ -95,6 +107,16 @@ class BiomeSampleCache::Shard {
     bool referenced = false;    // Found since the CLOCK hand last passed.
   };
   static_assert(sizeof(Slot) == 32, "kBytesPerEntry accounts 32-byte slots");
+
+  // Where the tile of a key hash was stored, for prefetching without the lock: a direct-mapped
+  // table of at most one hint per entry, written under the lock, read without it.
+  struct Hint {
+    std::atomic<uint64_t> tag{0};  // The key's hash; 0: none.
+    std::atomic<const BiomeTile*> tile{nullptr};
+  };
+  static_assert(sizeof(Hint) == 16, "kBytesPerEntry accounts 16-byte hints");
+  static constexpr size_t kMaxHints = size_t{1} << 12;
+  size_t HintIndex(uint64_t hash) const { return (hash >> 16) & (hint_count_ - 1); }
 
   Slot* Lookup(const BiomeTileKey& key, uint64_t hash) {
     if (slots_.empty()) return nullptr;
@@ -118,6 +140,9 @@ class BiomeSampleCache::Shard {
         continue;
       }
       BiomeTile* tile = slot.tile;
+      const uint64_t hash = HashKey(slot.key);
+      Hint& hint = hints_[HintIndex(hash)];
+      if (hint.tag.load(std::memory_order_relaxed) == hash) hint.tag.store(0, std::memory_order_relaxed);
       EraseAt(s);
       --entries_;
       ++evictions_;
@@ -156,6 +181,8 @@ class BiomeSampleCache::Shard {
 
   const size_t max_entries_;
   const size_t max_slots_;
+  const size_t hint_count_;  // A power of two (or 0 when nothing is stored).
+  const std::unique_ptr<Hint[]> hints_;
   std::mutex mu_;  // std::mutex so ThreadSanitizer sees it. Guards everything below.
   std::vector<Slot> slots_;
   size_t mask_ = 0;
@@ -207,24 +234,17 @@ void BiomeSampleCache::Visit(const BiomeTileKey& key, absl::FunctionRef<void(Bio
 
 void BiomeSampleCache::Prefetch(std::span<const BiomeTileKey> keys,
                                 absl::FunctionRef<void(size_t, const BiomeTile*)> prefetch) {
-  constexpr size_t kMaxKeys = 64;
-  uint64_t hashes[kMaxKeys];
-  const BiomeTile* tiles[kMaxKeys];
-  keys = keys.first(std::min(keys.size(), kMaxKeys));
-  // First every key's index slot, without locking, then every tile, then the callbacks: each step
-  // waits for the loads of the one before at most once.
   for (size_t k = 0; k < keys.size(); ++k) {
-    hashes[k] = HashKey(keys[k]);
-    ShardFor(hashes[k]).PrefetchSlot(hashes[k]);
+    const uint64_t hash = HashKey(keys[k]);
+    if (const BiomeTile* tile = ShardFor(hash).PrefetchSlotAndHint(hash)) prefetch(k, tile);
   }
-  for (size_t k = 0; k < keys.size(); ++k) {
-    Shard& shard = ShardFor(hashes[k]);
-    std::lock_guard<std::mutex> lock(shard.mu());
-    tiles[k] = shard.PeekLocked(keys[k], hashes[k]);
-  }
-  for (size_t k = 0; k < keys.size(); ++k) {
-    if (tiles[k] != nullptr) prefetch(k, tiles[k]);
-  }
+}
+
+bool BiomeSampleCache::Contains(const BiomeTileKey& key) {
+  const uint64_t hash = HashKey(key);
+  Shard& shard = ShardFor(hash);
+  std::lock_guard<std::mutex> lock(shard.mu());
+  return shard.ContainsLocked(key, hash);
 }
 
 BiomeSampleCache::Stats BiomeSampleCache::stats() const {

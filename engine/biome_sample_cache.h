@@ -61,9 +61,11 @@ class BiomeSampleCache {
   };
 
   // Memory accounted per cached tile, an upper bound on what an entry costs: the tile (one heap
-  // block, with the allocator's header) and its share of the shard's index, 32-byte slots kept at
-  // most half and (once grown) at least a quarter full, so at most four slots per entry.
-  static constexpr size_t kBytesPerEntry = sizeof(BiomeTile) + 160;
+  // block, with the allocator's header), its share of the shard's index (32-byte slots kept at
+  // most half and, once grown, at least a quarter full: at most four slots per entry) and of the
+  // shard's prefetch hints (16 bytes, at most one per entry the capacity allows). Each thread that
+  // misses also keeps one tile of scratch memory of its own.
+  static constexpr size_t kBytesPerEntry = sizeof(BiomeTile) + 176;
 
   // capacity_bytes == 0 disables storing (every lookup computes and counts a miss).
   // shards must be >= 1; capacity is split evenly between shards.
@@ -79,14 +81,18 @@ class BiomeSampleCache {
   void Visit(const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute,
              absl::FunctionRef<void(const BiomeTile&)> visit);
 
-  // Starts loading the given tiles into the CPU caches ahead of visiting them: tiles mostly live
-  // outside the CPU caches, and each visit's lock waits for the loads before it, so visiting tile
-  // after tile would wait for each in turn. Calls `prefetch(k, tile)` for each cached keys[k], with
-  // no lock held; `prefetch` may only pass addresses in the tile to __builtin_prefetch (the memory
-  // may be reused at any moment; prefetching reused memory is harmless, reading it is not).
-  // Counts nothing and marks nothing.
+  // Starts loading the given tiles' index slots into the CPU caches ahead of visiting them, and
+  // calls `prefetch(k, tile)` for each keys[k] whose tile's address is known (best effort: a cached
+  // tile may be missed, and the address may be stale), with no lock held. Tiles mostly live outside
+  // the CPU caches and each visit's lock waits for all loads before it, so visiting tile after tile
+  // would wait for each in turn. `prefetch` may only pass addresses in the tile to
+  // __builtin_prefetch: the memory may be reused at any moment (prefetching it is harmless, reading
+  // it is not). Takes no lock, counts nothing, marks nothing.
   void Prefetch(std::span<const BiomeTileKey> keys,
                 absl::FunctionRef<void(size_t, const BiomeTile*)> prefetch);
+
+  // Whether `key`'s tile is cached. Counts nothing, marks nothing.
+  bool Contains(const BiomeTileKey& key);
 
   Stats stats() const;
   size_t capacity_bytes() const { return capacity_bytes_; }

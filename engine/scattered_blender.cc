@@ -150,11 +150,11 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
     for (int64_t i = i_lo[r]; i <= i_hi[r]; ++i, ++k) {
       const double x = cand[k].x, z = cand[k].z;
       const uint16_t biome = cand[k].biome;
-      // Distance from the point to the box. Rounding is monotonic, so this never exceeds the
-      // computed distance to any column inside the box: no point that can weigh on a column is
-      // culled.
-      const double dx = std::max(0.0, std::max(min_x - x, x - max_x));
-      const double dz = std::max(0.0, std::max(min_z - z, z - max_z));
+      // Offset from the box (from the nearest point of it, which the clamp finds). Rounding is
+      // monotonic, so this never exceeds the computed offset to any column inside the box: no
+      // point that can weigh on a column is culled. Clamping compiles to min/max, no branch.
+      const double dx = x - std::min(std::max(x, min_x), max_x);
+      const double dz = z - std::min(std::max(z, min_z), max_z);
       cand[count].x = x;
       cand[count].z = z;
       cand[count].biome = biome;

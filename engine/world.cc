@@ -147,7 +147,7 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
 absl::StatusOr<PointBlend> World::BlendPoint(double x, double z, const BlendOptions& options,
                                              BiomeSampleCache* cache) const {
   if (absl::Status s = ValidatePoint(x, z); !s.ok()) return s;
-  std::vector<std::pair<int, float>> weights;
+  thread_local std::vector<std::pair<int, float>> weights;  // Reused: no allocation per point.
   blender_->BlendPoint(x, z, cache, &weights);
   PointBlend point;
   point.weights.reserve(weights.size());

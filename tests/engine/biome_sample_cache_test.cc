@@ -33,8 +33,11 @@ uint16_t BiomeAt(BiomeSampleCache& cache, const BiomeTileKey& key, uint16_t fill
 }
 
 bool IsCached(BiomeSampleCache& cache, const BiomeTileKey& key) {
+  const uint64_t hits = cache.stats().hits;
   int computed = 0;
   BiomeAt(cache, key, 0, 0, &computed);
+  EXPECT_EQ(cache.Contains(key), true);
+  EXPECT_EQ(cache.stats().hits, hits + (computed == 0));
   return computed == 0;
 }
 
@@ -92,7 +95,9 @@ TEST(BiomeSampleCacheTest, EvictsWithinTheByteBoundAndCounts) {
   std::vector<BiomeTileKey> keys;
   for (int32_t k = 0; k < 10; ++k) keys.push_back({1, k, 0});
   std::vector<size_t> cached;
-  cache.Prefetch(keys, [&](size_t k, const BiomeTile*) { cached.push_back(k); });
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (cache.Contains(keys[k])) cached.push_back(k);
+  }
   ASSERT_EQ(cached.size(), 3u);
   EXPECT_EQ(cached.back(), 9u);
   for (size_t k : cached) {
@@ -152,6 +157,9 @@ TEST(BiomeSampleCacheTest, PrefetchSeesOnlyCachedTilesAndChangesNothing) {
   EXPECT_EQ(seen, std::vector<size_t>{1});
   EXPECT_EQ(cache.stats().hits, 0u);
   EXPECT_EQ(cache.stats().misses, 1u);
+  EXPECT_TRUE(cache.Contains({1, 2, 3}));
+  EXPECT_FALSE(cache.Contains({1, 0, 0}));
+  EXPECT_EQ(cache.stats().hits + cache.stats().misses, 1u);
 }
 
 TEST(BiomeSampleCacheTest, VisitTileRowsCoversEachVertexOnceTileByTile) {
