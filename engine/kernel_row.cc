@@ -106,23 +106,13 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   const size_t vectors = b.stride / kKernelLanes;
   alignas(64) double xs[1024 + kKernelLanes];
   for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + static_cast<double>(lx);
-  // The points grouped by slot, each slot's in their original order (a stable counting sort).
-  thread_local std::vector<KernelPoint> by_slot;
-  thread_local std::vector<size_t> first;
   thread_local std::vector<uint32_t> row_points;
   thread_local std::vector<double> row_near_sq;
-  by_slot.resize(b.count);
   row_points.resize(b.count);
   row_near_sq.resize(b.count);
-  first.assign(b.slots + 1, 0);
-  for (size_t k = 0; k < b.count; ++k) ++first[b.points[k].slot + 1];
-  for (size_t s = 0; s < b.slots; ++s) first[s + 1] += first[s];
-  for (size_t k = 0; k < b.count; ++k) by_slot[first[b.points[k].slot]++] = b.points[k];
-  for (size_t s = b.slots; s > 0; --s) first[s] = first[s - 1];  // Back to each slot's start.
-  first[0] = 0;
   for (size_t s = 0; s < b.slots; ++s) {
-    const KernelPoint* points = by_slot.data() + first[s];
-    const size_t count = first[s + 1] - first[s];
+    const KernelPoint* points = b.points + b.slot_begin[s];
+    const size_t count = b.slot_begin[s + 1] - b.slot_begin[s];
     double* slot_acc = b.acc + s * n * b.stride;
     if (vectors % 4 == 0) {
       SlotSums<Max, 4, 4>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
@@ -235,6 +225,7 @@ absl::string_view DispatchedKernelVariant() { return Dispatched().name; }
 
 void KernelBlockScalar(const KernelBlock& b) {
   const size_t n = static_cast<size_t>(b.size);
+  std::fill(b.acc, b.acc + b.slots * n * b.stride, 0.0);
   for (size_t k = 0; k < b.count; ++k) {
     const KernelPoint& p = b.points[k];
     for (size_t lz = 0; lz < n; ++lz) {

@@ -28,16 +28,20 @@ struct KernelPoint {
   uint32_t slot = 0;
 };
 
-// A size x size block of columns whose lowest corner is (x0, z0), and its scratch.
-//   acc:     slots * size * stride doubles, slot s's row lz at acc + (s * size + lz) * stride;
-//   total:   size * stride doubles, row lz at total + lz * stride (written by the kernel);
-// both zeroed by the caller; stride = size rounded up to kKernelLanes. Columns past `size` in a
-// padded row are scratch.
+// A size x size block of columns whose lowest corner is (x0, z0), its points and its scratch.
+//   points:     count points grouped by slot: slot s's are points[slot_begin[s] .. slot_begin[s+1])
+//               (slot_begin has slots + 1 entries, slot_begin[0] = 0), each slot's in the order
+//               the sums run (the caller's canonical order), every one with .slot == s;
+//   acc:        slots * size * stride doubles, slot s's row lz at acc + (s * size + lz) * stride;
+//   total:      size * stride doubles, row lz at total + lz * stride;
+// both written by the kernel (no zeroing needed); stride = size rounded up to kKernelLanes. Columns
+// past `size` in a padded row are scratch.
 //   weights: slots * size * size floats, slot s's column (lx, lz) at s * size * size + lz * size + lx;
 //   nonzero: slots flags, set to 1 where slot s has a non-zero weight somewhere in the block, else 0.
 struct KernelBlock {
   const KernelPoint* points = nullptr;
   size_t count = 0;
+  const size_t* slot_begin = nullptr;
   size_t slots = 0;
   double x0 = 0.0, z0 = 0.0;
   int size = 0;
@@ -48,7 +52,7 @@ struct KernelBlock {
   uint8_t* nonzero = nullptr;
 };
 
-// For every column (x, z) = (x0 + lx, z0 + lz) and every point p in the given order:
+// For every column (x, z) = (x0 + lx, z0 + lz) and every point p in each slot's order:
 //     w = max((p.radius_sq - (z - p.z)^2) - (x - p.x)^2, 0)^2,   acc[p.slot] += w
 // (that parenthesization: the row's part is a scalar per point and row, each slot's sum from +0.0 in the points' order); then
 // total = acc[0] + acc[1] + ... (ascending slot), weights[s] = float(acc[s] / total), and the nonzero

@@ -27,7 +27,8 @@ namespace {
 // Per-thread scratch reused by every block this thread convolves: no allocation per chunk once the
 // vectors have grown to the largest block seen.
 struct ConvolutionScratch {
-  std::vector<KernelPoint> points;
+  std::vector<KernelPoint> points;  // Grouped by slot.
+  std::vector<size_t> slot_begin;
   std::vector<double> acc, total;
   std::vector<float> weights;
   std::vector<uint8_t> nonzero;
@@ -70,22 +71,30 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
   std::sort(scratch.present.begin(), scratch.present.end());
   const size_t slots = scratch.present.size();
   for (size_t k = 0; k < slots; ++k) slot_of[scratch.present[k]] = static_cast<int32_t>(k);
+  // The points grouped by slot, each slot's in the samples' order (a stable counting sort).
+  std::vector<size_t>& next = scratch.slot_begin;
+  next.assign(slots + 1, 0);
+  for (const KernelSample& s : samples) ++next[static_cast<size_t>(slot_of[s.biome]) + 1];
+  for (size_t k = 0; k < slots; ++k) next[k + 1] += next[k];
   scratch.points.resize(samples.size());
-  for (size_t k = 0; k < samples.size(); ++k) {
-    const KernelSample& s = samples[k];
-    scratch.points[k] = {s.x, s.z, s.radius_sq, static_cast<uint32_t>(slot_of[s.biome])};
+  for (const KernelSample& s : samples) {
+    const uint32_t slot = static_cast<uint32_t>(slot_of[s.biome]);
+    scratch.points[next[slot]++] = {s.x, s.z, s.radius_sq, slot};
   }
+  for (size_t k = slots; k > 0; --k) next[k] = next[k - 1];  // Back to each slot's start.
+  next[0] = 0;
   for (uint16_t b : scratch.present) slot_of[b] = -1;
 
   const size_t n = static_cast<size_t>(size);
   const size_t stride = (n + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
-  scratch.acc.assign(slots * n * stride, 0.0);
-  scratch.total.assign(n * stride, 0.0);
+  scratch.acc.resize(slots * n * stride);
+  scratch.total.resize(n * stride);
   scratch.weights.resize(slots * columns);
   scratch.nonzero.resize(slots);
   KernelBlock block;
   block.points = scratch.points.data();
   block.count = scratch.points.size();
+  block.slot_begin = next.data();
   block.slots = slots;
   block.x0 = static_cast<double>(x0);
   block.z0 = static_cast<double>(z0);

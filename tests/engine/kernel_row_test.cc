@@ -26,14 +26,25 @@ BlockRun RunBlock(void (*kernel)(const KernelBlock&), const std::vector<KernelPo
              size_t slots, double x0, double z0, int size) {
   const size_t n = static_cast<size_t>(size);
   const size_t stride = (n + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
+  // The points grouped by slot, each slot's in the given order, as the kernel takes them.
+  std::vector<KernelPoint> grouped;
+  std::vector<size_t> slot_begin = {0};
+  for (size_t s = 0; s < slots; ++s) {
+    for (const KernelPoint& p : points) {
+      if (p.slot == s) grouped.push_back(p);
+    }
+    slot_begin.push_back(grouped.size());
+  }
   BlockRun run;
-  run.acc.assign(slots * n * stride, 0.0);
-  run.total.assign(n * stride, 0.0);
+  // The kernel writes every accumulator and total itself: start from garbage.
+  run.acc.assign(slots * n * stride, 1234.5);
+  run.total.assign(n * stride, -7.0);
   run.weights.assign(slots * n * n, -1.0f);
   run.nonzero.assign(slots, 7);
   KernelBlock block;
-  block.points = points.data();
-  block.count = points.size();
+  block.points = grouped.data();
+  block.count = grouped.size();
+  block.slot_begin = slot_begin.data();
   block.slots = slots;
   block.x0 = x0;
   block.z0 = z0;
