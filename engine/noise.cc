@@ -177,11 +177,11 @@ template <int kHalf, typename V>
 WORLDGEN_NOISE_INLINE V SwapHalves(V v) {
   using Index = decltype(v < v);
   if constexpr (sizeof(V) / sizeof(v[0]) == 8) {
-    return __builtin_shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf, 4 ^ kHalf,
+    return simd::Shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf, 4 ^ kHalf,
                                       5 ^ kHalf, 6 ^ kHalf, 7 ^ kHalf});
   } else {
     static_assert(sizeof(V) / sizeof(v[0]) == 4);
-    return __builtin_shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf});
+    return simd::Shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf});
   }
 }
 
@@ -268,10 +268,10 @@ WORLDGEN_NOISE_AVX512 void HashedGradients8(uint64_t seed_mix, Lanes<8>::U i, La
   const I high = index >= int64_t{16};
   const double* x = kGradientComponents.x;
   const double* z = kGradientComponents.z;
-  *gx = high ? __builtin_shuffle(Load<D>(x + 16), index)
-             : __builtin_shuffle(Load<D>(x), Load<D>(x + 8), index);
-  *gz = high ? __builtin_shuffle(Load<D>(z + 16), index)
-             : __builtin_shuffle(Load<D>(z), Load<D>(z + 8), index);
+  *gx = high ? simd::Shuffle(Load<D>(x + 16), index)
+             : simd::Shuffle(Load<D>(x), Load<D>(x + 8), index);
+  *gz = high ? simd::Shuffle(Load<D>(z + 16), index)
+             : simd::Shuffle(Load<D>(z), Load<D>(z + 8), index);
 }
 #endif
 
@@ -366,10 +366,10 @@ WORLDGEN_NOISE_INLINE typename Lanes<L>::D Lookup16(const double* table,
   using D = typename Lanes<L>::D;
   using I = typename Lanes<L>::I;
   if constexpr (kPermute && L == 8) {
-    return __builtin_shuffle(Load<D>(table), Load<D>(table + 8), index);
+    return simd::Shuffle(Load<D>(table), Load<D>(table + 8), index);
   } else if constexpr (kPermute && L == 4) {
-    const D low = __builtin_shuffle(Load<D>(table), Load<D>(table + 4), index);
-    const D high = __builtin_shuffle(Load<D>(table + 8), Load<D>(table + 12), index);
+    const D low = simd::Shuffle(Load<D>(table), Load<D>(table + 4), index);
+    const D high = simd::Shuffle(Load<D>(table + 8), Load<D>(table + 12), index);
     return (index & Splat<I>(int64_t{8})) != Splat<I>(int64_t{0}) ? high : low;
   } else {
     D v;

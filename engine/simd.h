@@ -23,6 +23,35 @@ typedef double Double8 __attribute__((vector_size(64), aligned(8)));
 typedef float Float8 __attribute__((vector_size(32), aligned(4)));
 typedef int32_t Int32x8 __attribute__((vector_size(32), aligned(4)));
 
+// Lane permutes: Shuffle(a, index)[l] = a[index[l] mod N]; Shuffle(a, b, index)[l] = lane
+// index[l] mod 2N of a's lanes followed by b's. GCC's __builtin_shuffle; clang (the fuzzing build)
+// has no variable-index permute builtin, so it gets the lane-by-lane equivalent.
+template <typename V, typename I>
+inline __attribute__((always_inline)) V Shuffle(V a, I index) {
+#if defined(__clang__)
+  constexpr int n = sizeof(V) / sizeof(a[0]);
+  V r;
+  for (int l = 0; l < n; ++l) r[l] = a[index[l] & (n - 1)];
+  return r;
+#else
+  return __builtin_shuffle(a, index);
+#endif
+}
+template <typename V, typename I>
+inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
+#if defined(__clang__)
+  constexpr int n = sizeof(V) / sizeof(a[0]);
+  V r;
+  for (int l = 0; l < n; ++l) {
+    const int k = static_cast<int>(index[l] & (2 * n - 1));
+    r[l] = k < n ? a[k] : b[k - n];
+  }
+  return r;
+#else
+  return __builtin_shuffle(a, b, index);
+#endif
+}
+
 }  // namespace worldgen::simd
 
 // Runtime dispatch between an AVX2 and a baseline clone through an ifunc. Under ThreadSanitizer
