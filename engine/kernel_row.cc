@@ -165,12 +165,7 @@ struct PortableMax {
   static WORLDGEN_KERNEL_INLINE Double8 Positive(Double8 t) { return t > 0.0 ? t : 0.0; }
 };
 
-#if WORLDGEN_SIMD_DISPATCH && defined(__clang__)
-// Clang (the fuzzing build) lowers the select to vmaxpd by itself, and it checks inline assembly
-// operand sizes before inlining, in the target-neutral body where no 512-bit register exists.
-using Avx512Max = PortableMax;
-using Avx2Max = PortableMax;
-#elif WORLDGEN_SIMD_DISPATCH
+#if WORLDGEN_SIMD_DISPATCH
 struct Avx512Max {
   static WORLDGEN_KERNEL_INLINE Double8 Positive(Double8 t) {
     Double8 r;
@@ -189,9 +184,7 @@ struct Avx2Max {
     return t;
   }
 };
-#endif
 
-#if WORLDGEN_SIMD_DISPATCH
 __attribute__((target("avx512f"))) void KernelAvx512(const KernelBlock& b) {
   KernelBody<Avx512Max>(b);
 }

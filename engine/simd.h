@@ -57,7 +57,9 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 // Runtime dispatch between an AVX2 and a baseline clone through an ifunc. Under ThreadSanitizer
 // the ifunc resolver is instrumented and runs before the TSan runtime exists (it crashes the
 // dynamic loader), so sanitized builds get the baseline clone only; the output is identical.
-#if defined(__SANITIZE_THREAD__)
+// Clang (only the libFuzzer build uses it) gets the baseline too: it rejects the 512-bit vector
+// arguments between the AVX-512 variants' helpers, which GCC inlines.
+#if defined(__SANITIZE_THREAD__) || defined(__clang__)
 #define WORLDGEN_TARGET_CLONES
 #define WORLDGEN_SIMD_DISPATCH 0
 #else
