@@ -76,6 +76,13 @@ ABSL_FLAG(int32_t, max_request_bytes, 1 << 20,
 ABSL_FLAG(int32_t, max_concurrent_streams, 256, "Calls one HTTP/2 connection may have open at once");
 ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
           "gRPC's own memory quota (connections, HTTP/2 buffers); under pressure it refuses new work");
+ABSL_FLAG(bool, http2_guard, true,
+          "Relay each gRPC connection through the server's HTTP/2 frame guard, which closes a "
+          "connection (GOAWAY ENHANCE_YOUR_CALM) that resets streams faster than "
+          "--http2_max_resets_per_second (the rapid reset attack, which gRPC 1.51 does not limit)");
+ABSL_FLAG(int32_t, http2_max_resets_per_second, 200,
+          "With --http2_guard: RST_STREAM frames one connection may send per second on average, in "
+          "bursts of at most this many");
 ABSL_FLAG(double, max_connection_idle_seconds, 300,
           "A connection with no call for this long is closed (GOAWAY)");
 ABSL_FLAG(int32_t, metrics_threads, 8,
@@ -188,6 +195,7 @@ int Run(int argc, char** argv) {
   CheckPositive("interactive_max_columns", absl::GetFlag(FLAGS_interactive_max_columns));
   CheckPositive("max_request_bytes", absl::GetFlag(FLAGS_max_request_bytes));
   CheckPositive("max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams));
+  CheckPositive("http2_max_resets_per_second", absl::GetFlag(FLAGS_http2_max_resets_per_second));
   CheckPositive("grpc_memory_bytes", absl::GetFlag(FLAGS_grpc_memory_bytes));
   CheckPositive("metrics_threads", absl::GetFlag(FLAGS_metrics_threads));
   CheckPositive("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms));
@@ -273,6 +281,16 @@ int Run(int argc, char** argv) {
                                        listener.status().message()));
   }
   const int bound_port = (*listener)->port();
+  if (absl::GetFlag(FLAGS_http2_guard)) {
+    ConnectionRelay::Options relay;
+    relay.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 2);
+    relay.reset_limit.max_resets_per_second = absl::GetFlag(FLAGS_http2_max_resets_per_second);
+    relay.on_cut = [&metrics](ConnectionRelay::CutReason reason) {
+      metrics.RecordConnectionCut(reason == ConnectionRelay::CutReason::kResetFlood ? "rst_flood"
+                                                                                    : "not_http2");
+    };
+    (*listener)->GuardHttp2(std::move(relay));
+  }
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
@@ -318,6 +336,7 @@ int Run(int argc, char** argv) {
   (*listener)->Stop();
   server->Shutdown(std::chrono::system_clock::now() + ToChrono(grace_seconds));
   server->Wait();
+  (*listener)->CloseRelayedConnections();
   pool.Shutdown();
   std::printf("worldgen-server: stopped\n");
   std::fflush(stdout);

@@ -153,6 +153,11 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
                     .Help("Calls refused before any blending, by reason (queue_full, deadline, "
                           "reply_memory, unparseable, invalid_argument, not_found).")
                     .Register(*registry_)),
+      connections_cut_(prometheus::BuildCounter()
+                           .Name("worldgen_http2_connections_closed_total")
+                           .Help("Client connections the HTTP/2 frame guard closed, by reason "
+                                 "(rst_flood: over the stream reset rate; not_http2).")
+                           .Register(*registry_)),
       inflight_(prometheus::BuildGauge()
                     .Name("worldgen_inflight_calls")
                     .Help("WorldGen calls started and not yet finished.")
@@ -163,6 +168,7 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
        {"queue_full", "deadline", "reply_memory", "unparseable", "invalid_argument", "not_found"}) {
     rejected_.Add({{"reason", reason}});
   }
+  for (const char* reason : {"rst_flood", "not_http2"}) connections_cut_.Add({{"reason", reason}});
 }
 
 ServerMetrics::~ServerMetrics() = default;
@@ -186,6 +192,10 @@ void ServerMetrics::AddPointsSampled(int64_t points) {
 
 void ServerMetrics::RecordRejected(absl::string_view reason) {
   rejected_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void ServerMetrics::RecordConnectionCut(absl::string_view reason) {
+  connections_cut_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 void ServerMetrics::CallStarted() { inflight_.Increment(); }

@@ -20,6 +20,9 @@
 //                                                            shared with a concurrent call ("joined"),
 //                                                            served encoded from the cache ("cached")
 //   worldgen_chunk_cache_bytes, _evictions_total  gauge/ctr  the encoded-chunk cache (--chunk_cache_bytes)
+//   worldgen_http2_connections_closed_total{reason} counter  connections the HTTP/2 frame guard cut:
+//                                                            rst_flood (over --http2_max_resets_per_second),
+//                                                            not_http2 (no client preface)
 //
 // Thread safety: all methods are safe for concurrent use (prometheus-cpp metrics are atomic).
 #ifndef WORLDGEN_SERVER_METRICS_H_
@@ -55,6 +58,8 @@ class ServerMetrics {
   void RecordChunk(absl::Duration latency);
   void AddPointsSampled(int64_t points);
   void RecordRejected(absl::string_view reason);
+  // A connection the HTTP/2 frame guard closed: "rst_flood" or "not_http2".
+  void RecordConnectionCut(absl::string_view reason);
   void CallStarted();
   void CallFinished();
 
@@ -71,6 +76,7 @@ class ServerMetrics {
   prometheus::Counter& chunks_generated_;
   prometheus::Counter& points_sampled_;
   prometheus::Family<prometheus::Counter>& rejected_;
+  prometheus::Family<prometheus::Counter>& connections_cut_;
   prometheus::Gauge& inflight_;
 };
 

@@ -58,9 +58,18 @@ TcpListener::TcpListener(int fd, int port)
 
 TcpListener::~TcpListener() {
   Stop();
+  CloseRelayedConnections();
   for (int fd : {spare_fd_, wake_fds_[0], wake_fds_[1]}) {
     if (fd >= 0) close(fd);
   }
+}
+
+void TcpListener::GuardHttp2(ConnectionRelay::Options options) {
+  relay_ = std::make_unique<ConnectionRelay>(std::move(options));
+}
+
+void TcpListener::CloseRelayedConnections() {
+  if (relay_) relay_->Shutdown();
 }
 
 void TcpListener::Start(std::function<void(int fd)> on_connection) {
@@ -90,7 +99,17 @@ void TcpListener::AcceptLoop() {
       if (fd >= 0) {
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        on_connection_(fd);
+        if (relay_ == nullptr) {
+          on_connection_(fd);
+          continue;
+        }
+        // Out of descriptors for the pair: the relay closed the client's socket (refused at once).
+        absl::StatusOr<int> served = relay_->Add(fd);
+        if (served.ok()) {
+          on_connection_(*served);
+        } else {
+          ++refused_;
+        }
         continue;
       }
       if (errno == EINTR || errno == ECONNABORTED) continue;

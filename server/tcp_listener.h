@@ -8,7 +8,13 @@
 // hanging in the backlog), and the spare is taken back; accepting resumes by itself as soon as
 // descriptors are free again.
 //
-// Thread safety: Start() and Stop() from one thread; the callback runs on the listener's thread.
+// With GuardHttp2(), each connection is relayed through a ConnectionRelay (an HTTP/2 frame guard
+// against stream-reset floods, server/connection_relay.h) and the callback gets the relay's end of a
+// socket pair instead of the client's socket: three descriptors per connection instead of one. A
+// connection for which no pair can be made is closed at once and counted as refused.
+//
+// Thread safety: GuardHttp2(), Start(), Stop() and CloseRelayedConnections() from one thread; the
+// callback runs on the listener's thread.
 #ifndef WORLDGEN_SERVER_TCP_LISTENER_H_
 #define WORLDGEN_SERVER_TCP_LISTENER_H_
 
@@ -20,6 +26,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "server/connection_relay.h"
 
 namespace worldgen {
 
@@ -28,19 +35,28 @@ class TcpListener {
   // Binds host:port (port 0 = any free port; no SO_REUSEPORT, so a taken port is an error) and
   // listens; accepting starts with Start().
   static absl::StatusOr<std::unique_ptr<TcpListener>> Bind(const std::string& host, int port);
-  ~TcpListener();  // Stop().
+  ~TcpListener();  // Stop() and CloseRelayedConnections().
   TcpListener(const TcpListener&) = delete;
   TcpListener& operator=(const TcpListener&) = delete;
 
   int port() const { return port_; }
   // Connections refused because no descriptor was free.
   int64_t refused() const { return refused_.load(); }
+  // Connections relayed now (0 without GuardHttp2()).
+  int64_t relayed_connections() const { return relay_ ? relay_->connections() : 0; }
+
+  // Before Start(): relay every connection through an HTTP/2 frame guard with these options.
+  void GuardHttp2(ConnectionRelay::Options options);
 
   // Accepts on a thread of its own; each connection's descriptor (non-blocking, close-on-exec) is
   // handed to `on_connection`, which owns it from then on.
   void Start(std::function<void(int fd)> on_connection);
-  // Stops accepting and closes the listening socket; connections already handed over are untouched.
+  // Stops accepting and closes the listening socket; connections already handed over are untouched
+  // (relayed ones keep being relayed).
   void Stop();
+  // Stops the relay threads and closes every relayed connection (after the server stopped serving
+  // them: a server's last words, such as GOAWAY, are relayed until then).
+  void CloseRelayedConnections();
 
  private:
   TcpListener(int fd, int port);
@@ -51,6 +67,7 @@ class TcpListener {
   int spare_fd_;
   int wake_fds_[2] = {-1, -1};  // A pipe: Stop() writes to wake the loop.
   std::function<void(int)> on_connection_;
+  std::unique_ptr<ConnectionRelay> relay_;  // With GuardHttp2().
   std::atomic<int64_t> refused_{0};
   std::thread thread_;
 };

@@ -1,0 +1,340 @@
+// ConnectionRelay over real sockets: the "client" is one end of a socket pair handed to the relay,
+// the "server" is the descriptor the relay returns. Bytes pass intact both ways, a reader that does
+// not read stalls its writer within a bounded number of bytes, reset floods and non-HTTP/2 bytes are
+// cut, either side closing closes the other, and Shutdown() closes everything.
+#include "server/connection_relay.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "server/http2_frame_guard.h"
+#include "server/tcp_listener.h"
+#include "tests/support/http2_frames.h"
+
+namespace worldgen {
+namespace {
+
+using testing::Frame;
+using testing::Preface;
+using testing::RstStream;
+
+void SetBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); }
+
+// Writes all of `bytes` to `fd` (blocking or not).
+void WriteAll(int fd, const std::string& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      pollfd polled{fd, POLLOUT, 0};
+      poll(&polled, 1, 1000);
+      continue;
+    }
+    ASSERT_GT(n, 0) << strerror(errno);
+    sent += static_cast<size_t>(n);
+  }
+}
+
+// Reads until `want` bytes arrived, end of stream, an error, or 10 s without a byte.
+std::string ReadUpTo(int fd, size_t want) {
+  std::string got;
+  char buffer[65536];
+  while (got.size() < want) {
+    pollfd polled{fd, POLLIN, 0};
+    if (poll(&polled, 1, 10000) <= 0) break;
+    const ssize_t n = recv(fd, buffer, std::min(sizeof(buffer), want - got.size()), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) break;
+    got.append(buffer, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+std::string ReadToEnd(int fd) { return ReadUpTo(fd, SIZE_MAX); }
+
+std::string RandomBytes(size_t size, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::string bytes(size, '\0');
+  for (char& byte : bytes) byte = static_cast<char>(random());
+  return bytes;
+}
+
+// DATA frames carrying `payload` in pieces of at most 16 KiB.
+std::string DataFrames(const std::string& payload) {
+  std::string frames;
+  for (size_t at = 0; at < payload.size(); at += 16384) {
+    frames += Frame(testing::kData, 0, 1, payload.substr(at, 16384));
+  }
+  return frames;
+}
+
+struct Relayed {
+  int client = -1;  // The client application's socket.
+  int server = -1;  // What the relay gives the server to serve.
+  Relayed() = default;
+  Relayed(Relayed&& other) noexcept { *this = std::move(other); }
+  Relayed& operator=(Relayed&& other) noexcept {
+    std::swap(client, other.client);
+    std::swap(server, other.server);
+    return *this;
+  }
+  ~Relayed() {
+    if (client >= 0) close(client);
+    if (server >= 0) close(server);
+  }
+};
+
+Relayed Relay(ConnectionRelay& relay) {
+  int pair[2];
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  fcntl(pair[1], F_SETFL, fcntl(pair[1], F_GETFL) | O_NONBLOCK);
+  absl::StatusOr<int> server = relay.Add(pair[1]);
+  EXPECT_TRUE(server.ok()) << server.status();
+  Relayed relayed;
+  relayed.client = pair[0];
+  relayed.server = server.ok() ? *server : -1;
+  return relayed;
+}
+
+ConnectionRelay::Options SmallOptions() {
+  ConnectionRelay::Options options;
+  options.buffer_bytes = 16 << 10;
+  options.linger = absl::Milliseconds(500);
+  return options;
+}
+
+TEST(ConnectionRelayTest, BytesPassIntactBothWays) {
+  ConnectionRelay relay(SmallOptions());
+  Relayed c = Relay(relay);
+  SetBlocking(c.server);
+  const std::string up = Preface() + DataFrames(RandomBytes(3 << 20, 1));
+  const std::string down = RandomBytes(5 << 20, 2);  // Unparsed framing: the server's bytes are opaque.
+  std::thread client_writer([&] { WriteAll(c.client, up); });
+  std::thread server_writer([&] { WriteAll(c.server, down); });
+  std::string server_got, client_got;
+  std::thread server_reader([&] { server_got = ReadUpTo(c.server, up.size()); });
+  client_got = ReadUpTo(c.client, down.size());
+  client_writer.join();
+  server_writer.join();
+  server_reader.join();
+  EXPECT_TRUE(server_got == up) << server_got.size() << " of " << up.size() << " bytes";
+  EXPECT_TRUE(client_got == down) << client_got.size() << " of " << down.size() << " bytes";
+  EXPECT_EQ(relay.connections(), 1);
+}
+
+// Every byte a socket may hold on the way from `writer`'s side to the reader: send and receive
+// buffers of each socket on the path (counted twice: the kernel's accounting includes overhead).
+int64_t KernelBuffers(const std::vector<int>& fds) {
+  int64_t total = 0;
+  for (int fd : fds) {
+    for (int option : {SO_SNDBUF, SO_RCVBUF}) {
+      int size = 0;
+      socklen_t length = sizeof(size);
+      getsockopt(fd, SOL_SOCKET, option, &size, &length);
+      total += 2 * static_cast<int64_t>(size);
+    }
+  }
+  return total;
+}
+
+// Writes to `fd` (non-blocking) what is accepted until nothing more is for 300 ms, at most `cap`.
+std::string WriteUntilStalled(int fd, const std::string& bytes) {
+  size_t sent = 0;
+  absl::Time last_progress = absl::Now();
+  while (sent < bytes.size() && absl::Now() - last_progress < absl::Milliseconds(300)) {
+    const ssize_t n = send(fd, bytes.data() + sent, std::min<size_t>(65536, bytes.size() - sent),
+                           MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      last_progress = absl::Now();
+    } else {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
+  return bytes.substr(0, sent);
+}
+
+TEST(ConnectionRelayTest, AReaderThatDoesNotReadStallsItsWriterWithinABound) {
+  const ConnectionRelay::Options options = SmallOptions();
+  ConnectionRelay relay(options);
+  Relayed c = Relay(relay);
+  // Down: the server writes, the client does not read.
+  const std::string down = RandomBytes(64 << 20, 3);
+  const std::string accepted_down = WriteUntilStalled(c.server, down);
+  // Up: the client writes HTTP/2 frames, the server does not read.
+  const std::string up = Preface() + DataFrames(RandomBytes(64 << 20, 4));
+  const std::string accepted_up = WriteUntilStalled(c.client, up);
+  const int64_t bound = KernelBuffers({c.client, c.server}) * 2 + 2 * static_cast<int64_t>(options.buffer_bytes);
+  std::fprintf(stderr, "figure relay backpressure: stalled after %zu bytes down, %zu up (bound %lld)\n",
+               accepted_down.size(), accepted_up.size(), static_cast<long long>(bound));
+  EXPECT_LT(static_cast<int64_t>(accepted_down.size()), bound);
+  EXPECT_LT(static_cast<int64_t>(accepted_up.size()), bound);
+  // Nothing was lost: once read, everything arrives.
+  EXPECT_TRUE(ReadUpTo(c.client, accepted_down.size()) == accepted_down);
+  EXPECT_TRUE(ReadUpTo(c.server, accepted_up.size()) == accepted_up);
+}
+
+TEST(ConnectionRelayTest, AResetFloodIsCutWithGoawayAtAFrameBoundary) {
+  std::atomic<int> floods{0}, others{0};
+  ConnectionRelay::Options options = SmallOptions();
+  options.reset_limit.max_resets_per_second = 50;
+  options.on_cut = [&](ConnectionRelay::CutReason reason) {
+    ++(reason == ConnectionRelay::CutReason::kResetFlood ? floods : others);
+  };
+  ConnectionRelay relay(options);
+  Relayed c = Relay(relay);
+  // The server's SETTINGS and some data reach the client first.
+  const std::string down = Frame(testing::kSettings, 0, 0, "") + DataFrames(RandomBytes(100000, 5));
+  WriteAll(c.server, down);
+  ASSERT_TRUE(ReadUpTo(c.client, down.size()) == down);
+  std::string flood = Preface();
+  for (uint32_t i = 0; i < 100; ++i) {
+    flood += Frame(testing::kHeaders, testing::kEndHeaders, 1 + 2 * i, "h") + RstStream(1 + 2 * i);
+  }
+  WriteAll(c.client, flood);
+  // The client gets GOAWAY ENHANCE_YOUR_CALM naming the last stream it opened before the 51st reset
+  // (101, or later if the budget refilled meanwhile), then end of stream (without closing its own
+  // socket), within the linger.
+  const std::string got = ReadToEnd(c.client);
+  ASSERT_EQ(got.size(), 17u);
+  EXPECT_EQ(got.substr(0, 9), testing::FrameHeader(8, testing::kGoaway, 0, 0));
+  const uint32_t last_stream = (uint32_t{static_cast<uint8_t>(got[11])} << 8) | static_cast<uint8_t>(got[12]);
+  EXPECT_EQ(got.substr(9, 2), std::string(2, '\0'));
+  EXPECT_GE(last_stream, 101u);
+  EXPECT_LE(last_stream, 199u);
+  EXPECT_EQ(got.substr(13), testing::Be32(testing::kEnhanceYourCalm));
+  EXPECT_EQ(floods.load(), 1);
+  EXPECT_EQ(others.load(), 0);
+  // The server's end is closed: it sees end of stream after a part of what the client sent (the
+  // piece that went over the budget is not passed on).
+  const std::string server_got = ReadToEnd(c.server);
+  EXPECT_LT(server_got.size(), flood.size());
+  EXPECT_EQ(server_got, flood.substr(0, server_got.size()));
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (relay.connections() > 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(relay.connections(), 0);
+}
+
+TEST(ConnectionRelayTest, AGoawayNeverSplitsAFrameTheServerWasSending) {
+  ConnectionRelay::Options options = SmallOptions();
+  options.reset_limit.max_resets_per_second = 1;
+  ConnectionRelay relay(options);
+  Relayed c = Relay(relay);
+  // Half a frame from the server reaches the client; then the client floods.
+  const std::string frame = Frame(testing::kData, 0, 1, RandomBytes(1000, 6));
+  WriteAll(c.server, frame.substr(0, 500));
+  ASSERT_EQ(ReadUpTo(c.client, 500), frame.substr(0, 500));
+  WriteAll(c.client, Preface() + RstStream(1) + RstStream(3));
+  // The stream ends where it was: no GOAWAY in the middle of the frame.
+  EXPECT_EQ(ReadToEnd(c.client), "");
+}
+
+TEST(ConnectionRelayTest, BytesThatAreNotHttp2AreCutWithoutReachingTheServer) {
+  std::atomic<int> not_http2{0};
+  ConnectionRelay::Options options = SmallOptions();
+  options.on_cut = [&](ConnectionRelay::CutReason reason) {
+    if (reason == ConnectionRelay::CutReason::kNotHttp2) ++not_http2;
+  };
+  ConnectionRelay relay(options);
+  Relayed c = Relay(relay);
+  WriteAll(c.client, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
+  EXPECT_EQ(ReadToEnd(c.client), "");
+  EXPECT_EQ(ReadToEnd(c.server), "");
+  EXPECT_EQ(not_http2.load(), 1);
+}
+
+TEST(ConnectionRelayTest, EitherSideClosingClosesTheOther) {
+  ConnectionRelay relay(SmallOptions());
+  {
+    // The client closes after its bytes: the server gets them, then end of stream.
+    Relayed c = Relay(relay);
+    WriteAll(c.client, Preface());
+    close(c.client);
+    c.client = -1;
+    EXPECT_EQ(ReadToEnd(c.server), Preface());
+  }
+  {
+    // The server closes after its bytes: the client gets them, then end of stream, though it never
+    // closes (nor reads until the end).
+    Relayed c = Relay(relay);
+    const std::string last_words = RandomBytes(100000, 7);
+    WriteAll(c.server, last_words);
+    close(c.server);
+    c.server = -1;
+    EXPECT_TRUE(ReadToEnd(c.client) == last_words);
+  }
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (relay.connections() > 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(relay.connections(), 0);
+}
+
+TEST(ConnectionRelayTest, ShutdownClosesEveryConnection) {
+  ConnectionRelay::Options options = SmallOptions();
+  options.threads = 2;
+  ConnectionRelay relay(options);
+  std::vector<Relayed> connections(10);
+  for (Relayed& c : connections) c = Relay(relay);
+  EXPECT_EQ(relay.connections(), 10);
+  relay.Shutdown();
+  EXPECT_EQ(relay.connections(), 0);
+  for (Relayed& c : connections) {
+    EXPECT_EQ(ReadToEnd(c.client), "");
+    EXPECT_EQ(ReadToEnd(c.server), "");
+  }
+  int pair[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  EXPECT_FALSE(relay.Add(pair[1]).ok());
+  close(pair[0]);
+}
+
+TEST(TcpListenerTest, AGuardedListenerHandsOverTheRelaysEnd) {
+  absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  (*listener)->GuardHttp2(SmallOptions());
+  std::atomic<int> served{-1};
+  (*listener)->Start([&](int fd) { served = fd; });
+  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>((*listener)->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (served < 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_GE(served.load(), 0);
+  sockaddr_storage local{};
+  socklen_t length = sizeof(local);
+  ASSERT_EQ(getsockname(served, reinterpret_cast<sockaddr*>(&local), &length), 0);
+  EXPECT_EQ(local.ss_family, AF_UNIX) << "the server got the client's socket, not the relay's";
+  EXPECT_EQ((*listener)->relayed_connections(), 1);
+  WriteAll(client, Preface());
+  EXPECT_EQ(ReadUpTo(served, Preface().size()), Preface());
+  WriteAll(served, "settings");
+  EXPECT_EQ(ReadUpTo(client, 8), "settings");
+  (*listener)->Stop();
+  (*listener)->CloseRelayedConnections();
+  EXPECT_EQ(ReadToEnd(client), "");
+  EXPECT_EQ((*listener)->relayed_connections(), 0);
+  close(client);
+  close(served);
+}
+
+}  // namespace
+}  // namespace worldgen
