@@ -4,6 +4,9 @@
 #
 #   bash bench/service_load.sh [BUILD_DIR] [SECONDS]       (defaults: build, 10)
 #
+# WORLDGEN_SERVER_FLAGS (space-separated) are added to worldgen-server's flags, e.g.
+# WORLDGEN_SERVER_FLAGS=--http2_guard=false to measure the HTTP/2 frame guard's cost.
+#
 # 1. Throughput: worldgen-server (cached samples: the run is warmed first) and the echo server (the
 #    same 16x16 chunks with weights and heights, pre-built, no blending) under the same closed-loop
 #    load (`hot` pattern, 16 chunks per request), and the ratio worldgen / echo.
@@ -53,6 +56,8 @@ load() {  # port, extra load flags...
 hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 
 common=(--listen_address=127.0.0.1 --port=0 --metrics_port=0 --shutdown_drain_delay_seconds=0)  # default --blend_threads
+read -r -a extra <<<"${WORLDGEN_SERVER_FLAGS:-}"
+common+=("${extra[@]}")
 start "$server_bin" "${common[@]}"; wpid=$started_pid; wport=$started_port
 start "$echo_bin" --port=0; eport=$started_port
 hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)

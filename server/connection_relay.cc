@@ -440,6 +440,11 @@ absl::StatusOr<int> ConnectionRelay::Add(int client_fd) {
     close(client_fd);
     return absl::ResourceExhaustedError(absl::StrCat("socketpair: ", strerror(error)));
   }
+  // Client bytes queue for the server in the relay's end's send buffer: keep it about one read, so
+  // the server reads pieces no bigger than from a TCP socket. With the default (~200 KiB) gRPC's
+  // peak RSS under Http2AbuseTest's SETTINGS flood went from ~140 MiB (TCP) to 80-295 MiB.
+  const int queued = static_cast<int>(options_.buffer_bytes);
+  setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &queued, sizeof(queued));
   connections_.fetch_add(1);
   Worker& worker = *workers_[next_worker_.fetch_add(1) % workers_.size()];
   if (!worker.Hand(client_fd, pair[0])) {
