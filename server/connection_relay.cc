@@ -383,6 +383,7 @@ class ConnectionRelay::Worker {
       side->out.Clear();
     }
     connections_->fetch_sub(1);
+    if (c->ready) std::erase(ready_, c);  // Killed after it was queued for another turn.
     dead_.push_back(c);
   }
 
