@@ -130,7 +130,7 @@ class ConnectionRelay::Worker {
     bool dead = false;
     bool ready = false;  // In ready_: has more to move than one turn allows.
 
-    explicit Connection(Http2ResetLimit limit) : guard(limit) {}
+    explicit Connection(Http2FrameLimits limit) : guard(limit) {}
   };
 
   void Wake() {
@@ -193,7 +193,7 @@ class ConnectionRelay::Worker {
       inbox.swap(inbox_);
     }
     for (const auto& [client_fd, server_fd] : inbox) {
-      auto owned = std::make_unique<Connection>(options_.reset_limit);
+      auto owned = std::make_unique<Connection>(options_.frame_limits);
       Connection* c = owned.get();
       c->id = ++last_id_;
       c->client.fd = client_fd;
@@ -318,8 +318,12 @@ class ConnectionRelay::Worker {
   // The guard tripped on the client's bytes (verdict_): drop the server end, tell a flooding client
   // why (GOAWAY at a frame boundary of what it was sent; if a frame is half sent, no GOAWAY), close.
   void Cut(Connection* c) {
-    const bool flood = verdict_ == Http2FrameGuard::Verdict::kResetFlood;
-    if (options_.on_cut) options_.on_cut(flood ? CutReason::kResetFlood : CutReason::kNotHttp2);
+    const bool flood = verdict_ != Http2FrameGuard::Verdict::kNotHttp2;
+    if (options_.on_cut) {
+      options_.on_cut(verdict_ == Http2FrameGuard::Verdict::kResetFlood     ? CutReason::kResetFlood
+                      : verdict_ == Http2FrameGuard::Verdict::kControlFlood ? CutReason::kControlFlood
+                                                                            : CutReason::kNotHttp2);
+    }
     const uint64_t boundary = c->server_bytes_read - c->server_frames.bytes_into_frame();
     if (!flood) {
       c->client.out.Clear();

@@ -3,7 +3,7 @@
 // the server serves instead of the client's socket; a few relay threads (epoll, edge-triggered) move
 // the bytes both ways, reading the client's frame headers on the way in (Http2FrameGuard):
 //
-//   - A client over its reset budget (Http2ResetLimit) is cut: its server end is closed at once (so
+//   - A client over its reset or control-frame budget (Http2FrameLimits) is cut: its server end is closed at once (so
 //     the server drops its calls), a GOAWAY ENHANCE_YOUR_CALM is written to it at a frame boundary
 //     of what the server sent, and its socket is closed. Bytes that are not HTTP/2 (no client
 //     preface) are cut the same way, without GOAWAY.
@@ -35,13 +35,13 @@ namespace worldgen {
 
 class ConnectionRelay {
  public:
-  enum class CutReason { kResetFlood, kNotHttp2 };
+  enum class CutReason { kResetFlood, kControlFlood, kNotHttp2 };
 
   struct Options {
     int threads = 1;
     // Most bytes waiting per connection in each direction (also the size of one read).
     size_t buffer_bytes = 64 << 10;
-    Http2ResetLimit reset_limit;
+    Http2FrameLimits frame_limits;
     // How long a connection whose server end is gone (or that was cut) may take to receive what is
     // left for it and close.
     absl::Duration linger = absl::Seconds(1);

@@ -76,29 +76,41 @@ bool Http2FrameReader::Read(absl::string_view bytes,
   return true;
 }
 
-Http2FrameGuard::Http2FrameGuard(Http2ResetLimit limit)
-    : limit_(limit),
-      reset_interval_ns_(limit.max_resets_per_second > 0
-                             ? std::max<int64_t>(1, kNanosPerSecond / limit.max_resets_per_second)
-                             : 0) {}
+Http2FrameGuard::RateBucket::RateBucket(int64_t per_second)
+    : interval_ns_(per_second > 0 ? std::max<int64_t>(1, kNanosPerSecond / per_second) : 0) {}
+
+bool Http2FrameGuard::RateBucket::Take(int64_t now_ns) {
+  if (interval_ns_ == 0) return true;
+  const int64_t full_at = std::max(full_at_ns_, now_ns);
+  if (full_at - now_ns > kNanosPerSecond - interval_ns_) return false;
+  full_at_ns_ = full_at + interval_ns_;
+  return true;
+}
+
+Http2FrameGuard::Http2FrameGuard(Http2FrameLimits limits)
+    : resets_bucket_(limits.max_resets_per_second),
+      control_bucket_(limits.max_control_frames_per_second) {}
 
 Http2FrameGuard::Verdict Http2FrameGuard::Inspect(absl::string_view bytes, int64_t now_ns) {
   if (verdict_ != Verdict::kPass) return verdict_;
   const bool read = reader_.Read(bytes, [&](const Http2FrameHeader& frame) {
-    if (frame.type == static_cast<uint8_t>(Http2FrameType::kHeaders)) {
-      last_stream_id_ = std::max(last_stream_id_, frame.stream_id);
-      return true;
+    switch (static_cast<Http2FrameType>(frame.type)) {
+      case Http2FrameType::kHeaders:
+        last_stream_id_ = std::max(last_stream_id_, frame.stream_id);
+        return true;
+      case Http2FrameType::kRstStream:
+        ++resets_;
+        if (resets_bucket_.Take(now_ns)) return true;
+        verdict_ = Verdict::kResetFlood;
+        return false;
+      case Http2FrameType::kSettings:
+      case Http2FrameType::kPing:
+        if ((frame.flags & kHttp2AckFlag) != 0 || control_bucket_.Take(now_ns)) return true;
+        verdict_ = Verdict::kControlFlood;
+        return false;
+      default:
+        return true;
     }
-    if (frame.type != static_cast<uint8_t>(Http2FrameType::kRstStream)) return true;
-    ++resets_;
-    if (reset_interval_ns_ == 0) return true;
-    const int64_t full_at = std::max(bucket_full_at_ns_, now_ns);
-    if (full_at - now_ns > kNanosPerSecond - reset_interval_ns_) {
-      verdict_ = Verdict::kResetFlood;
-      return false;
-    }
-    bucket_full_at_ns_ = full_at + reset_interval_ns_;
-    return true;
   });
   if (!read && reader_.not_http2()) verdict_ = Verdict::kNotHttp2;
   return verdict_;

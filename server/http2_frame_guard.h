@@ -24,7 +24,14 @@ namespace worldgen {
 inline constexpr absl::string_view kHttp2ClientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 inline constexpr size_t kHttp2FrameHeaderBytes = 9;
 
-enum class Http2FrameType : uint8_t { kHeaders = 1, kRstStream = 3, kGoaway = 7 };
+enum class Http2FrameType : uint8_t {
+  kHeaders = 1,
+  kRstStream = 3,
+  kSettings = 4,
+  kPing = 6,
+  kGoaway = 7
+};
+inline constexpr uint8_t kHttp2AckFlag = 0x1;  // On SETTINGS and PING: an answer, not a request.
 enum class Http2ErrorCode : uint32_t { kProtocolError = 0x1, kEnhanceYourCalm = 0xb };
 
 struct Http2FrameHeader {
@@ -64,18 +71,24 @@ class Http2FrameReader {
   uint8_t header_[kHttp2FrameHeaderBytes] = {};
 };
 
-// How many RST_STREAM frames a client may send: `max_resets_per_second` on average, in bursts of at
-// most that many (a token bucket holding one second's worth). 0 = no limit.
-struct Http2ResetLimit {
+// How many frames of a kind a client may send: N per second on average, in bursts of at most N (a
+// token bucket holding one second's worth); 0 = no limit.
+//   resets:          RST_STREAM frames;
+//   control frames:  SETTINGS and PING frames that ask for an answer (no ACK flag). Each one makes
+//                    the server queue an answer; a client that never reads them makes gRPC hold
+//                    them all in memory. Clients send a few per connection (settings once, keepalive
+//                    and flow-control pings now and then).
+struct Http2FrameLimits {
   int64_t max_resets_per_second = 200;
+  int64_t max_control_frames_per_second = 200;
 };
 
-// The client-to-server direction of one connection: its framing and its reset rate.
+// The client-to-server direction of one connection: its framing and its frame rates.
 class Http2FrameGuard {
  public:
-  enum class Verdict { kPass, kNotHttp2, kResetFlood };
+  enum class Verdict { kPass, kNotHttp2, kResetFlood, kControlFlood };
 
-  explicit Http2FrameGuard(Http2ResetLimit limit);
+  explicit Http2FrameGuard(Http2FrameLimits limits);
 
   // Inspects the next `bytes` the client sent, read at `now_ns` (any monotonic clock, never
   // decreasing). Once the verdict is not kPass it stays so and nothing more is read; the bytes of
@@ -87,15 +100,25 @@ class Http2FrameGuard {
   int64_t resets() const { return resets_; }
 
  private:
-  Http2ResetLimit limit_;
+  // A token bucket as a "theoretical arrival time" (GCRA): each frame moves it one interval later;
+  // a frame that would move it more than a second past now is over the limit.
+  class RateBucket {
+   public:
+    explicit RateBucket(int64_t per_second);
+    // Whether one more frame at `now_ns` is within the limit (then it is counted).
+    bool Take(int64_t now_ns);
+
+   private:
+    int64_t interval_ns_;  // 0: no limit.
+    int64_t full_at_ns_ = 0;
+  };
+
   Http2FrameReader reader_{/*expect_preface=*/true};
   Verdict verdict_ = Verdict::kPass;
   uint32_t last_stream_id_ = 0;
   int64_t resets_ = 0;
-  // Token bucket as a "theoretical arrival time" (GCRA): each reset moves it one interval later;
-  // a reset that would move it more than a second past now is over the limit.
-  int64_t reset_interval_ns_;
-  int64_t bucket_full_at_ns_ = 0;
+  RateBucket resets_bucket_;
+  RateBucket control_bucket_;
 };
 
 }  // namespace worldgen

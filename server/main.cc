@@ -83,6 +83,10 @@ ABSL_FLAG(bool, http2_guard, true,
 ABSL_FLAG(int32_t, http2_max_resets_per_second, 200,
           "With --http2_guard: RST_STREAM frames one connection may send per second on average, in "
           "bursts of at most this many");
+ABSL_FLAG(int32_t, http2_max_control_frames_per_second, 200,
+          "With --http2_guard: SETTINGS and PING frames (other than acknowledgements) one connection "
+          "may send per second on average, in bursts of at most this many (each one queues an "
+          "answer the server holds until the client reads it)");
 ABSL_FLAG(double, max_connection_idle_seconds, 300,
           "A connection with no call for this long is closed (GOAWAY)");
 ABSL_FLAG(int32_t, metrics_threads, 8,
@@ -196,6 +200,8 @@ int Run(int argc, char** argv) {
   CheckPositive("max_request_bytes", absl::GetFlag(FLAGS_max_request_bytes));
   CheckPositive("max_concurrent_streams", absl::GetFlag(FLAGS_max_concurrent_streams));
   CheckPositive("http2_max_resets_per_second", absl::GetFlag(FLAGS_http2_max_resets_per_second));
+  CheckPositive("http2_max_control_frames_per_second",
+                absl::GetFlag(FLAGS_http2_max_control_frames_per_second));
   CheckPositive("grpc_memory_bytes", absl::GetFlag(FLAGS_grpc_memory_bytes));
   CheckPositive("metrics_threads", absl::GetFlag(FLAGS_metrics_threads));
   CheckPositive("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms));
@@ -284,10 +290,18 @@ int Run(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_http2_guard)) {
     ConnectionRelay::Options relay;
     relay.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 2);
-    relay.reset_limit.max_resets_per_second = absl::GetFlag(FLAGS_http2_max_resets_per_second);
+    relay.frame_limits.max_resets_per_second = absl::GetFlag(FLAGS_http2_max_resets_per_second);
+    relay.frame_limits.max_control_frames_per_second =
+        absl::GetFlag(FLAGS_http2_max_control_frames_per_second);
     relay.on_cut = [&metrics](ConnectionRelay::CutReason reason) {
-      metrics.RecordConnectionCut(reason == ConnectionRelay::CutReason::kResetFlood ? "rst_flood"
-                                                                                    : "not_http2");
+      switch (reason) {
+        case ConnectionRelay::CutReason::kResetFlood:
+          return metrics.RecordConnectionCut("rst_flood");
+        case ConnectionRelay::CutReason::kControlFlood:
+          return metrics.RecordConnectionCut("control_flood");
+        case ConnectionRelay::CutReason::kNotHttp2:
+          return metrics.RecordConnectionCut("not_http2");
+      }
     };
     (*listener)->GuardHttp2(std::move(relay));
   }

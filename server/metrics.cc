@@ -156,7 +156,8 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
       connections_cut_(prometheus::BuildCounter()
                            .Name("worldgen_http2_connections_closed_total")
                            .Help("Client connections the HTTP/2 frame guard closed, by reason "
-                                 "(rst_flood: over the stream reset rate; not_http2).")
+                                 "(rst_flood: over the stream reset rate; control_flood: over the "
+                                 "SETTINGS/PING rate; not_http2).")
                            .Register(*registry_)),
       inflight_(prometheus::BuildGauge()
                     .Name("worldgen_inflight_calls")
@@ -168,7 +169,7 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
        {"queue_full", "deadline", "reply_memory", "unparseable", "invalid_argument", "not_found"}) {
     rejected_.Add({{"reason", reason}});
   }
-  for (const char* reason : {"rst_flood", "not_http2"}) connections_cut_.Add({{"reason", reason}});
+  for (const char* reason : {"rst_flood", "control_flood", "not_http2"}) connections_cut_.Add({{"reason", reason}});
 }
 
 ServerMetrics::~ServerMetrics() = default;

@@ -22,6 +22,8 @@
 //   worldgen_chunk_cache_bytes, _evictions_total  gauge/ctr  the encoded-chunk cache (--chunk_cache_bytes)
 //   worldgen_http2_connections_closed_total{reason} counter  connections the HTTP/2 frame guard cut:
 //                                                            rst_flood (over --http2_max_resets_per_second),
+//                                                            control_flood (over
+//                                                            --http2_max_control_frames_per_second),
 //                                                            not_http2 (no client preface)
 //
 // Thread safety: all methods are safe for concurrent use (prometheus-cpp metrics are atomic).
@@ -58,7 +60,7 @@ class ServerMetrics {
   void RecordChunk(absl::Duration latency);
   void AddPointsSampled(int64_t points);
   void RecordRejected(absl::string_view reason);
-  // A connection the HTTP/2 frame guard closed: "rst_flood" or "not_http2".
+  // A connection the HTTP/2 frame guard closed: "rst_flood", "control_flood" or "not_http2".
   void RecordConnectionCut(absl::string_view reason);
   void CallStarted();
   void CallFinished();

@@ -194,7 +194,7 @@ TEST(ConnectionRelayTest, AReaderThatDoesNotReadStallsItsWriterWithinABound) {
 TEST(ConnectionRelayTest, AResetFloodIsCutWithGoawayAtAFrameBoundary) {
   std::atomic<int> floods{0}, others{0};
   ConnectionRelay::Options options = SmallOptions();
-  options.reset_limit.max_resets_per_second = 50;
+  options.frame_limits.max_resets_per_second = 50;
   options.on_cut = [&](ConnectionRelay::CutReason reason) {
     ++(reason == ConnectionRelay::CutReason::kResetFlood ? floods : others);
   };
@@ -234,7 +234,7 @@ TEST(ConnectionRelayTest, AResetFloodIsCutWithGoawayAtAFrameBoundary) {
 
 TEST(ConnectionRelayTest, AGoawayNeverSplitsAFrameTheServerWasSending) {
   ConnectionRelay::Options options = SmallOptions();
-  options.reset_limit.max_resets_per_second = 1;
+  options.frame_limits.max_resets_per_second = 1;
   ConnectionRelay relay(options);
   Relayed c = Relay(relay);
   // Half a frame from the server reaches the client; then the client floods.

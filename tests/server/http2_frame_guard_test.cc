@@ -128,7 +128,7 @@ TEST(Http2FrameGuardTest, BytesThatAreNotHttp2AreRefused) {
 }
 
 TEST(Http2FrameGuardTest, ABurstOfTheBudgetPassesOneMoreIsAFlood) {
-  Http2FrameGuard guard(Http2ResetLimit{.max_resets_per_second = 200});
+  Http2FrameGuard guard(Http2FrameLimits{.max_resets_per_second = 200});
   ASSERT_EQ(guard.Inspect(Preface(), 0), Http2FrameGuard::Verdict::kPass);
   std::string burst;
   for (uint32_t i = 0; i < 200; ++i) {
@@ -143,8 +143,29 @@ TEST(Http2FrameGuardTest, ABurstOfTheBudgetPassesOneMoreIsAFlood) {
             Http2FrameGuard::Verdict::kResetFlood);
 }
 
+TEST(Http2FrameGuardTest, SettingsAndPingsHaveABudgetOfTheirOwnAndAcknowledgementsAreFree) {
+  Http2FrameGuard guard(
+      Http2FrameLimits{.max_resets_per_second = 10, .max_control_frames_per_second = 100});
+  ASSERT_EQ(guard.Inspect(Preface(), kSecond), Http2FrameGuard::Verdict::kPass);
+  std::string frames;
+  // 50 SETTINGS and 49 PINGs (the preface's SETTINGS makes 100), any number of acknowledgements,
+  // and resets within their own budget.
+  for (int i = 0; i < 50; ++i) frames += Frame(testing::kSettings, 0, 0, "");
+  for (int i = 0; i < 49; ++i) frames += Frame(testing::kPing, 0, 0, std::string(8, 'p'));
+  for (int i = 0; i < 1000; ++i) {
+    frames += Frame(testing::kSettings, kHttp2AckFlag, 0, "") +
+              Frame(testing::kPing, kHttp2AckFlag, 0, std::string(8, 'a'));
+  }
+  for (uint32_t i = 0; i < 10; ++i) frames += RstStream(1 + 2 * i);
+  EXPECT_EQ(guard.Inspect(frames, kSecond), Http2FrameGuard::Verdict::kPass);
+  EXPECT_EQ(guard.Inspect(Frame(testing::kPing, 0, 0, std::string(8, 'p')), kSecond),
+            Http2FrameGuard::Verdict::kControlFlood);
+  EXPECT_EQ(guard.Inspect(RstStream(99), 100 * kSecond), Http2FrameGuard::Verdict::kControlFlood)
+      << "sticky";
+}
+
 TEST(Http2FrameGuardTest, TheBudgetRefillsAtTheRate) {
-  Http2FrameGuard guard(Http2ResetLimit{.max_resets_per_second = 100});
+  Http2FrameGuard guard(Http2FrameLimits{.max_resets_per_second = 100});
   ASSERT_EQ(guard.Inspect(Preface(), 0), Http2FrameGuard::Verdict::kPass);
   int64_t now = 0;
   // 100 at once, then one every 10 ms (the rate) for a minute: never over.
@@ -166,7 +187,7 @@ TEST(Http2FrameGuardTest, TheBudgetRefillsAtTheRate) {
 }
 
 TEST(Http2FrameGuardTest, NoLimitWhenTheRateIsZero) {
-  Http2FrameGuard guard(Http2ResetLimit{.max_resets_per_second = 0});
+  Http2FrameGuard guard(Http2FrameLimits{.max_resets_per_second = 0});
   std::string resets = Preface();
   for (uint32_t i = 0; i < 10000; ++i) resets += RstStream(1 + 2 * i);
   EXPECT_EQ(guard.Inspect(resets, 0), Http2FrameGuard::Verdict::kPass);
