@@ -163,9 +163,13 @@ CallScheduler::Stats CallScheduler::stats() const {
 }
 
 void CallScheduler::RunNext() {
-  absl::AnyInvocable<void() &&> task;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (running_tasks_ >= pool_->threads()) {
+      // Callers' threads hold the slots (SubmitOrRunHere): the first of them to end re-issues this.
+      ++deferred_tokens_;
+      return;
+    }
     Call* call = nullptr;
     const bool interactive_turn =
         !interactive_runnable_.empty() &&
@@ -180,22 +184,33 @@ void CallScheduler::RunNext() {
     } else {
       return;  // The token of a task dropped with its call.
     }
-    task = std::move(call->lane_.front());
+    absl::AnyInvocable<void() &&> task = std::move(call->lane_.front());
     call->lane_.pop_front();
     --queued_tasks_;
-    if (call->tasks_unstarted_ > 0) {
-      --call->tasks_unstarted_;
-      (call->class_ == CallClass::kInteractive ? interactive_pending_columns_
-                                               : background_pending_columns_) -=
-          call->columns_per_task_;
-    }
+    StartedLocked(call);
     if (call->class_ == CallClass::kInteractive) {
       if (!call->lane_.empty()) interactive_runnable_.push_back(call);
     } else if (call->lane_.empty()) {
       background_runnable_.erase(call->order_);
     }
+    lock.unlock();
+    std::move(task)();
+    lock.lock();
+    --running_tasks_;
+    // A deferred token's task: run it on this thread now rather than hand it to another.
+    if (deferred_tokens_ == 0) return;
+    --deferred_tokens_;
   }
-  std::move(task)();
+}
+
+void CallScheduler::StartedLocked(Call* call) {
+  ++running_tasks_;
+  if (call->tasks_unstarted_ > 0) {
+    --call->tasks_unstarted_;
+    (call->class_ == CallClass::kInteractive ? interactive_pending_columns_
+                                             : background_pending_columns_) -=
+        call->columns_per_task_;
+  }
 }
 
 CallScheduler::Call::~Call() {
@@ -240,6 +255,30 @@ void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
   }
   CallScheduler* scheduler = scheduler_;
   scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
+}
+
+void CallScheduler::Call::SubmitOrRunHere(absl::AnyInvocable<void() &&> task) {
+  CallScheduler* const scheduler = scheduler_;
+  bool run_here = false;
+  {
+    std::lock_guard<std::mutex> lock(scheduler->mu_);
+    run_here = scheduler->queued_tasks_ == 0 &&
+               scheduler->running_tasks_ < scheduler->pool_->threads();
+    if (run_here) scheduler->StartedLocked(this);
+  }
+  if (!run_here) {
+    Submit(std::move(task));
+    return;
+  }
+  std::move(task)();  // May destroy this Call: only the scheduler is touched after it.
+  bool reissue = false;
+  {
+    std::lock_guard<std::mutex> lock(scheduler->mu_);
+    --scheduler->running_tasks_;
+    reissue = scheduler->deferred_tokens_ > 0;
+    if (reissue) --scheduler->deferred_tokens_;
+  }
+  if (reissue) scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
 }
 
 }  // namespace worldgen

@@ -24,7 +24,11 @@
 // nothing outstanding. The sum over all calls never exceeds max_reply_bytes.
 //
 // Tasks run on a BlendPool: each Submit queues the task in its call's lane and hands the pool one
-// token; a token runs whichever task the policy picks when a thread is free.
+// token; a token runs whichever task the policy picks when a thread is free. SubmitOrRunHere skips
+// the pool hand-off (a queue push, a thread wake-up and the switch to it) when it would gain nothing:
+// with no task waiting and fewer tasks running than the pool has threads, the task would be picked
+// at once anyway, so the calling thread runs it itself, standing in for the idle pool thread. Either
+// way at most as many tasks run at once as the pool has threads.
 //
 // Thread safety: all methods are safe for concurrent use. A Call must be destroyed only when none of
 // its tasks is queued (a queued task of a destroyed call is dropped unrun). The scheduler must outlive
@@ -116,6 +120,10 @@ class CallScheduler {
     void ReleaseReply();
     // Queues `task` (one of the tasks declared in the shape) in this call's lane.
     void Submit(absl::AnyInvocable<void() &&> task);
+    // Like Submit, except that when no task is waiting and a pool thread is idle, `task` runs on the
+    // calling thread before this returns (it overtakes no one: the policy would pick it first). The
+    // task may destroy this Call.
+    void SubmitOrRunHere(absl::AnyInvocable<void() &&> task);
 
    private:
     friend class CallScheduler;
@@ -137,6 +145,8 @@ class CallScheduler {
 
   // Runs the task the policy picks now (one pool token).
   void RunNext();
+  // Counts one task of `call` as started (no longer pending for admission's estimate).
+  void StartedLocked(Call* call);
   // Reply bytes a call holds: its floor or its reservations, whichever is more.
   static int64_t HeldReplyBytes(const Call& call);
   void RemoveCallLocked(Call* call);
@@ -148,6 +158,10 @@ class CallScheduler {
   mutable std::mutex mu_;
   uint64_t next_admission_ = 0;
   int64_t queued_tasks_ = 0;
+  // Tasks running, on pool threads or (SubmitOrRunHere) on callers' threads: at most one per pool
+  // thread. A pool token that finds every slot taken is deferred, and re-issued when a task ends.
+  int64_t running_tasks_ = 0;
+  int64_t deferred_tokens_ = 0;
   int64_t reserved_reply_bytes_ = 0;
   int64_t interactive_pending_columns_ = 0;
   int64_t background_pending_columns_ = 0;

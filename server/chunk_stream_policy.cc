@@ -31,7 +31,7 @@ void ChunkStreamPolicy::RunTask(int64_t index) {
   // Stopped: another task failed or the call was cancelled; either way that is already recorded.
   const bool stopped = stop_.load(std::memory_order_relaxed);
   const bool cancelled = !stopped && hooks_.cancelled();
-  absl::StatusOr<std::string> reply = absl::CancelledError("not produced");
+  absl::StatusOr<Reply> reply = absl::CancelledError("not produced");
   if (!stopped && !cancelled) reply = hooks_.produce(index);
   Advance([&] {
     --tasks_;
@@ -57,15 +57,23 @@ void ChunkStreamPolicy::Advance(absl::FunctionRef<void()> update) {
     call = call_.get();  // Read under the lock: a finishing thread takes call_ away.
   }
   if (actions.finish.has_value()) {
-    actions.finished_call.reset();  // Releases the call's reservations before the final status.
+    // Without a last reply, the call's reservations are released before the final status.
+    if (actions.finish->last_reply == nullptr) actions.finish->admission.reset();
     hooks_.finish(*std::move(actions.finish));
     return;
   }
+  if (actions.write != nullptr) hooks_.start_write(std::move(actions.write));
   // Every task submitted below is counted in tasks_, so the stream cannot finish (and the policy
-  // cannot be destroyed) before the last Submit returns; after it, `this` is not touched.
-  if (actions.write.has_value()) hooks_.start_write(*std::move(actions.write));
-  for (int64_t index : actions.submit) {
-    call->Submit([this, index] { RunTask(index); });
+  // cannot be destroyed) before the last submission; after it, neither `this` nor `call` is touched.
+  // A one-chunk stream's task may run (and finish the stream) inside that last submission.
+  for (size_t i = 0; i < actions.submit.size(); ++i) {
+    const int64_t index = actions.submit[i];
+    auto task = [this, index] { RunTask(index); };
+    if (count_ == 1) {
+      call->SubmitOrRunHere(std::move(task));
+    } else {
+      call->Submit(std::move(task));
+    }
   }
 }
 
@@ -83,24 +91,29 @@ ChunkStreamPolicy::Actions ChunkStreamPolicy::DecideLocked() {
     }
   }
   if (writing_) return actions;
+  const bool all_produced = next_index_ == count_ && tasks_ == 0;
   if (!stopping && !ready_.empty()) {
+    if (all_produced && ready_.size() == 1) {  // The last reply: written with the final status.
+      finished_ = true;
+      actions.finish = Ending{absl::OkStatus(), std::move(ready_.front()), std::move(call_)};
+      ready_.clear();
+      return actions;
+    }
     writing_ = true;
     actions.write = std::move(ready_.front());
     ready_.pop_front();
     return actions;
   }
-  const bool all_written = next_index_ == count_ && ready_.empty();
-  if (tasks_ == 0 && (stopping || all_written)) {
+  if (tasks_ == 0 && (stopping || (all_produced && ready_.empty()))) {
     finished_ = true;
     ready_.clear();
-    actions.finished_call = std::move(call_);
+    absl::Status status = absl::OkStatus();
     if (cancelled_) {
-      actions.finish = absl::CancelledError("call cancelled");
+      status = absl::CancelledError("call cancelled");
     } else if (!error_.ok()) {
-      actions.finish = error_;
-    } else {
-      actions.finish = absl::OkStatus();
+      status = error_;
     }
+    actions.finish = Ending{std::move(status), nullptr, std::move(call_)};
   }
   return actions;
 }

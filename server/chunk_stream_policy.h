@@ -10,11 +10,18 @@
 //
 // Writes happen one at a time, in the order replies became ready. The stream finishes exactly once,
 // only when no task is alive and no write is pending:
-//   OK after every reply was written; the first production error; or CANCELLED (absl) when the call
-//   was cancelled, the client went away (a failed write) or a task found `cancelled()` true. After a
-//   stop, no further chunk is blended (queued tasks return at once).
-// Finishing destroys the scheduler call (releasing its reservations) and then calls `finish`; after
-// that the policy never touches its hooks again, so `finish` may destroy the policy.
+//   OK with the last reply (written together with the status: one gRPC operation instead of a write
+//   and a finish); the first production error; or CANCELLED (absl) when the call was cancelled, the
+//   client went away (a failed write) or a task found `cancelled()` true. After a stop, no further
+//   chunk is blended (queued tasks return at once).
+// Finishing without a reply destroys the scheduler call (releasing its reservations) and then calls
+// `finish`; with the last reply, `finish` gets the call, whose reservation covers those bytes until
+// the caller drops it. After `finish` the policy never touches its hooks again, so `finish` may
+// destroy the policy.
+//
+// Hand-offs: a one-chunk stream's chunk is produced on the thread that calls Start when a pool thread
+// is idle (CallScheduler::Call::SubmitOrRunHere), so an idle server answers it without waking a pool
+// thread; every other chunk is blended on the pool.
 //
 // Thread safety: Start, WriteDone and Cancel may be called from any thread, concurrently with the
 // pool's tasks. The hooks are called without the policy's lock held; `produce` and `cancelled`
@@ -41,22 +48,38 @@ namespace worldgen {
 
 class ChunkStreamPolicy {
  public:
+  // One encoded reply, shared (a cached or joined chunk's bytes are not copied).
+  using Reply = std::shared_ptr<const std::string>;
+
+  // How the stream ends.
+  struct Ending {
+    absl::Status status;
+    // The stream's last reply, to be written together with the status (no WriteDone follows); null
+    // when nothing is left to write.
+    Reply last_reply;
+    // The call's admission when `last_reply` is set (its reservation covers those bytes: drop it
+    // when they are released); null otherwise (already released).
+    std::unique_ptr<CallScheduler::Call> admission;
+  };
+
   struct Hooks {
-    // Blends and encodes chunk `index`; runs on a pool thread.
-    std::function<absl::StatusOr<std::string>(int64_t index)> produce;
+    // Blends and encodes chunk `index` (non-null on success); runs on a pool thread, or for a
+    // one-chunk stream possibly on Start's thread.
+    std::function<absl::StatusOr<Reply>(int64_t index)> produce;
     // Whether the call was cancelled or its deadline passed (checked before each blend).
     std::function<bool()> cancelled;
     // Starts writing `reply`; WriteDone must follow. Never called while a write is pending.
-    std::function<void(std::string reply)> start_write;
-    // The final status; called exactly once.
-    std::function<void(absl::Status status)> finish;
+    std::function<void(Reply reply)> start_write;
+    // The end of the stream; called exactly once.
+    std::function<void(Ending ending)> finish;
   };
 
   // `count` >= 1, `max_outstanding` >= 1.
   ChunkStreamPolicy(std::unique_ptr<CallScheduler::Call> call, int64_t count, int max_outstanding,
                     Hooks hooks);
 
-  // Submits the first chunks. Call once.
+  // Submits the first chunks (a one-chunk stream's may be produced, written and finished before
+  // Start returns). Call once.
   void Start();
   // The pending write finished; `ok` false means the client is gone.
   void WriteDone(bool ok);
@@ -66,9 +89,8 @@ class ChunkStreamPolicy {
  private:
   struct Actions {
     std::vector<int64_t> submit;
-    std::optional<std::string> write;
-    std::optional<absl::Status> finish;
-    std::unique_ptr<CallScheduler::Call> finished_call;  // Taken from call_ when finishing.
+    Reply write;
+    std::optional<Ending> finish;  // Holds call_ when finishing.
   };
 
   void RunTask(int64_t index);
@@ -85,7 +107,7 @@ class ChunkStreamPolicy {
   std::mutex mu_;  // Guards everything below. Taken before the scheduler's lock, never after.
   int64_t next_index_ = 0;
   int tasks_ = 0;                  // Submitted and not yet through Advance.
-  std::deque<std::string> ready_;  // Produced, waiting to be written.
+  std::deque<Reply> ready_;        // Produced, waiting to be written.
   bool writing_ = false;
   bool cancelled_ = false;
   absl::Status error_;

@@ -1,5 +1,6 @@
 #include "server/worldgen_service.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -79,11 +80,12 @@ void SerializeReply(const google::protobuf::Message& message, grpc::ByteBuffer* 
                                                                              &own_buffer);
 }
 
-// Bytes as one slice without copying them.
-grpc::ByteBuffer ByteBufferFrom(std::string bytes) {
-  auto* owned = new std::string(std::move(bytes));
-  grpc::Slice slice(owned->data(), owned->size(),
-                    [](void* p) { delete static_cast<std::string*>(p); }, owned);
+// Shared bytes as one slice without copying them; the slice holds a reference until gRPC drops it.
+grpc::ByteBuffer ByteBufferFrom(std::shared_ptr<const std::string> bytes) {
+  using Owner = std::shared_ptr<const std::string>;
+  auto* owner = new Owner(std::move(bytes));
+  grpc::Slice slice(const_cast<char*>((*owner)->data()), (*owner)->size(),
+                    [](void* p) { delete static_cast<Owner*>(p); }, owner);
   return grpc::ByteBuffer(&slice, 1);
 }
 
@@ -162,24 +164,43 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
                 ChunkStreamPolicy::Hooks{
                     [this](int64_t index) { return Produce(index); },
                     [this] { return context_->IsCancelled(); },
-                    [this](std::string reply) {
+                    [this](ChunkStreamPolicy::Reply reply) {
                       writing_ = ByteBufferFrom(std::move(reply));
                       StartWrite(&writing_);
                     },
-                    [this](absl::Status status) {
-                      grpc::Status final_status = CallStatus(*context_, status);
-                      record_.Finished(final_status.error_code());
-                      Finish(std::move(final_status));
-                    }}) {}
+                    [this](ChunkStreamPolicy::Ending ending) { End(std::move(ending)); }}) {}
 
   void Begin() { policy_.Start(); }
   void OnWriteDone(bool ok) override { policy_.WriteDone(ok); }
-  void OnCancel() override { policy_.Cancel(); }
-  void OnDone() override { delete this; }
+  void OnCancel() override {
+    cancelled_.store(true, std::memory_order_relaxed);
+    policy_.Cancel();
+  }
+  // The call's outcome is recorded here, when gRPC is done with it: a stream that ended with its
+  // last reply may still be cancelled (deadline, client gone) before that reply is delivered, and
+  // then OnCancel came first. Deleting the stream drops last_admission_: gRPC released the last
+  // reply's bytes by now.
+  void OnDone() override {
+    const bool abandoned = final_code_ == grpc::StatusCode::OK && cancelled_.load();
+    record_.Finished(abandoned ? AbandonedStatus(*context_).error_code() : final_code_);
+    delete this;
+  }
 
  private:
+  void End(ChunkStreamPolicy::Ending ending) {
+    grpc::Status status = CallStatus(*context_, ending.status);
+    final_code_ = status.error_code();
+    if (ending.last_reply == nullptr) {
+      Finish(std::move(status));
+      return;
+    }
+    last_admission_ = std::move(ending.admission);
+    writing_ = ByteBufferFrom(std::move(ending.last_reply));
+    StartWriteAndFinish(&writing_, grpc::WriteOptions(), std::move(status));
+  }
+
   // The encoded reply of chunk `index`, through the shared flights (see the header).
-  absl::StatusOr<std::string> Produce(int64_t index) {
+  absl::StatusOr<ChunkStreamPolicy::Reply> Produce(int64_t index) {
     const ChunkSelection::Coord coord = selection_.at(index);
     const ChunkReplyKey key{world_->uid(), coord.x, coord.z, selection_.size(),
                             ChunkReplyOptionBits(options_)};
@@ -201,18 +222,17 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         });
     switch (outcome) {
       case ChunkReplyFlights::Outcome::kHit:
-        return *hit;
+        return hit;
       case ChunkReplyFlights::Outcome::kJoined: {
         std::unique_lock<std::mutex> lock(landing->mu);
         landing->cv.wait(lock, [&] { return landing->done; });
-        if (landing->bytes != nullptr) return *landing->bytes;
+        if (landing->bytes != nullptr) return landing->bytes;
         break;  // The leader failed or gave up: blend it here, for this call alone.
       }
       case ChunkReplyFlights::Outcome::kLeader: {
-        absl::StatusOr<std::string> bytes = Blend(coord);
+        absl::StatusOr<ChunkStreamPolicy::Reply> bytes = Blend(coord);
         if (bytes.ok()) {
-          deps_.replies->Publish(key, std::make_shared<const std::string>(*bytes),
-                                 ChunkReplyEntryBytes(*bytes));
+          deps_.replies->Publish(key, *bytes, ChunkReplyEntryBytes(**bytes));
         } else {
           deps_.replies->Abandon(key);
         }
@@ -223,7 +243,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   }
 
   // Blends and encodes one chunk, and records what it cost (metrics, admission's estimate).
-  absl::StatusOr<std::string> Blend(const ChunkSelection::Coord& coord) {
+  absl::StatusOr<ChunkStreamPolicy::Reply> Blend(const ChunkSelection::Coord& coord) {
     const absl::Time start = absl::Now();
     absl::StatusOr<ChunkBlend> blend =
         world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
@@ -236,7 +256,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     }
     v1::ChunkData data;
     EncodeChunk(*blend, &data);
-    std::string bytes = data.SerializeAsString();
+    auto bytes = std::make_shared<const std::string>(data.SerializeAsString());
     const absl::Duration elapsed = absl::Now() - start;
     deps_.metrics->RecordChunk(elapsed);
     deps_.scheduler->RecordTaskCost(int64_t{selection_.size()} * selection_.size(), elapsed);
@@ -250,6 +270,11 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   const BlendOptions options_;
   const CallRecord record_;
   grpc::ByteBuffer writing_;  // The reply being written (one at a time).
+  // The scheduler call after the policy handed it over with the last reply: its reservation covers
+  // that reply until OnDone.
+  std::unique_ptr<CallScheduler::Call> last_admission_;
+  grpc::StatusCode final_code_ = grpc::StatusCode::UNKNOWN;  // Set by End, read in OnDone.
+  std::atomic<bool> cancelled_{false};                      // OnCancel was called.
   ChunkStreamPolicy policy_;
 };
 

@@ -5,8 +5,10 @@
 // instead of gRPC's bare UNIMPLEMENTED, and replies are serialized once, into bytes whose size the
 // reply budget accounts.
 //
-// gRPC threads only parse, validate and ask the CallScheduler for admission; blending runs on the
-// scheduler's pool. Admission is decided for the whole call up front (RESOURCE_EXHAUSTED at once when
+// gRPC threads parse, validate and ask the CallScheduler for admission; blending runs on the
+// scheduler's pool, except that a one-chunk call's chunk is blended on the gRPC thread when a pool
+// thread is idle and nothing waits (CallScheduler::Call::SubmitOrRunHere: no hand-off, no overtaking).
+// A stream's last reply is written together with its status (one gRPC operation). Admission is decided for the whole call up front (RESOURCE_EXHAUSTED at once when
 // the deadline cannot be met, the reply budget or the queue is full).
 // - GenerateChunk: the stream's decisions (which chunk next, how many outstanding, when to finish)
 //   are ChunkStreamPolicy's; the reactor only moves bytes. Each chunk's encoded reply goes through

@@ -237,6 +237,58 @@ TEST(CallSchedulerTest, DestroyingACallDropsItsQueuedTasksAndReleasesEverything)
   EXPECT_TRUE(gated.Drain().empty());
 }
 
+// SubmitOrRunHere runs the task on the calling thread only when that overtakes no one: no task is
+// waiting and a pool thread is idle.
+TEST(CallSchedulerTest, SubmitOrRunHereRunsOnTheCallerOnlyWhenAPoolThreadIsIdle) {
+  BlendPool pool(2, 1);
+  CallScheduler scheduler(&pool, Options(1000));
+  auto call = *scheduler.Admit(Shape(3, 10), kNow);
+  std::thread::id ran_on;
+  call->SubmitOrRunHere([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());  // Ran before SubmitOrRunHere returned.
+  EXPECT_EQ(scheduler.stats().pending_columns, 20);
+
+  // One of the two threads busy: the other is idle, so the caller still stands in for it.
+  auto busy = *scheduler.Admit(Shape(1, 10), kNow);
+  std::latch started(1), release(1);
+  busy->Submit([&] {
+    started.count_down();
+    release.wait();
+  });
+  started.wait();
+  ran_on = std::thread::id();
+  call->SubmitOrRunHere([&] { ran_on = std::this_thread::get_id(); });
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+
+  // Both busy (the caller's own task holds the second one): queued, and not run by the idle pool
+  // thread either (two tasks run at most) until one of the two running tasks ends.
+  std::latch queued_ran(1);
+  std::thread::id queued_on;
+  call->SubmitOrRunHere([&] {
+    call->SubmitOrRunHere([&] {
+      queued_on = std::this_thread::get_id();
+      queued_ran.count_down();
+    });
+    EXPECT_EQ(scheduler.stats().queued_tasks, 1);
+    release.count_down();
+  });
+  queued_ran.wait();
+  EXPECT_NE(queued_on, std::this_thread::get_id());
+  pool.Shutdown();
+  EXPECT_EQ(scheduler.stats().pending_columns, 0);
+}
+
+TEST(CallSchedulerTest, SubmitOrRunHereQueuesBehindWaitingTasksInPolicyOrder) {
+  GatedScheduler gated(Options(100));
+  auto stream = *gated.scheduler().Admit(Shape(1000, 64), kNow);
+  for (int i = 0; i < 3; ++i) gated.Queue(*stream, "stream");
+  auto probe = *gated.scheduler().Admit(Shape(1, 64), kNow);
+  probe->SubmitOrRunHere([] { ADD_FAILURE() << "ran before the waiting tasks were considered"; });
+  EXPECT_EQ(gated.scheduler().stats().queued_tasks, 4);
+  probe.reset();  // Drops its queued task unrun.
+  EXPECT_EQ(gated.Drain(), (std::vector<std::string>{"stream", "stream", "stream"}));
+}
+
 // Threads admitting, reserving, submitting and dropping calls at once: every task of a call that
 // lives until its tasks ran runs once, and everything is released at the end.
 TEST(CallSchedulerTest, ConcurrentCallsLeaveNothingBehind) {
@@ -255,10 +307,15 @@ TEST(CallSchedulerTest, ConcurrentCallsLeaveNothingBehind) {
         std::latch done(tasks);
         for (int k = 0; k < tasks; ++k) {
           if ((*call)->TryReserveReply()) (*call)->ReleaseReply();
-          (*call)->Submit([&] {
+          auto task = [&] {
             ran.fetch_add(1);
             done.count_down();
-          });
+          };
+          if (k % 2 == 0) {
+            (*call)->SubmitOrRunHere(task);
+          } else {
+            (*call)->Submit(task);
+          }
         }
         expected.fetch_add(tasks);
         done.wait();

@@ -25,7 +25,9 @@ namespace worldgen {
 namespace {
 
 // A stand-in for the gRPC reactor: produces "chunk <i>" replies, writes them on its own writer
-// thread (acknowledging each write only while the reader is reading), and records the final status.
+// thread (acknowledging each write only while the reader is reading), and records the final status:
+// at once, or with a last reply after writing it (holding the handed-over admission until then, as
+// the reactor does until OnDone).
 class FakeStream {
  public:
   FakeStream(CallScheduler& scheduler, int64_t count, int max_outstanding, int64_t reply_bytes = 10)
@@ -39,27 +41,41 @@ class FakeStream {
     policy_ = std::make_unique<ChunkStreamPolicy>(
         *std::move(call), count, max_outstanding,
         ChunkStreamPolicy::Hooks{
-            [this](int64_t index) -> absl::StatusOr<std::string> {
+            [this](int64_t index) -> absl::StatusOr<ChunkStreamPolicy::Reply> {
               produced_.fetch_add(1);
               const int outstanding = in_flight_.fetch_add(1) + 1;
               int seen = peak_.load();
               while (outstanding > seen && !peak_.compare_exchange_weak(seen, outstanding)) {
               }
               if (index == fail_at_) return absl::InternalError("blend failed");
-              return absl::StrCat("chunk ", index);
+              {
+                std::lock_guard<std::mutex> lock(mu_);
+                produced_on_.push_back(std::this_thread::get_id());
+              }
+              return std::make_shared<const std::string>(absl::StrCat("chunk ", index));
             },
             [this] { return cancelled_.load(); },
-            [this](std::string reply) {
+            [this](ChunkStreamPolicy::Reply reply) {
               std::lock_guard<std::mutex> lock(mu_);
-              pending_.push_back(std::move(reply));
+              pending_.push_back(*reply);
               wake_.notify_all();
             },
-            [this](absl::Status status) {
+            [this](ChunkStreamPolicy::Ending ending) {
               std::lock_guard<std::mutex> lock(mu_);
+              EXPECT_FALSE(end_called_) << "finish called twice";
+              end_called_ = true;
+              EXPECT_EQ(ending.last_reply == nullptr, ending.admission == nullptr);
               // Moved, not copied: no reference of this Status is dropped after the unlock (TSan
               // cannot see the reference count of apt's uninstrumented Abseil).
-              status_ = std::move(status);
-              finished_ = true;
+              final_status_ = std::move(ending.status);
+              if (ending.last_reply != nullptr) {
+                pending_.push_back(*ending.last_reply);
+                last_admission_ = std::move(ending.admission);
+                last_pending_ = true;
+              } else {
+                status_ = std::move(final_status_);
+                finished_ = true;
+              }
               wake_.notify_all();
             }});
     writer_ = std::thread([this] { WriterLoop(); });
@@ -104,6 +120,11 @@ class FakeStream {
     return written_;
   }
   int produced() const { return produced_.load(); }
+  // The threads chunks were produced on (read after the stream finished).
+  std::vector<std::thread::id> produced_on() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return produced_on_;
+  }
   int peak_outstanding() const { return peak_.load(); }
 
  private:
@@ -116,8 +137,19 @@ class FakeStream {
       pending_.pop_front();
       const bool ok = !client_gone_;
       if (ok) written_.push_back(reply);
-      lock.unlock();
       in_flight_.fetch_sub(1);
+      if (last_pending_ && pending_.empty()) {  // The last reply, written with the status.
+        std::unique_ptr<CallScheduler::Call> admission = std::move(last_admission_);
+        lock.unlock();
+        admission.reset();  // Releases the last reply's reservation once its bytes are written.
+        lock.lock();
+        status_ = std::move(final_status_);
+        finished_ = true;
+        last_pending_ = false;
+        wake_.notify_all();
+        continue;
+      }
+      lock.unlock();
       policy_->WriteDone(ok);
       lock.lock();
     }
@@ -132,8 +164,11 @@ class FakeStream {
   std::condition_variable wake_;
   std::deque<std::string> pending_;
   std::vector<std::string> written_;
+  std::vector<std::thread::id> produced_on_;
   bool reading_ = true, client_gone_ = false, closing_ = false, finished_ = false;
-  absl::Status status_;
+  bool end_called_ = false, last_pending_ = false;
+  absl::Status status_, final_status_;
+  std::unique_ptr<CallScheduler::Call> last_admission_;
   std::thread writer_;
 };
 
@@ -225,6 +260,52 @@ TEST_F(ChunkStreamPolicyTest, TheFirstProductionErrorEndsTheStream) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_EQ(status.message(), "blend failed");
   EXPECT_LT(stream.written().size(), 1000u);
+}
+
+// A one-chunk stream on an idle pool: its chunk is produced on Start's thread (no hand-off), and
+// the reply comes with the final status and the admission, whose reservation lasts until the reply
+// is written.
+TEST_F(ChunkStreamPolicyTest, AOneChunkStreamOnAnIdlePoolRunsHereAndEndsWithItsReply) {
+  CallScheduler scheduler(&pool_, Options());
+  {
+    FakeStream stream(scheduler, 1, 4, /*reply_bytes=*/1000);
+    stream.SetReading(false);
+    stream.Start();
+    EXPECT_EQ(stream.produced(), 1);  // Before Start returned.
+    EXPECT_EQ(stream.produced_on(), std::vector<std::thread::id>{std::this_thread::get_id()});
+    EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 1000);  // Held with the unwritten reply.
+    EXPECT_EQ(scheduler.stats().calls, 1);
+    stream.SetReading(true);
+    EXPECT_TRUE(stream.WaitFinished().ok());
+    EXPECT_EQ(stream.written(), std::vector<std::string>{"chunk 0"});
+    EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 0);
+  }
+  EXPECT_EQ(scheduler.stats().calls, 0);
+}
+
+// With every pool thread busy, a one-chunk stream's chunk waits its turn on the pool like any task.
+TEST_F(ChunkStreamPolicyTest, AOneChunkStreamOnABusyPoolIsQueued) {
+  BlendPool pool(1, 1);
+  CallScheduler scheduler(&pool, Options());
+  CallShape busy_shape;
+  auto busy = *scheduler.Admit(busy_shape, absl::Now());
+  std::latch started(1), release(1);
+  busy->Submit([&] {
+    started.count_down();
+    release.wait();
+  });
+  started.wait();
+  {
+    FakeStream stream(scheduler, 1, 4);
+    stream.Start();
+    EXPECT_EQ(stream.produced(), 0);  // Queued behind the busy thread, not run on this one.
+    release.count_down();
+    EXPECT_TRUE(stream.WaitFinished().ok());
+    EXPECT_EQ(stream.written(), std::vector<std::string>{"chunk 0"});
+    ASSERT_EQ(stream.produced_on().size(), 1u);
+    EXPECT_NE(stream.produced_on()[0], std::this_thread::get_id());
+  }
+  pool.Shutdown();
 }
 
 // Many streams at once on a small budget, some cancelled midway: each finishes exactly once and the
