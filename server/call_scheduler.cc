@@ -240,20 +240,22 @@ void CallScheduler::Call::ReleaseReply() {
 }
 
 void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
+  // Read before the task is queued: from then on any pool thread's token may pick it, and the task
+  // may end the call (a stream's last chunk), so `this` must not be touched after the unlock.
+  CallScheduler* const scheduler = scheduler_;
   {
-    std::lock_guard<std::mutex> lock(scheduler_->mu_);
+    std::lock_guard<std::mutex> lock(scheduler->mu_);
     const bool was_idle = lane_.empty();
     lane_.push_back(std::move(task));
-    ++scheduler_->queued_tasks_;
+    ++scheduler->queued_tasks_;
     if (was_idle) {
       if (class_ == CallClass::kInteractive) {
-        scheduler_->interactive_runnable_.push_back(this);
+        scheduler->interactive_runnable_.push_back(this);
       } else {
-        scheduler_->background_runnable_.insert(order_);
+        scheduler->background_runnable_.insert(order_);
       }
     }
   }
-  CallScheduler* scheduler = scheduler_;
   scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
 }
 

@@ -289,6 +289,34 @@ TEST(CallSchedulerTest, SubmitOrRunHereQueuesBehindWaitingTasksInPolicyOrder) {
   EXPECT_EQ(gated.Drain(), (std::vector<std::string>{"stream", "stream", "stream"}));
 }
 
+// A call whose only task ends it (as a stream's last chunk does): another pool thread's token may
+// pick the task the moment it is queued, so the call can be destroyed while Submit is still
+// returning. Submit must not touch the call after queuing (ThreadSanitizer and ASan check this).
+TEST(CallSchedulerTest, ACallMayBeDestroyedByItsTaskWhileSubmitReturns) {
+  BlendPool pool(3, 1);
+  CallScheduler scheduler(&pool, Options(1000));
+  std::atomic<int> ran{0};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 3; ++t) {
+    submitters.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        std::latch done(1);
+        auto* call = scheduler.Admit(Shape(1, 1), absl::Now())->release();
+        call->Submit([&, call] {
+          delete call;
+          ran.fetch_add(1);
+          done.count_down();
+        });
+        done.wait();
+      }
+    });
+  }
+  for (std::thread& s : submitters) s.join();
+  pool.Shutdown();
+  EXPECT_EQ(ran.load(), 3 * 2000);
+  EXPECT_EQ(scheduler.stats().calls, 0);
+}
+
 // Threads admitting, reserving, submitting and dropping calls at once: every task of a call that
 // lives until its tasks ran runs once, and everything is released at the end.
 TEST(CallSchedulerTest, ConcurrentCallsLeaveNothingBehind) {
