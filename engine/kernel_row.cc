@@ -26,12 +26,6 @@ WORLDGEN_KERNEL_INLINE Double8 Load8(const double* p) {
 
 WORLDGEN_KERNEL_INLINE void Store8(double* p, Double8 v) { std::memcpy(p, &v, sizeof v); }
 
-// Distance from coordinate v to the nearest of lo..hi, computed as the reference computes the
-// offset of that nearest column or row (x - p, or its exact negation; 0 when inside).
-WORLDGEN_KERNEL_INLINE double NearestOffset(double v, double lo, double hi) {
-  return v < lo ? lo - v : (v > hi ? v - hi : 0.0);
-}
-
 // One slot's sums over the block: `points` are the slot's points in their original order. Rows are
 // taken kRows at a time and vectors kGroup at a time, each sum in a register of its own, so a
 // point's terms go to kRows * kGroup independent sums and no addition waits on another. For each
@@ -53,7 +47,7 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
     // row's part of its nearest term.
     size_t near = 0;
     for (size_t k = 0; k < count; ++k) {
-      const double near_z = NearestOffset(points[k].z, z_lo, z_hi);
+      const double near_z = KernelNearestOffset(points[k].z, z_lo, z_hi);
       const double row_part = points[k].radius_sq - near_z * near_z;
       row_points[near] = static_cast<uint32_t>(k);
       row_near_sq[near] = row_part;
@@ -70,7 +64,7 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
       }
       for (size_t m = 0; m < near; ++m) {
         const KernelPoint& p = points[row_points[m]];
-        const double near_x = NearestOffset(p.x, x_lo, x_hi);
+        const double near_x = KernelNearestOffset(p.x, x_lo, x_hi);
         if (!(row_near_sq[m] - near_x * near_x > 0.0)) continue;
         Double8 dx_sq[kGroup];
 #pragma GCC unroll 4

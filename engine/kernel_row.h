@@ -21,6 +21,14 @@ namespace worldgen {
 // Columns per vector in the kernel; rows of the accumulators are padded to a multiple of it.
 inline constexpr size_t kKernelLanes = 8;
 
+// Offset from v to the nearest of lo..hi (0 inside), computed as the kernel computes the offset of
+// that nearest column or row (x - p, or its exact negation). Squares and rounding are monotonic, so a
+// point whose term is +0.0 at a block's nearest column and row, (r^2 - dz^2) - dx^2 <= 0 with these
+// offsets, adds +0.0 to every column of the block: culling it changes no sum.
+inline double KernelNearestOffset(double v, double lo, double hi) {
+  return v < lo ? lo - v : (v > hi ? v - hi : 0.0);
+}
+
 // One sample as the kernel reads it: position, squared kernel radius, and its accumulator slot.
 struct KernelPoint {
   double x = 0.0, z = 0.0;

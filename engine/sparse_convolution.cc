@@ -35,6 +35,10 @@ struct ConvolutionScratch {
   std::vector<int32_t> slot_of_biome;  // -1 = not present; reset after each use.
   std::vector<uint16_t> present;       // Biomes present, ascending after sorting.
   std::vector<double> sums;            // ConvolvePoint: per-biome sums, indexed like slot_of_biome.
+  std::vector<int32_t> layer_of_biome;  // Sub-blocks: each biome's output layer; -1 = none yet.
+  std::vector<KernelSample> band_samples;  // Sub-blocks: the samples reaching the current band,
+  std::vector<double> band_row_part;       // with (r^2 - dz^2) at its nearest row,
+  std::vector<KernelSample> sub_samples;   // and those reaching the current sub-block.
 };
 
 // Scratch beyond this many accumulator doubles (4 MiB) is released after use.
@@ -47,17 +51,18 @@ ConvolutionScratch& Scratch() {
 
 }  // namespace
 
-bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
-                     std::vector<IndexedLayer>* layers) {
-  layers->clear();
-  const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
-  // Block inside one biome: every column's weight is exactly 1 (sum / total with sum == total).
-  if (SingleBiome(samples)) {
-    layers->push_back({samples.empty() ? 0 : samples.front().biome, std::vector<float>(columns, 1.0f)});
-    return true;
-  }
+namespace {
 
-  ConvolutionScratch& scratch = Scratch();
+// Blocks that are a multiple of this size wide are convolved in sub-blocks of this size, each with
+// only the samples that reach it: a sub-block inside one biome then costs nothing, as a chunk of
+// this size would, so bigger chunks cost no more per column than small ones.
+constexpr int kSubBlockSize = 16;
+
+// Runs the block kernel on the size x size block at (x0, z0): scratch.present holds the biomes of
+// `samples` ascending (slot k is biome present[k]), scratch.weights each slot's size * size weights
+// and scratch.nonzero whether they are non-zero anywhere. `samples` has more than one biome.
+void KernelOnBlock(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
+                   ConvolutionScratch& scratch) {
   // Dense slot per biome present among the samples, in ascending biome order.
   std::vector<int32_t>& slot_of = scratch.slot_of_biome;
   scratch.present.clear();
@@ -89,7 +94,7 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
   const size_t stride = (n + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
   scratch.acc.resize(slots * n * stride);
   scratch.total.resize(n * stride);
-  scratch.weights.resize(slots * columns);
+  scratch.weights.resize(slots * n * n);
   scratch.nonzero.resize(slots);
   KernelBlock block;
   block.points = scratch.points.data();
@@ -105,11 +110,97 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
   block.weights = scratch.weights.data();
   block.nonzero = scratch.nonzero.data();
   KernelBlockWeights(block);
+}
 
-  for (size_t slot = 0; slot < slots; ++slot) {
-    if (scratch.nonzero[slot] == 0) continue;
-    const float* w = scratch.weights.data() + slot * columns;
-    layers->push_back({scratch.present[slot], std::vector<float>(w, w + columns)});
+}  // namespace
+
+bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
+                     std::vector<IndexedLayer>* layers) {
+  layers->clear();
+  const size_t n = static_cast<size_t>(size);
+  const size_t columns = n * n;
+  // Block inside one biome: every column's weight is exactly 1 (sum / total with sum == total).
+  if (SingleBiome(samples)) {
+    layers->push_back({samples.empty() ? 0 : samples.front().biome, std::vector<float>(columns, 1.0f)});
+    return true;
+  }
+  ConvolutionScratch& scratch = Scratch();
+  if (size <= kSubBlockSize || size % kSubBlockSize != 0) {
+    KernelOnBlock(samples, x0, z0, size, scratch);
+    for (size_t slot = 0; slot < scratch.present.size(); ++slot) {
+      if (scratch.nonzero[slot] == 0) continue;
+      const float* w = scratch.weights.data() + slot * columns;
+      layers->push_back({scratch.present[slot], std::vector<float>(w, w + columns)});
+    }
+  } else {
+    // Sub-block by sub-block. A column's sums and total only ever see the samples that reach it
+    // (the others add +0.0), in the same relative order, so every column gets the bits the whole
+    // block would give it; a biome absent from a sub-block has weight 0 there.
+    std::vector<int32_t>& layer_of = scratch.layer_of_biome;
+    auto layer = [&](uint16_t biome) -> float* {
+      if (biome >= layer_of.size()) layer_of.resize(biome + 1u, -1);
+      if (layer_of[biome] < 0) {
+        layer_of[biome] = static_cast<int32_t>(layers->size());
+        layers->push_back({biome, std::vector<float>(columns, 0.0f)});
+      }
+      return (*layers)[static_cast<size_t>(layer_of[biome])].weights.data();
+    };
+    for (int bz = 0; bz < size; bz += kSubBlockSize) {
+      // The samples whose kernel reaches the band's nearest row, with that row's part of their term
+      // ((r^2 - dz^2) > 0; kept without a branch per sample: the index advances by the test).
+      const double lo_z = static_cast<double>(z0 + bz);
+      const double hi_z = static_cast<double>(z0 + bz + kSubBlockSize - 1);
+      std::vector<KernelSample>& band = scratch.band_samples;
+      std::vector<double>& band_row_part = scratch.band_row_part;
+      band.resize(samples.size());
+      band_row_part.resize(samples.size());
+      size_t in_band = 0;
+      for (const KernelSample& s : samples) {
+        const double near_z = KernelNearestOffset(s.z, lo_z, hi_z);
+        const double row_part = s.radius_sq - near_z * near_z;
+        band[in_band] = s;
+        band_row_part[in_band] = row_part;
+        in_band += row_part > 0.0;
+      }
+      for (int bx = 0; bx < size; bx += kSubBlockSize) {
+        // Of those, the ones reaching the sub-block's nearest column: the kernel's own test, so a
+        // sample left out adds +0.0 to every column of the sub-block.
+        const double lo_x = static_cast<double>(x0 + bx);
+        const double hi_x = static_cast<double>(x0 + bx + kSubBlockSize - 1);
+        std::vector<KernelSample>& sub = scratch.sub_samples;
+        sub.resize(in_band);
+        size_t reaching = 0;
+        for (size_t k = 0; k < in_band; ++k) {
+          const double near_x = KernelNearestOffset(band[k].x, lo_x, hi_x);
+          sub[reaching] = band[k];
+          reaching += band_row_part[k] - near_x * near_x > 0.0;
+        }
+        sub.resize(reaching);
+        if (SingleBiome(sub)) {
+          // (Empty only outside the contract: every column is reached by some sample.)
+          float* out = layer(sub.empty() ? samples.front().biome : sub.front().biome);
+          for (int lz = bz; lz < bz + kSubBlockSize; ++lz) {
+            float* row = out + static_cast<size_t>(lz) * n + static_cast<size_t>(bx);
+            std::fill(row, row + kSubBlockSize, 1.0f);
+          }
+          continue;
+        }
+        KernelOnBlock(sub, x0 + bx, z0 + bz, kSubBlockSize, scratch);
+        constexpr size_t kSub = kSubBlockSize;
+        for (size_t slot = 0; slot < scratch.present.size(); ++slot) {
+          if (scratch.nonzero[slot] == 0) continue;
+          const float* w = scratch.weights.data() + slot * kSub * kSub;
+          float* out = layer(scratch.present[slot]);
+          for (size_t lz = 0; lz < kSub; ++lz) {
+            std::copy(w + lz * kSub, w + (lz + 1) * kSub,
+                      out + (static_cast<size_t>(bz) + lz) * n + static_cast<size_t>(bx));
+          }
+        }
+      }
+    }
+    for (const IndexedLayer& l : *layers) layer_of[static_cast<size_t>(l.biome)] = -1;
+    std::sort(layers->begin(), layers->end(),
+              [](const IndexedLayer& a, const IndexedLayer& b) { return a.biome < b.biome; });
   }
   // A rare huge block (up to kMaxChunkSize^2 columns times its biomes) does not stay resident.
   if (scratch.acc.capacity() > kKeptScratchDoubles) scratch = ConvolutionScratch();
