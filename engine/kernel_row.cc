@@ -197,16 +197,12 @@ const KernelVariant* Variants() {
   return variants;
 }
 
-constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 3 : 1;
+using simd::kVariantCount;
 
 const KernelVariant& Dispatched() {
-  static const KernelVariant* chosen = [] {
-    for (size_t v = 0; v < kVariantCount; ++v) {
-      if (Variants()[v].supported) return &Variants()[v];
-    }
-    return &Variants()[kVariantCount - 1];
-  }();
-  return *chosen;
+  static const KernelVariant& chosen =
+      simd::FirstSupported(std::span<const KernelVariant>(Variants(), kVariantCount));
+  return chosen;
 }
 
 }  // namespace

@@ -724,16 +724,12 @@ const NoiseBatchVariant* Variants() {
   return variants;
 }
 
-constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 3 : 1;
+using simd::kVariantCount;
 
 const NoiseBatchVariant& Dispatched() {
-  static const NoiseBatchVariant* chosen = [] {
-    for (size_t v = 0; v < kVariantCount; ++v) {
-      if (Variants()[v].supported) return &Variants()[v];
-    }
-    return &Variants()[kVariantCount - 1];
-  }();
-  return *chosen;
+  static const NoiseBatchVariant& chosen =
+      simd::FirstSupported(std::span<const NoiseBatchVariant>(Variants(), kVariantCount));
+  return chosen;
 }
 
 }  // namespace

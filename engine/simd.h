@@ -8,7 +8,9 @@
 #ifndef WORLDGEN_ENGINE_SIMD_H_
 #define WORLDGEN_ENGINE_SIMD_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace worldgen::simd {
 
@@ -68,5 +70,22 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 // same sanitized-build rule applies, so TSan builds run the baseline.
 #define WORLDGEN_SIMD_DISPATCH 1
 #endif
+
+namespace worldgen::simd {
+
+// How many variants code that picks its own compiles (avx512, avx2, baseline; or the baseline only).
+inline constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 3 : 1;
+
+// The variant to run: the first of `variants` (best first, the always-supported baseline last) this
+// CPU supports. Variant has a `bool supported`.
+template <typename Variant>
+const Variant& FirstSupported(std::span<const Variant> variants) {
+  for (const Variant& v : variants) {
+    if (v.supported) return v;
+  }
+  return variants.back();
+}
+
+}  // namespace worldgen::simd
 
 #endif  // WORLDGEN_ENGINE_SIMD_H_
