@@ -1,12 +1,10 @@
 #include "engine/kernel_row.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "engine/simd.h"
-
 
 namespace worldgen {
 namespace {
@@ -28,10 +26,9 @@ WORLDGEN_KERNEL_INLINE void Store8(double* p, Double8 v) { std::memcpy(p, &v, si
 
 // One slot's sums over the block: `points` are the slot's points in their original order. Rows are
 // taken kRows at a time and vectors kGroup at a time, each sum in a register of its own, so a
-// point's terms go to kRows * kGroup independent sums and no addition waits on another. For each
-// such tile, the points whose kernel reaches the tile's nearest column
-// and row: squares and rounding are monotonic, so a point whose term there is +0.0 adds +0.0
-// everywhere in the tile, and skipping it changes no sum. Inside the tile every term is computed
+// point's terms go to kRows * kGroup independent sums and no addition waits on another. A tile
+// takes only the points whose kernel reaches its nearest column and row (KernelNearestOffset: one
+// it does not reach adds +0.0 everywhere in the tile); inside the tile every term is computed
 // (those out of reach are +0.0).
 template <typename Max, size_t kRows, size_t kGroup>
 WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
