@@ -48,12 +48,6 @@ class BiomeSampleCache::Shard {
     return slot->tile;
   }
 
-  // The cached tile for `key`, or null; changes nothing.
-  const BiomeTile* PeekLocked(const BiomeTileKey& key, uint64_t hash) {
-    Slot* slot = Lookup(key, hash);
-    return slot == nullptr ? nullptr : slot->tile;
-  }
-
   // Starts loading the index slot where a lookup of `hash` begins, and returns where the tile of
   // `hash` was last stored, if the hints know (null otherwise). Takes no lock: the table's address
   // and the hints are atomics, and a stale answer only makes a prefetch useless.

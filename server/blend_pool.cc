@@ -4,23 +4,13 @@
 
 namespace worldgen {
 
-BlendPool::BlendPool(int threads, size_t max_queue) : max_queue_(max_queue) {
+BlendPool::BlendPool(int threads) {
   if (threads < 1) threads = 1;
   workers_.reserve(threads);
   for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 BlendPool::~BlendPool() { Shutdown(); }
-
-bool BlendPool::TrySubmit(absl::AnyInvocable<void() &&> task) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || queue_.size() >= max_queue_) return false;
-    queue_.push_back(std::move(task));
-  }
-  wake_.notify_one();
-  return true;
-}
 
 void BlendPool::Submit(absl::AnyInvocable<void() &&> task) {
   {
@@ -33,11 +23,6 @@ void BlendPool::Submit(absl::AnyInvocable<void() &&> task) {
     }
   }
   std::move(task)();
-}
-
-size_t BlendPool::queue_depth() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queue_.size();
 }
 
 void BlendPool::Shutdown() {

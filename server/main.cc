@@ -229,7 +229,7 @@ int Run(int argc, char** argv) {
 
   std::unique_ptr<BiomeSampleCache> cache;
   if (cache_bytes > 0) cache = std::make_unique<BiomeSampleCache>(cache_bytes);
-  BlendPool pool(blend_threads, static_cast<size_t>(absl::GetFlag(FLAGS_max_queue)));
+  BlendPool pool(blend_threads);
   CallScheduler::Options scheduler_options;
   scheduler_options.max_queued_tasks = absl::GetFlag(FLAGS_max_queue);
   scheduler_options.max_reply_bytes = absl::GetFlag(FLAGS_max_reply_bytes);

@@ -13,49 +13,28 @@ namespace worldgen {
 namespace {
 
 TEST(BlendPoolTest, RunsEveryTaskOnItsThreads) {
-  BlendPool pool(3, 1000);
+  BlendPool pool(3);
   EXPECT_EQ(pool.threads(), 3);
   std::atomic<int> ran{0};
-  for (int i = 0; i < 500; ++i) ASSERT_TRUE(pool.TrySubmit([&] { ran.fetch_add(1); }));
+  for (int i = 0; i < 500; ++i) pool.Submit([&] { ran.fetch_add(1); });
   pool.Shutdown();
   EXPECT_EQ(ran.load(), 500);
 }
 
-TEST(BlendPoolTest, TrySubmitRefusesWhenTheQueueIsFullAndSubmitDoesNot) {
-  BlendPool pool(1, 2);
-  std::latch started(1), release(1);
-  ASSERT_TRUE(pool.TrySubmit([&] {
-    started.count_down();
-    release.wait();
-  }));
-  started.wait();  // The only worker is now busy; the queue is empty.
-  std::atomic<int> ran{0};
-  EXPECT_TRUE(pool.TrySubmit([&] { ran.fetch_add(1); }));
-  EXPECT_TRUE(pool.TrySubmit([&] { ran.fetch_add(1); }));
-  EXPECT_EQ(pool.queue_depth(), 2u);
-  EXPECT_FALSE(pool.TrySubmit([&] { ran.fetch_add(100); }));
-  pool.Submit([&] { ran.fetch_add(1); });  // Admitted work may exceed the bound.
-  EXPECT_EQ(pool.queue_depth(), 3u);
-  release.count_down();
-  pool.Shutdown();
-  EXPECT_EQ(ran.load(), 3);
-  EXPECT_EQ(pool.queue_depth(), 0u);
-}
-
-TEST(BlendPoolTest, AfterShutdownTrySubmitRefusesAndSubmitRunsInline) {
-  BlendPool pool(2, 10);
+TEST(BlendPoolTest, AfterShutdownSubmitRunsInline) {
+  BlendPool pool(2);
   pool.Shutdown();
   pool.Shutdown();  // Idempotent.
-  EXPECT_FALSE(pool.TrySubmit([] {}));
   bool ran = false;
   pool.Submit([&] { ran = true; });
   EXPECT_TRUE(ran);
 }
 
 // Many submitters racing each other, tasks that submit follow-up work (as a stream's next chunk
-// does), and a shutdown in the middle: every accepted task runs exactly once, none is lost.
+// does), and a shutdown in the middle: every submitted task runs exactly once (queued on a worker,
+// or inline once the pool is stopping), none is lost.
 TEST(BlendPoolTest, ConcurrentSubmittersAndShutdownLoseNoAcceptedTask) {
-  BlendPool pool(3, 64);
+  BlendPool pool(3);
   std::atomic<int> accepted{0}, ran{0}, plain_results{0};
   std::vector<int> results(4 * 2000, 0);  // Each written by one task; read after Shutdown.
   std::latch go(5), halfway(1);
@@ -77,12 +56,8 @@ TEST(BlendPoolTest, ConcurrentSubmittersAndShutdownLoseNoAcceptedTask) {
             });
           }
         };
-        if (pool.TrySubmit(task)) {
-          accepted.fetch_add(1);
-        } else if (i % 3 == 0) {
-          accepted.fetch_add(1);
-          pool.Submit(task);  // Runs inline once the pool is stopping.
-        }
+        accepted.fetch_add(1);
+        pool.Submit(task);  // Runs inline once the pool is stopping.
       }
     });
   }

@@ -34,7 +34,7 @@ CallShape Shape(int64_t tasks, int64_t columns_per_task, int64_t reply_bytes = 0
 // observed.
 class GatedScheduler {
  public:
-  explicit GatedScheduler(CallScheduler::Options options) : pool_(1, 1), scheduler_(&pool_, options) {
+  explicit GatedScheduler(CallScheduler::Options options) : pool_(1), scheduler_(&pool_, options) {
     gate_call_ = *scheduler_.Admit(Shape(1, int64_t{1} << 40), kNow);
     gate_call_->Submit([this] {
       started_.count_down();
@@ -84,7 +84,7 @@ CallScheduler::Options Options(int64_t interactive_max_columns = 100) {
 }
 
 TEST(CallSchedulerTest, SmallCallsAreInteractiveAndBigOnesBackground) {
-  BlendPool pool(1, 1);
+  BlendPool pool(1);
   CallScheduler scheduler(&pool, Options(100));
   EXPECT_EQ((*scheduler.Admit(Shape(4, 25), kNow))->call_class(), CallClass::kInteractive);
   EXPECT_EQ((*scheduler.Admit(Shape(5, 25), kNow))->call_class(), CallClass::kBackground);
@@ -128,7 +128,7 @@ TEST(CallSchedulerTest, BackgroundCallsRunEarliestDeadlineFirst) {
 }
 
 TEST(CallSchedulerTest, RefusesAtOnceWhatCannotFinishBeforeItsDeadline) {
-  BlendPool pool(2, 1);
+  BlendPool pool(2);
   CallScheduler::Options options = Options(100);
   options.initial_seconds_per_column = 1e-3;  // 2 threads: 1000 columns take 0.5 s.
   CallScheduler scheduler(&pool, options);
@@ -151,7 +151,7 @@ TEST(CallSchedulerTest, RefusesAtOnceWhatCannotFinishBeforeItsDeadline) {
 }
 
 TEST(CallSchedulerTest, RefusesACallThatWouldMakeAnAdmittedOneLate) {
-  BlendPool pool(1, 1);
+  BlendPool pool(1);
   CallScheduler::Options options = Options(1);
   options.initial_seconds_per_column = 1e-3;
   CallScheduler scheduler(&pool, options);
@@ -166,7 +166,7 @@ TEST(CallSchedulerTest, RefusesACallThatWouldMakeAnAdmittedOneLate) {
 }
 
 TEST(CallSchedulerTest, DeadlineFillLeavesHeadroom) {
-  BlendPool pool(1, 1);
+  BlendPool pool(1);
   CallScheduler::Options options = Options(100);
   options.initial_seconds_per_column = 1e-3;
   options.deadline_fill = 0.5;  // 1 s of work needs 2 s.
@@ -176,7 +176,7 @@ TEST(CallSchedulerTest, DeadlineFillLeavesHeadroom) {
 }
 
 TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {
-  BlendPool pool(1, 1);
+  BlendPool pool(1);
   CallScheduler scheduler(&pool, Options());
   scheduler.RecordTaskCost(1000, absl::Milliseconds(1));
   EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
@@ -187,7 +187,7 @@ TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {
 }
 
 TEST(CallSchedulerTest, ReplyBudgetBoundsReservationsAndAlwaysLeavesACallItsFloor) {
-  BlendPool pool(1, 1);
+  BlendPool pool(1);
   CallScheduler::Options options = Options();
   options.max_reply_bytes = 1000;
   CallScheduler scheduler(&pool, options);
@@ -240,7 +240,7 @@ TEST(CallSchedulerTest, DestroyingACallDropsItsQueuedTasksAndReleasesEverything)
 // SubmitOrRunHere runs the task on the calling thread only when that overtakes no one: no task is
 // waiting and a pool thread is idle.
 TEST(CallSchedulerTest, SubmitOrRunHereRunsOnTheCallerOnlyWhenAPoolThreadIsIdle) {
-  BlendPool pool(2, 1);
+  BlendPool pool(2);
   CallScheduler scheduler(&pool, Options(1000));
   auto call = *scheduler.Admit(Shape(3, 10), kNow);
   std::thread::id ran_on;
@@ -293,7 +293,7 @@ TEST(CallSchedulerTest, SubmitOrRunHereQueuesBehindWaitingTasksInPolicyOrder) {
 // pick the task the moment it is queued, so the call can be destroyed while Submit is still
 // returning. Submit must not touch the call after queuing (ThreadSanitizer and ASan check this).
 TEST(CallSchedulerTest, ACallMayBeDestroyedByItsTaskWhileSubmitReturns) {
-  BlendPool pool(3, 1);
+  BlendPool pool(3);
   CallScheduler scheduler(&pool, Options(1000));
   std::atomic<int> ran{0};
   std::vector<std::thread> submitters;
@@ -320,7 +320,7 @@ TEST(CallSchedulerTest, ACallMayBeDestroyedByItsTaskWhileSubmitReturns) {
 // Threads admitting, reserving, submitting and dropping calls at once: every task of a call that
 // lives until its tasks ran runs once, and everything is released at the end.
 TEST(CallSchedulerTest, ConcurrentCallsLeaveNothingBehind) {
-  BlendPool pool(3, 1);
+  BlendPool pool(3);
   CallScheduler::Options options = Options(50);
   options.max_reply_bytes = 50'000;
   CallScheduler scheduler(&pool, options);

@@ -179,7 +179,7 @@ class ChunkStreamPolicyTest : public ::testing::Test {
     options.max_reply_bytes = max_reply_bytes;
     return options;
   }
-  BlendPool pool_{3, 1};
+  BlendPool pool_{3};
 };
 
 TEST_F(ChunkStreamPolicyTest, WritesEveryChunkOnceThenFinishesOk) {
@@ -285,7 +285,7 @@ TEST_F(ChunkStreamPolicyTest, AOneChunkStreamOnAnIdlePoolRunsHereAndEndsWithItsR
 
 // With every pool thread busy, a one-chunk stream's chunk waits its turn on the pool like any task.
 TEST_F(ChunkStreamPolicyTest, AOneChunkStreamOnABusyPoolIsQueued) {
-  BlendPool pool(1, 1);
+  BlendPool pool(1);
   CallScheduler scheduler(&pool, Options());
   CallShape busy_shape;
   auto busy = *scheduler.Admit(busy_shape, absl::Now());
