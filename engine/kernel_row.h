@@ -21,6 +21,11 @@ namespace worldgen {
 // Columns per vector in the kernel; rows of the accumulators are padded to a multiple of it.
 inline constexpr size_t kKernelLanes = 8;
 
+// A block row's padded length: `size` rounded up to kKernelLanes.
+inline constexpr size_t KernelStride(size_t size) {
+  return (size + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
+}
+
 // Offset from v to the nearest of lo..hi (0 inside), computed as the kernel computes the offset of
 // that nearest column or row (x - p, or its exact negation). Squares and rounding are monotonic, so a
 // point whose term is +0.0 at a block's nearest column and row, (r^2 - dz^2) - dx^2 <= 0 with these
@@ -42,7 +47,7 @@ struct KernelPoint {
 //               the sums run (the caller's canonical order), every one with .slot == s;
 //   acc:        slots * size * stride doubles, slot s's row lz at acc + (s * size + lz) * stride;
 //   total:      size * stride doubles, row lz at total + lz * stride;
-// both written by the kernel (no zeroing needed); stride = size rounded up to kKernelLanes. Columns
+// both written by the kernel (no zeroing needed); stride = KernelStride(size). Columns
 // past `size` in a padded row are scratch.
 //   weights: slots * size * size floats, slot s's column (lx, lz) at s * size * size + lz * size + lx;
 //   nonzero: slots flags, set to 1 where slot s has a non-zero weight somewhere in the block, else 0.

@@ -91,7 +91,7 @@ void KernelOnBlock(std::span<const KernelSample> samples, int64_t x0, int64_t z0
   for (uint16_t b : scratch.present) slot_of[b] = -1;
 
   const size_t n = static_cast<size_t>(size);
-  const size_t stride = (n + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
+  const size_t stride = KernelStride(n);
   scratch.acc.resize(slots * n * stride);
   scratch.total.resize(n * stride);
   scratch.weights.resize(slots * n * n);

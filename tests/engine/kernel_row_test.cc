@@ -25,7 +25,7 @@ struct BlockRun {
 BlockRun RunBlock(void (*kernel)(const KernelBlock&), const std::vector<KernelPoint>& points,
              size_t slots, double x0, double z0, int size) {
   const size_t n = static_cast<size_t>(size);
-  const size_t stride = (n + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
+  const size_t stride = KernelStride(n);
   // The points grouped by slot, each slot's in the given order, as the kernel takes them.
   std::vector<KernelPoint> grouped;
   std::vector<size_t> slot_begin = {0};
