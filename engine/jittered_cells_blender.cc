@@ -129,12 +129,19 @@ int JitteredCellsBlender::UncachedCellBiome(int64_t i, int64_t j) const {
 
 void JitteredCellsBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
+  double x[BiomeTile::kVertices], z[BiomeTile::kVertices];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      tile->biome[b * n + a] = static_cast<uint16_t>(UncachedCellBiome(
-          static_cast<int64_t>(tile_i) * n + a, static_cast<int64_t>(tile_j) * n + b));
+      const int64_t i = static_cast<int64_t>(tile_i) * n + a, j = static_cast<int64_t>(tile_j) * n + b;
+      if (uniform_biomes_) {
+        tile->biome[b * n + a] = static_cast<uint16_t>(UncachedCellBiome(i, j));
+      } else {
+        std::tie(x[b * n + a], z[b * n + a]) = CellPoint(i, j);
+      }
     }
   }
+  // One batched source call for the tile: BiomeIndices answers exactly as BiomeIndexAt does.
+  if (!uniform_biomes_) source_.BiomeIndices(x, z, n * n, tile->biome);
 }
 
 int JitteredCellsBlender::CellBiome(int64_t i, int64_t j, BiomeSampleCache* cache) const {
