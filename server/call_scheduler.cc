@@ -34,7 +34,12 @@ CallScheduler::CallScheduler(BlendPool* pool, Options options)
   if (!(options_.deadline_fill > 0 && options_.deadline_fill <= 1)) options_.deadline_fill = 1;
 }
 
-CallScheduler::~CallScheduler() = default;
+CallScheduler::~CallScheduler() {
+  // A pool thread may still be inside RunNext after the last call ended (its task's bookkeeping, or
+  // a token whose task was dropped with its call): wait until none is.
+  std::unique_lock<std::mutex> lock(mu_);
+  tokens_done_.wait(lock, [this] { return pool_tokens_ == 0; });
+}
 
 std::string CallScheduler::RefusalReason(const absl::Status& status) {
   absl::optional<absl::Cord> reason = status.GetPayload(kRefusalReasonKey);
@@ -164,6 +169,12 @@ CallScheduler::Stats CallScheduler::stats() const {
 
 void CallScheduler::RunNext() {
   std::unique_lock<std::mutex> lock(mu_);
+  RunNextLocked(lock);
+  // The last touch of `this` (the destructor waits for it under mu_).
+  if (--pool_tokens_ == 0) tokens_done_.notify_all();
+}
+
+void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
   while (true) {
     if (running_tasks_ >= pool_->threads()) {
       // Callers' threads hold the slots (SubmitOrRunHere): the first of them to end re-issues this.
@@ -248,6 +259,7 @@ void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
     const bool was_idle = lane_.empty();
     lane_.push_back(std::move(task));
     ++scheduler->queued_tasks_;
+    ++scheduler->pool_tokens_;
     if (was_idle) {
       if (class_ == CallClass::kInteractive) {
         scheduler->interactive_runnable_.push_back(this);
@@ -278,7 +290,10 @@ void CallScheduler::Call::SubmitOrRunHere(absl::AnyInvocable<void() &&> task) {
     std::lock_guard<std::mutex> lock(scheduler->mu_);
     --scheduler->running_tasks_;
     reissue = scheduler->deferred_tokens_ > 0;
-    if (reissue) --scheduler->deferred_tokens_;
+    if (reissue) {
+      --scheduler->deferred_tokens_;
+      ++scheduler->pool_tokens_;
+    }
   }
   if (reissue) scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
 }

@@ -32,10 +32,13 @@
 //
 // Thread safety: all methods are safe for concurrent use. A Call must be destroyed only when none of
 // its tasks is queued (a queued task of a destroyed call is dropped unrun). The scheduler must outlive
-// its calls, and the pool must outlive the scheduler.
+// its calls, and the pool must outlive the scheduler and keep running tasks until the scheduler is
+// gone: destroying the scheduler waits until none of the pool tokens it handed out is left (a pool
+// thread may still be in the scheduler's bookkeeping after a stream's last task ended its call).
 #ifndef WORLDGEN_SERVER_CALL_SCHEDULER_H_
 #define WORLDGEN_SERVER_CALL_SCHEDULER_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -145,6 +148,7 @@ class CallScheduler {
 
   // Runs the task the policy picks now (one pool token).
   void RunNext();
+  void RunNextLocked(std::unique_lock<std::mutex>& lock);
   // Counts one task of `call` as started (no longer pending for admission's estimate).
   void StartedLocked(Call* call);
   // Reply bytes a call holds: its floor or its reservations, whichever is more.
@@ -162,6 +166,9 @@ class CallScheduler {
   // thread. A pool token that finds every slot taken is deferred, and re-issued when a task ends.
   int64_t running_tasks_ = 0;
   int64_t deferred_tokens_ = 0;
+  // Tokens handed to the pool whose RunNext has not returned; the destructor waits for zero.
+  int64_t pool_tokens_ = 0;
+  std::condition_variable tokens_done_;
   int64_t reserved_reply_bytes_ = 0;
   int64_t interactive_pending_columns_ = 0;
   int64_t background_pending_columns_ = 0;
