@@ -121,13 +121,19 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
       Store8(b.total + lz * b.stride + at, t);
     }
   }
+  // Block fields in locals, and `any` written as whole vectors: the stores into the weights (by
+  // memcpy, which may alias anything) would otherwise make GCC reload the fields and keep `any` in
+  // memory, each row then waiting on the previous row's store.
+  const size_t stride = b.stride;
+  const double* const total = b.total;
+  constexpr Int32x8 kLaneIndex = {0, 1, 2, 3, 4, 5, 6, 7};
   for (size_t s = 0; s < b.slots; ++s) {
-    const double* acc = b.acc + s * n * b.stride;
+    const double* acc = b.acc + s * n * stride;
     float* out = b.weights + s * n * n;
     Int32x8 any = {};
     for (size_t lz = 0; lz < n; ++lz) {
-      for (size_t at = 0; at < b.stride; at += kKernelLanes) {
-        const Double8 q = Load8(acc + lz * b.stride + at) / Load8(b.total + lz * b.stride + at);
+      for (size_t at = 0; at < stride; at += kKernelLanes) {
+        const Double8 q = Load8(acc + lz * stride + at) / Load8(total + lz * stride + at);
         const Float8 f = __builtin_convertvector(q, Float8);
         if (n - at >= kKernelLanes) {
           std::memcpy(out + lz * n + at, &f, sizeof f);
@@ -135,15 +141,13 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
           continue;
         }
         // A row's last, partial vector: only its stored columns count (padded lanes are scratch).
-        float lanes[kKernelLanes];
-        std::memcpy(lanes, &f, sizeof lanes);
-        std::memcpy(out + lz * n + at, lanes, (n - at) * sizeof(float));
-        for (size_t l = 0; l < n - at; ++l) any[l] |= lanes[l] != 0.0f;
+        std::memcpy(out + lz * n + at, &f, (n - at) * sizeof(float));
+        any |= (f != 0.0f) & (kLaneIndex < static_cast<int32_t>(n - at));
       }
     }
-    bool set = false;
-    for (size_t l = 0; l < kKernelLanes; ++l) set |= any[l] != 0;
-    b.nonzero[s] = set ? 1 : 0;
+    int32_t set = 0;
+    for (size_t l = 0; l < kKernelLanes; ++l) set |= any[l];
+    b.nonzero[s] = set != 0 ? 1 : 0;
   }
 }
 

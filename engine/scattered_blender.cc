@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "engine/floor_div.h"
 #include "engine/hash.h"
@@ -142,32 +143,43 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
                     }
                   });
   }
-  // Culled in place, in order. Every candidate is written and kept by advancing `count`: no branch
-  // per vertex.
+  // Culled into `out`, in order. Every candidate is written and kept by advancing `count`: no branch
+  // per vertex. A cached tile's biomes are known, so their radii are set here; the source's come
+  // after culling.
   if (indices != nullptr) indices->resize(total);
-  size_t count = 0;
-  for (size_t r = 0, k = 0; r < rows; ++r) {
-    for (int64_t i = i_lo[r]; i <= i_hi[r]; ++i, ++k) {
-      const double x = cand[k].x, z = cand[k].z;
-      const uint16_t biome = cand[k].biome;
-      // Offset from the box (from the nearest point of it, which the clamp finds). Rounding is
-      // monotonic, so this never exceeds the computed offset to any column inside the box: no
-      // point that can weigh on a column is culled. Clamping compiles to min/max, no branch.
-      const double dx = x - std::min(std::max(x, min_x), max_x);
-      const double dz = z - std::min(std::max(z, min_z), max_z);
-      cand[count].x = x;
-      cand[count].z = z;
-      cand[count].biome = biome;
-      if (indices != nullptr) {
-        (*indices)[count] = {static_cast<int32_t>(i), j0 + static_cast<int32_t>(r)};
+  out->resize(total);
+  KernelSample* dst = out->data();
+  const double* radius_sq = radius_sq_.data();
+  auto cull = [&](auto with_radius) {
+    size_t count = 0;
+    for (size_t r = 0, k = 0; r < rows; ++r) {
+      for (int64_t i = i_lo[r]; i <= i_hi[r]; ++i, ++k) {
+        const double x = cand[k].x, z = cand[k].z;
+        const uint16_t biome = cand[k].biome;
+        // Offset from the box (from the nearest point of it, which the clamp finds). Rounding is
+        // monotonic, so this never exceeds the computed offset to any column inside the box: no
+        // point that can weigh on a column is culled. Clamping compiles to min/max, no branch.
+        const double dx = x - std::min(std::max(x, min_x), max_x);
+        const double dz = z - std::min(std::max(z, min_z), max_z);
+        dst[count].x = x;
+        dst[count].z = z;
+        dst[count].biome = biome;
+        if constexpr (decltype(with_radius)::value) dst[count].radius_sq = radius_sq[biome];
+        if (indices != nullptr) {
+          (*indices)[count] = {static_cast<int32_t>(i), j0 + static_cast<int32_t>(r)};
+        }
+        count += dx * dx + dz * dz < reach_sq;
       }
-      count += dx * dx + dz * dz < reach_sq;
     }
-  }
+    return count;
+  };
+  const size_t count = cache != nullptr ? cull(std::true_type{}) : cull(std::false_type{});
+  out->resize(count);
   if (indices != nullptr) indices->resize(count);
-  out->assign(cand, cand + count);
-  if (cache == nullptr) SampleSourceBiomes(source_, *out);
-  for (KernelSample& s : *out) s.radius_sq = radius_sq_[s.biome];
+  if (cache == nullptr) {
+    SampleSourceBiomes(source_, *out);
+    for (KernelSample& s : *out) s.radius_sq = radius_sq_[s.biome];
+  }
 }
 
 bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampleCache* cache,
