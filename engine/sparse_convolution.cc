@@ -63,24 +63,26 @@ constexpr int kSubBlockSize = 16;
 // and scratch.nonzero whether they are non-zero anywhere. `samples` has more than one biome.
 void KernelOnBlock(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
                    ConvolutionScratch& scratch) {
-  // Dense slot per biome present among the samples, in ascending biome order.
+  // Dense slot per biome present among the samples, in ascending biome order, counting each
+  // biome's samples on the way (slot_of holds -1 - count until the slots are known).
   std::vector<int32_t>& slot_of = scratch.slot_of_biome;
   scratch.present.clear();
   for (const KernelSample& s : samples) {
     if (s.biome >= slot_of.size()) slot_of.resize(s.biome + 1u, -1);
-    if (slot_of[s.biome] < 0) {
-      slot_of[s.biome] = 0;
-      scratch.present.push_back(s.biome);
-    }
+    if (slot_of[s.biome] == -1) scratch.present.push_back(s.biome);
+    --slot_of[s.biome];
   }
   std::sort(scratch.present.begin(), scratch.present.end());
   const size_t slots = scratch.present.size();
-  for (size_t k = 0; k < slots; ++k) slot_of[scratch.present[k]] = static_cast<int32_t>(k);
   // The points grouped by slot, each slot's in the samples' order (a stable counting sort).
   std::vector<size_t>& next = scratch.slot_begin;
-  next.assign(slots + 1, 0);
-  for (const KernelSample& s : samples) ++next[static_cast<size_t>(slot_of[s.biome]) + 1];
-  for (size_t k = 0; k < slots; ++k) next[k + 1] += next[k];
+  next.resize(slots + 1);
+  next[0] = 0;
+  for (size_t k = 0; k < slots; ++k) {
+    int32_t& slot = slot_of[scratch.present[k]];
+    next[k + 1] = next[k] + static_cast<size_t>(-1 - slot);
+    slot = static_cast<int32_t>(k);
+  }
   scratch.points.resize(samples.size());
   for (const KernelSample& s : samples) {
     const uint32_t slot = static_cast<uint32_t>(slot_of[s.biome]);
