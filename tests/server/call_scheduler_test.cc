@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -81,6 +82,26 @@ CallScheduler::Options Options(int64_t interactive_max_columns = 100) {
   options.max_queued_tasks = 10000;
   options.deadline_fill = 1;  // Estimates below are exact figures.
   return options;
+}
+
+// A stream's last task ends its call; whoever waited for that may then destroy the scheduler while
+// the pool thread is still in the scheduler's bookkeeping after the task (CI's ASan pass caught a
+// test doing so: the pool thread then locked a destroyed mutex). The destructor waits for it.
+TEST(CallSchedulerTest, DestroyingTheSchedulerWaitsForAPoolThreadStillInItsBookkeeping) {
+  BlendPool pool(1);
+  auto scheduler = std::make_unique<CallScheduler>(&pool, Options());
+  CallScheduler::Call* call = scheduler->Admit(Shape(1, 1), kNow)->release();
+  std::latch call_ended{1};
+  std::atomic<bool> task_returned{false};
+  call->Submit([&] {
+    delete call;  // The task ends its own call, as a stream's last chunk does.
+    call_ended.count_down();
+    absl::SleepFor(absl::Milliseconds(50));  // Still on the pool thread, inside RunNext.
+    task_returned = true;
+  });
+  call_ended.wait();
+  scheduler.reset();
+  EXPECT_TRUE(task_returned.load());
 }
 
 TEST(CallSchedulerTest, SmallCallsAreInteractiveAndBigOnesBackground) {
