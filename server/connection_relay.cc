@@ -78,7 +78,7 @@ constexpr uint64_t kServerSideBit = 1;  // Low bit of an epoll tag: the event is
 
 class ConnectionRelay::Worker {
  public:
-  Worker(const Options& options, std::atomic<int64_t>* connections)
+  Worker(const Options& options, Count* connections)
       : options_(options),
         connections_(connections),
         epoll_fd_(epoll_create1(EPOLL_CLOEXEC)),
@@ -225,6 +225,7 @@ class ConnectionRelay::Worker {
         const Flow down = Move(*c, /*up=*/false);
         if (down == Flow::kClientGone) return Kill(c);
         more = up == Flow::kMore || down == Flow::kMore;
+        if (down == Flow::kServerGone) CloseServerEnd(c);
         if (up == Flow::kServerGone || down == Flow::kServerGone || c->server.eof) {
           StartLingering(c);  // The server will send nothing more.
         }
@@ -324,6 +325,7 @@ class ConnectionRelay::Worker {
                       : verdict_ == Http2FrameGuard::Verdict::kControlFlood ? CutReason::kControlFlood
                                                                             : CutReason::kNotHttp2);
     }
+    CloseServerEnd(c);
     const uint64_t boundary = c->server_bytes_read - c->server_frames.bytes_into_frame();
     if (!flood) {
       c->client.out.Clear();
@@ -334,33 +336,53 @@ class ConnectionRelay::Worker {
     StartLingering(c);
   }
 
-  void StartLingering(Connection* c) {
-    if (c->lingering) return;
-    c->lingering = true;
+  // Closes the relay's end of the pair: the server sees its connection end.
+  void CloseServerEnd(Connection* c) {
+    if (c->server.fd < 0) return;
     close(c->server.fd);
     c->server.fd = -1;
     c->server.out.Clear();
+  }
+
+  // The server is gone or was cut off: what waits for it is dropped, and the connection has
+  // options_.linger to finish. A server end that was not read to its end stays open for reading
+  // (the server closed it with bytes on their way; closing it would drop them).
+  void StartLingering(Connection* c) {
+    if (c->lingering) return;
+    c->lingering = true;
+    c->server.out.Clear();
+    if (c->server.eof) CloseServerEnd(c);
     lingering_.emplace_back(NowNs() + absl::ToInt64Nanoseconds(options_.linger), c->id);
   }
 
-  // The server end is gone: send the client what is left for it, then end of stream, and read (and
-  // drop) what it still sends until it closes too (closing with unread input would reset the
-  // connection, and the client might lose the last bytes). Bounded by options_.linger.
+  // The server will send nothing new: pass on what it sent before (reading its end to the end),
+  // then end of stream, and read (and drop) what the client still sends until it closes too
+  // (closing with unread input would reset the connection, and the client might lose the last
+  // bytes). Bounded by options_.linger.
   Flow Linger(Connection& c) {
-    Side& client = c.client;
-    while (!client.out.empty() && client.writable) {
-      const ssize_t n = send(client.fd, client.out.data(), client.out.size(), MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (!WouldBlock(errno)) return Flow::kClientGone;
-        client.writable = false;
-        break;
-      }
-      client.out.Consume(static_cast<size_t>(n));
+    bool more = false;
+    if (c.server.fd >= 0) {
+      const Flow down = Move(c, /*up=*/false);
+      if (down == Flow::kClientGone) return Flow::kClientGone;
+      if (down == Flow::kServerGone || c.server.eof) CloseServerEnd(&c);
+      more = down == Flow::kMore;
     }
-    if (client.out.empty() && !client.write_shut) {
-      shutdown(client.fd, SHUT_WR);
-      client.write_shut = true;
+    Side& client = c.client;
+    if (c.server.fd < 0) {
+      while (!client.out.empty() && client.writable) {
+        const ssize_t n = send(client.fd, client.out.data(), client.out.size(), MSG_NOSIGNAL);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          if (!WouldBlock(errno)) return Flow::kClientGone;
+          client.writable = false;
+          break;
+        }
+        client.out.Consume(static_cast<size_t>(n));
+      }
+      if (client.out.empty() && !client.write_shut) {
+        shutdown(client.fd, SHUT_WR);
+        client.write_shut = true;
+      }
     }
     size_t dropped = 0;
     while (!client.eof && client.readable) {
@@ -375,6 +397,7 @@ class ConnectionRelay::Worker {
       if (n == 0) client.eof = true;
       dropped += static_cast<size_t>(n);
     }
+    if (more) return Flow::kMore;
     return client.eof && client.write_shut ? Flow::kClientGone : Flow::kIdle;
   }
 
@@ -386,7 +409,7 @@ class ConnectionRelay::Worker {
       side->fd = -1;
       side->out.Clear();
     }
-    connections_->fetch_sub(1);
+    connections_->Add(-1);
     if (c->ready) std::erase(ready_, c);  // Killed after it was queued for another turn.
     dead_.push_back(c);
   }
@@ -399,13 +422,13 @@ class ConnectionRelay::Worker {
     for (const auto& [client_fd, server_fd] : inbox_) {
       close(client_fd);
       close(server_fd);
-      connections_->fetch_sub(1);
+      connections_->Add(-1);
     }
     inbox_.clear();
   }
 
   const Options& options_;
-  std::atomic<int64_t>* const connections_;
+  Count* const connections_;
   const int epoll_fd_;
   const int wake_fd_;
   std::unique_ptr<char[]> scratch_;  // One read's bytes.
@@ -450,19 +473,43 @@ absl::StatusOr<int> ConnectionRelay::Add(int client_fd) {
   // peak RSS under Http2AbuseTest's SETTINGS flood went from ~140 MiB (TCP) to 80-295 MiB.
   const int queued = static_cast<int>(options_.buffer_bytes);
   setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &queued, sizeof(queued));
-  connections_.fetch_add(1);
+  connections_.Add(1);
   Worker& worker = *workers_[next_worker_.fetch_add(1) % workers_.size()];
   if (!worker.Hand(client_fd, pair[0])) {
-    connections_.fetch_sub(1);
+    connections_.Add(-1);
     for (int fd : {client_fd, pair[0], pair[1]}) close(fd);
     return absl::UnavailableError("the relay is shut down");
   }
   return pair[1];
 }
 
+bool ConnectionRelay::Drain(absl::Duration timeout) {
+  const bool drained = connections_.AwaitZero(timeout);
+  Shutdown();
+  return drained;
+}
+
 void ConnectionRelay::Shutdown() {
   if (shut_down_.exchange(true)) return;
   for (auto& worker : workers_) worker->Stop();
+}
+
+int64_t ConnectionRelay::connections() const { return connections_.Get(); }
+
+void ConnectionRelay::Count::Add(int64_t n) {
+  absl::MutexLock lock(&mu_);
+  n_ += n;
+}
+
+int64_t ConnectionRelay::Count::Get() const {
+  absl::MutexLock lock(&mu_);
+  return n_;
+}
+
+bool ConnectionRelay::Count::AwaitZero(absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  const auto zero = [](const int64_t* n) { return *n == 0; };
+  return mu_.AwaitWithTimeout(absl::Condition(+zero, &n_), timeout);
 }
 
 }  // namespace worldgen

@@ -11,8 +11,12 @@
 //     not read while the bytes from it wait for the other side (a slow reader stalls its writer, in
 //     the kernel's socket buffers, not in ours). Idle connections hold no buffer.
 //   - Either side ending ends the other: end of stream is passed on (shutdown of writing) after the
-//     bytes before it; a connection whose server end is gone is flushed to the client and closed
+//     bytes before it; a connection whose server end is gone is flushed to the client (all the
+//     server wrote before closing, even if it left the client's last bytes unread) and closed
 //     within `linger` even if the client never closes; an error on either side closes both.
+//   - Stopping: Drain() lets the connections finish by themselves (a server that stopped serving
+//     closes its ends, and its last bytes still reach the clients) before Shutdown() closes the
+//     rest. Shutdown() alone drops whatever is still on its way.
 //
 // Each connection costs three descriptors: the client's socket and both ends of the pair.
 //
@@ -27,7 +31,9 @@
 #include <memory>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/http2_frame_guard.h"
 
@@ -59,20 +65,36 @@ class ConnectionRelay {
   // On failure (no descriptor free for the pair, or after Shutdown()) `client_fd` is closed.
   absl::StatusOr<int> Add(int client_fd);
 
+  // Waits at most `timeout` for every connection to close by itself, then Shutdown(). Returns
+  // whether none was left to close. Call it once the server closed (or is closing) its ends.
+  bool Drain(absl::Duration timeout);
+
   // Stops the relay threads and closes every connection they still relay (client socket and the
   // relay's end of the pair). Idempotent.
   void Shutdown();
 
   // Connections relayed now (added and not yet closed).
-  int64_t connections() const { return connections_.load(); }
+  int64_t connections() const;
 
  private:
   class Worker;
 
+  // The number of connections relayed now, which Drain() waits on.
+  class Count {
+   public:
+    void Add(int64_t n);
+    int64_t Get() const;
+    bool AwaitZero(absl::Duration timeout) const;
+
+   private:
+    mutable absl::Mutex mu_;
+    int64_t n_ ABSL_GUARDED_BY(mu_) = 0;
+  };
+
   Options options_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<size_t> next_worker_{0};
-  std::atomic<int64_t> connections_{0};
+  Count connections_;
   std::atomic<bool> shut_down_{false};
 };
 

@@ -351,7 +351,9 @@ int Run(int argc, char** argv) {
   (*listener)->Stop();
   server->Shutdown(std::chrono::system_clock::now() + ToChrono(grace_seconds));
   server->Wait();
-  (*listener)->CloseRelayedConnections();
+  // gRPC has closed its ends of the relayed connections; each then takes at most the relay's linger
+  // (1 s) to pass its last bytes (a stream's final chunks and status) on to its client.
+  (*listener)->CloseRelayedConnections(absl::Seconds(2));
   pool.Shutdown();
   std::printf("worldgen-server: stopped\n");
   std::fflush(stdout);

@@ -58,7 +58,7 @@ TcpListener::TcpListener(int fd, int port)
 
 TcpListener::~TcpListener() {
   Stop();
-  CloseRelayedConnections();
+  CloseRelayedConnections(absl::ZeroDuration());
   for (int fd : {spare_fd_, wake_fds_[0], wake_fds_[1]}) {
     if (fd >= 0) close(fd);
   }
@@ -68,8 +68,8 @@ void TcpListener::GuardHttp2(ConnectionRelay::Options options) {
   relay_ = std::make_unique<ConnectionRelay>(std::move(options));
 }
 
-void TcpListener::CloseRelayedConnections() {
-  if (relay_) relay_->Shutdown();
+void TcpListener::CloseRelayedConnections(absl::Duration drain) {
+  if (relay_) relay_->Drain(drain);
 }
 
 void TcpListener::Start(std::function<void(int fd)> on_connection) {

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/connection_relay.h"
 
 namespace worldgen {
@@ -35,7 +36,7 @@ class TcpListener {
   // Binds host:port (port 0 = any free port; no SO_REUSEPORT, so a taken port is an error) and
   // listens; accepting starts with Start().
   static absl::StatusOr<std::unique_ptr<TcpListener>> Bind(const std::string& host, int port);
-  ~TcpListener();  // Stop() and CloseRelayedConnections().
+  ~TcpListener();  // Stop() and CloseRelayedConnections() without waiting.
   TcpListener(const TcpListener&) = delete;
   TcpListener& operator=(const TcpListener&) = delete;
 
@@ -54,9 +55,11 @@ class TcpListener {
   // Stops accepting and closes the listening socket; connections already handed over are untouched
   // (relayed ones keep being relayed).
   void Stop();
-  // Stops the relay threads and closes every relayed connection (after the server stopped serving
-  // them: a server's last words, such as GOAWAY, are relayed until then).
-  void CloseRelayedConnections();
+  // Waits at most `drain` for the relayed connections to close by themselves (call it after the
+  // server stopped serving them and closed its ends: its last words, such as a stream's final
+  // messages and status or GOAWAY, still reach the clients), then stops the relay threads and closes
+  // what is left.
+  void CloseRelayedConnections(absl::Duration drain);
 
  private:
   TcpListener(int fd, int port);

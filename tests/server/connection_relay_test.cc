@@ -1,7 +1,8 @@
 // ConnectionRelay over real sockets: the "client" is one end of a socket pair handed to the relay,
 // the "server" is the descriptor the relay returns. Bytes pass intact both ways, a reader that does
 // not read stalls its writer within a bounded number of bytes, reset floods and non-HTTP/2 bytes are
-// cut, either side closing closes the other, and Shutdown() closes everything.
+// cut, either side closing closes the other, Drain() lets the server's last bytes through, and
+// Shutdown() closes everything.
 #include "server/connection_relay.h"
 
 #include <fcntl.h>
@@ -304,6 +305,53 @@ TEST(ConnectionRelayTest, ShutdownClosesEveryConnection) {
   close(pair[0]);
 }
 
+// The server writes more than the relay moves in one turn and closes its end without reading what
+// the client sent; then the client sends more (a window update, a cancel), which cannot reach the
+// server any more. What the server wrote before closing still reaches the client, every byte.
+TEST(ConnectionRelayTest, AServerThatClosedStillDeliversEverythingItWroteWhenTheClientWritesOn) {
+  ConnectionRelay relay(SmallOptions());
+  Relayed c = Relay(relay);
+  WriteAll(c.client, Preface());
+  EXPECT_EQ(ReadUpTo(c.server, Preface().size()), Preface());
+  WriteAll(c.client, RstStream(1));  // Left unread by the server.
+  const std::string last_words = RandomBytes(300 << 10, 13);  // Fits the socket buffers unread.
+  WriteAll(c.server, last_words);
+  close(c.server);
+  c.server = -1;
+  WriteAll(c.client, Frame(testing::kPing, 0, 0, std::string(8, '\0')));
+  absl::SleepFor(absl::Milliseconds(50));  // The relay finds the server end gone before the client reads.
+  EXPECT_TRUE(ReadToEnd(c.client) == last_words);
+}
+
+// A server that stopped serving writes its last bytes, closes its end, and the relay is drained
+// before its client read any of them: the client still gets every byte, then end of stream. A
+// connection whose server end stays open is closed when the drain's time is up.
+TEST(ConnectionRelayTest, DrainPassesOnTheServersLastBytesBeforeClosing) {
+  ConnectionRelay relay(SmallOptions());
+  Relayed finishing = Relay(relay);
+  Relayed idle = Relay(relay);
+  const std::string last_words = RandomBytes(2 << 20, 11);  // Far more than the socket buffers.
+  std::thread server([&] {
+    WriteAll(finishing.server, last_words);
+    close(finishing.server);
+    finishing.server = -1;
+  });
+  std::atomic<bool> drained{true};
+  const absl::Time started = absl::Now();
+  std::thread drain([&] { drained = relay.Drain(absl::Seconds(1)); });
+  absl::SleepFor(absl::Milliseconds(100));  // The drain is under way; the client has read nothing.
+  EXPECT_TRUE(ReadToEnd(finishing.client) == last_words);
+  close(finishing.client);
+  finishing.client = -1;
+  server.join();
+  drain.join();
+  EXPECT_FALSE(drained) << "the idle connection's server end never closed";
+  EXPECT_GE(absl::Now() - started, absl::Seconds(1));
+  EXPECT_EQ(relay.connections(), 0);
+  EXPECT_EQ(ReadToEnd(idle.client), "");
+  EXPECT_EQ(ReadToEnd(idle.server), "");
+}
+
 TEST(TcpListenerTest, AGuardedListenerHandsOverTheRelaysEnd) {
   absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind("127.0.0.1", 0);
   ASSERT_TRUE(listener.ok()) << listener.status();
@@ -329,7 +377,7 @@ TEST(TcpListenerTest, AGuardedListenerHandsOverTheRelaysEnd) {
   WriteAll(served, "settings");
   EXPECT_EQ(ReadUpTo(client, 8), "settings");
   (*listener)->Stop();
-  (*listener)->CloseRelayedConnections();
+  (*listener)->CloseRelayedConnections(absl::ZeroDuration());
   EXPECT_EQ(ReadToEnd(client), "");
   EXPECT_EQ((*listener)->relayed_connections(), 0);
   close(client);
