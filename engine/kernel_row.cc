@@ -30,24 +30,50 @@ WORLDGEN_KERNEL_INLINE void Store8(double* p, Double8 v) { std::memcpy(p, &v, si
 // takes only the points whose kernel reaches its nearest column and row (KernelNearestOffset: one
 // it does not reach adds +0.0 everywhere in the tile); inside the tile every term is computed
 // (those out of reach are +0.0).
+// Most rows SlotSums takes at a time.
+constexpr size_t kMaxRows = 8;
+
+// SlotSums' per-row-band lists, one entry per point of the slot (row_parts: kMaxRows per point).
+struct RowScratch {
+  uint32_t* row_points;
+  double* row_near_sq;
+  double* row_parts;
+};
+
 template <typename Max, size_t kRows, size_t kGroup>
 WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
-                                     const KernelPoint* points, size_t count, uint32_t* row_points,
-                                     double* row_near_sq, double* slot_acc) {
+                                     const KernelPoint* points, size_t count,
+                                     const RowScratch& scratch, double* slot_acc) {
+  static_assert(kRows <= kMaxRows);
+  uint32_t* const row_points = scratch.row_points;
+  double* const row_near_sq = scratch.row_near_sq;
+  double* const row_parts = scratch.row_parts;
   const size_t n = static_cast<size_t>(b.size);
   const size_t vectors = b.stride / kKernelLanes;
   for (size_t r0 = 0; r0 < n; r0 += kRows) {
-    double row_z[kRows];
+    alignas(64) double row_z[kRows];
     for (size_t r = 0; r < kRows; ++r) row_z[r] = b.z0 + static_cast<double>(r0 + r);
     const double z_lo = row_z[0], z_hi = row_z[std::min(kRows, n - r0) - 1];
     // The points that reach these rows at all (r^2 - dz^2 > 0 at the nearest row), each with that
-    // row's part of its nearest term.
+    // row's part of its nearest term and its part of every row's terms (r^2 - dz^2, computed across
+    // the rows at once; the sums below only broadcast them).
     size_t near = 0;
     for (size_t k = 0; k < count; ++k) {
       const double near_z = KernelNearestOffset(points[k].z, z_lo, z_hi);
       const double row_part = points[k].radius_sq - near_z * near_z;
       row_points[near] = static_cast<uint32_t>(k);
       row_near_sq[near] = row_part;
+      if constexpr (kRows == kKernelLanes) {
+        Double8 z;
+        std::memcpy(&z, row_z, sizeof z);
+        const Double8 dz = z - points[k].z;
+        Store8(row_parts + near * kRows, points[k].radius_sq - dz * dz);
+      } else {
+        for (size_t r = 0; r < kRows; ++r) {
+          const double dz = row_z[r] - points[k].z;
+          row_parts[near * kRows + r] = points[k].radius_sq - dz * dz;
+        }
+      }
       near += row_part > 0.0;
     }
     for (size_t g = 0; g < vectors; g += kGroup) {
@@ -69,10 +95,10 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
           const Double8 dx = Load8(xs + (g + v) * kKernelLanes) - p.x;
           dx_sq[v] = dx * dx;
         }
+        const double* parts = row_parts + m * kRows;
 #pragma GCC unroll 8
         for (size_t r = 0; r < kRows; ++r) {
-          const double dz = row_z[r] - p.z;
-          const double row_part = p.radius_sq - dz * dz;
+          const double row_part = parts[r];
 #pragma GCC unroll 4
           for (size_t v = 0; v < kGroup; ++v) {
             const Double8 t = Max::Positive(row_part - dx_sq[v]);
@@ -99,18 +125,21 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + static_cast<double>(lx);
   thread_local std::vector<uint32_t> row_points;
   thread_local std::vector<double> row_near_sq;
+  thread_local std::vector<double> row_parts;
   row_points.resize(b.count);
   row_near_sq.resize(b.count);
+  row_parts.resize(b.count * kMaxRows);
+  const RowScratch scratch{row_points.data(), row_near_sq.data(), row_parts.data()};
   for (size_t s = 0; s < b.slots; ++s) {
     const KernelPoint* points = b.points + b.slot_begin[s];
     const size_t count = b.slot_begin[s + 1] - b.slot_begin[s];
     double* slot_acc = b.acc + s * n * b.stride;
     if (vectors % 4 == 0) {
-      SlotSums<Max, 4, 4>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+      SlotSums<Max, 4, 4>(b, xs, points, count, scratch, slot_acc);
     } else if (vectors % 2 == 0) {
-      SlotSums<Max, 8, 2>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+      SlotSums<Max, 8, 2>(b, xs, points, count, scratch, slot_acc);
     } else {
-      SlotSums<Max, 8, 1>(b, xs, points, count, row_points.data(), row_near_sq.data(), slot_acc);
+      SlotSums<Max, 8, 1>(b, xs, points, count, scratch, slot_acc);
     }
   }
   // Totals: the slots' sums in ascending slot order.
