@@ -10,6 +10,7 @@
 #ifndef WORLDGEN_ENGINE_KERNEL_ROW_H_
 #define WORLDGEN_ENGINE_KERNEL_ROW_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -30,8 +31,11 @@ inline constexpr size_t KernelStride(size_t size) {
 // that nearest column or row (x - p, or its exact negation). Squares and rounding are monotonic, so a
 // point whose term is +0.0 at a block's nearest column and row, (r^2 - dz^2) - dx^2 <= 0 with these
 // offsets, adds +0.0 to every column of the block: culling it changes no sum.
+// Written without a branch (the kernels call it for every point of every tile, and which side a
+// point lies on is not predictable): at most one of the two terms is positive, and adding +0.0 to
+// it is exact.
 inline double KernelNearestOffset(double v, double lo, double hi) {
-  return v < lo ? lo - v : (v > hi ? v - hi : 0.0);
+  return std::max(lo - v, 0.0) + std::max(v - hi, 0.0);
 }
 
 // One sample as the kernel reads it: position, squared kernel radius, and its accumulator slot.
