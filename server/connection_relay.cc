@@ -497,19 +497,24 @@ void ConnectionRelay::Shutdown() {
 int64_t ConnectionRelay::connections() const { return connections_.Get(); }
 
 void ConnectionRelay::Count::Add(int64_t n) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   n_ += n;
+  if (n_ == 0) zero_.notify_all();
 }
 
 int64_t ConnectionRelay::Count::Get() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return n_;
 }
 
 bool ConnectionRelay::Count::AwaitZero(absl::Duration timeout) const {
-  absl::MutexLock lock(&mu_);
-  const auto zero = [](const int64_t* n) { return *n == 0; };
-  return mu_.AwaitWithTimeout(absl::Condition(+zero, &n_), timeout);
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto zero = [this] { return n_ == 0; };
+  if (timeout == absl::InfiniteDuration()) {
+    zero_.wait(lock, zero);
+    return true;
+  }
+  return zero_.wait_for(lock, absl::ToChronoNanoseconds(timeout), zero);
 }
 
 }  // namespace worldgen
