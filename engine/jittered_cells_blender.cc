@@ -200,7 +200,9 @@ void JitteredCellsBlender::FillWindow(int64_t i0, int64_t i1, int64_t j0, int64_
   }
   if (cache == nullptr) return;
   // Each tile visited once for the whole window.
-  const std::vector<int64_t> lo(static_cast<size_t>(window->nj), i0), hi(lo.size(), i1);
+  thread_local std::vector<int64_t> lo, hi;  // Reused: no allocation per window.
+  lo.assign(static_cast<size_t>(window->nj), i0);
+  hi.assign(lo.size(), i1);
   VisitTileRows(*cache, world_uid_, j0, lo, hi,
                 [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
                 [&](const BiomeTile& tile, const TileRowSpan& span) {
@@ -261,10 +263,11 @@ void JitteredCellsBlender::WeightsAtWarped(double px, double pz, int extra_cells
   int64_t i_lo, i_hi, j_lo, j_hi;
   CellRange(px, extra_cells, &i_lo, &i_hi);
   CellRange(pz, extra_cells, &j_lo, &j_hi);
-  CellWindow window;
+  // Reused: a point query allocates nothing once warm.
+  thread_local CellWindow window;
+  thread_local std::vector<double> distances;
+  thread_local std::vector<std::pair<int, double>> sums;
   FillWindow(i_lo, i_hi, j_lo, j_hi, cache, &window);
-  std::vector<double> distances;
-  std::vector<std::pair<int, double>> sums;
   WeightsInWindow(window, px, pz, extra_cells, &distances, &sums, weights);
 }
 
@@ -304,7 +307,7 @@ bool JitteredCellsBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeS
   CellRange(*std::max_element(px.begin(), px.end()), 0, &unused, &i_hi);
   CellRange(*std::min_element(pz.begin(), pz.end()), 0, &j_lo, &unused);
   CellRange(*std::max_element(pz.begin(), pz.end()), 0, &unused, &j_hi);
-  CellWindow window;
+  thread_local CellWindow window;  // Reused: no allocation per chunk once warm.
   FillWindow(i_lo, i_hi, j_lo, j_hi, cache, &window);
   if (std::all_of(window.biome.begin(), window.biome.end(),
                   [&](int b) { return b == window.biome[0]; })) {
@@ -312,9 +315,9 @@ bool JitteredCellsBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeS
     return true;
   }
   LayerAccumulator accumulator(biome_count_, columns);
-  std::vector<double> distances;
-  std::vector<std::pair<int, double>> sums;
-  std::vector<std::pair<int, float>> at_column;
+  thread_local std::vector<double> distances;
+  thread_local std::vector<std::pair<int, double>> sums;
+  thread_local std::vector<std::pair<int, float>> at_column;
   for (size_t col = 0; col < columns; ++col) {
     WeightsInWindow(window, px[col], pz[col], 0, &distances, &sums, &at_column);
     accumulator.Add(col, at_column);

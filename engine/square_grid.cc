@@ -37,8 +37,12 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
   const int64_t gz1 = static_cast<int64_t>(std::ceil((max_z + reach) / g));
   // Row gz0 + r keeps the vertices gx_lo[r]..gx_hi[r], from out[row_start[r]] on: the distance to
   // the box falls then rises along a row, so the kept vertices of a row are consecutive.
-  std::vector<int64_t> gx_lo, gx_hi;
-  std::vector<size_t> row_start;
+  // Thread-local buffers that only grow: a gather allocates nothing once warm.
+  thread_local std::vector<int64_t> gx_lo, gx_hi;
+  thread_local std::vector<size_t> row_start;
+  gx_lo.clear();
+  gx_hi.clear();
+  row_start.clear();
   for (int64_t gz = gz0; gz <= gz1; ++gz) {
     const double z = static_cast<double>(gz) * g;
     const double dz = std::max(0.0, std::max(min_z - z, z - max_z));
@@ -98,7 +102,7 @@ SquareGridKernelBlender::SquareGridKernelBlender(BlenderKind kind, int spacing,
 bool SquareGridKernelBlender::BlendColumns(int64_t x0, int64_t z0, int size,
                                            BiomeSampleCache* cache,
                                            std::vector<IndexedLayer>* layers) const {
-  std::vector<KernelSample> samples;
+  thread_local std::vector<KernelSample> samples;  // Reused: no allocation per chunk.
   grid_.Gather(static_cast<double>(x0), static_cast<double>(z0), static_cast<double>(x0 + size - 1),
                static_cast<double>(z0 + size - 1), cache, &samples);
   return ConvolveColumns(samples, x0, z0, size, layers);
@@ -106,7 +110,7 @@ bool SquareGridKernelBlender::BlendColumns(int64_t x0, int64_t z0, int size,
 
 void SquareGridKernelBlender::BlendPoint(double x, double z, BiomeSampleCache* cache,
                                          std::vector<std::pair<int, float>>* weights) const {
-  std::vector<KernelSample> samples;
+  thread_local std::vector<KernelSample> samples;
   grid_.Gather(x, z, x, z, cache, &samples);
   ConvolvePoint(samples, x, z, weights);
 }
