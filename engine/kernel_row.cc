@@ -24,12 +24,6 @@ WORLDGEN_KERNEL_INLINE Double8 Load8(const double* p) {
 
 WORLDGEN_KERNEL_INLINE void Store8(double* p, Double8 v) { std::memcpy(p, &v, sizeof v); }
 
-// One slot's sums over the block: `points` are the slot's points in their original order. Rows are
-// taken kRows at a time and vectors kGroup at a time, each sum in a register of its own, so a
-// point's terms go to kRows * kGroup independent sums and no addition waits on another. A tile
-// takes only the points whose kernel reaches its nearest column and row (KernelNearestOffset: one
-// it does not reach adds +0.0 everywhere in the tile); inside the tile every term is computed
-// (those out of reach are +0.0).
 // Most rows SlotSums takes at a time.
 constexpr size_t kMaxRows = 8;
 
@@ -40,6 +34,12 @@ struct RowScratch {
   double* row_parts;
 };
 
+// One slot's sums over the block: `points` are the slot's points in their original order. Rows are
+// taken kRows at a time and vectors kGroup at a time, each sum in a register of its own, so a
+// point's terms go to kRows * kGroup independent sums and no addition waits on another. A tile
+// takes only the points whose kernel reaches its nearest column and row (KernelNearestOffset: one
+// it does not reach adds +0.0 everywhere in the tile); inside the tile every term is computed
+// (those out of reach are +0.0).
 template <typename Max, size_t kRows, size_t kGroup>
 WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
                                      const KernelPoint* points, size_t count,
