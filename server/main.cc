@@ -288,6 +288,8 @@ int Run(int argc, char** argv) {
                                        listener.status().message()));
   }
   const int bound_port = (*listener)->port();
+  // At shutdown: how long the relay may take to pass the connections' last bytes on.
+  absl::Duration relay_drain = absl::ZeroDuration();
   if (absl::GetFlag(FLAGS_http2_guard)) {
     ConnectionRelay::Options relay;
     relay.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 2);
@@ -304,6 +306,9 @@ int Run(int argc, char** argv) {
           return metrics.RecordConnectionCut("not_http2");
       }
     };
+    // gRPC closes its ends of the connections when Server::Wait() returns (a second at most); each
+    // connection then takes at most the relay's linger.
+    relay_drain = absl::Seconds(1) + relay.linger;
     (*listener)->GuardHttp2(std::move(relay));
   }
   builder.RegisterService(&service);
@@ -351,9 +356,8 @@ int Run(int argc, char** argv) {
   (*listener)->Stop();
   server->Shutdown(std::chrono::system_clock::now() + ToChrono(grace_seconds));
   server->Wait();
-  // gRPC has closed its ends of the relayed connections; each then takes at most the relay's linger
-  // (1 s) to pass its last bytes (a stream's final chunks and status) on to its client.
-  (*listener)->CloseRelayedConnections(absl::Seconds(2));
+  // The relayed connections pass their last bytes (a stream's final chunks and status) on.
+  (*listener)->CloseRelayedConnections(relay_drain);
   pool.Shutdown();
   std::printf("worldgen-server: stopped\n");
   std::fflush(stdout);
