@@ -4,7 +4,10 @@
 //                                    cached 0: the biome source runs at every gathered lattice point
 //                                    cached 1: every lattice sample already in the cache
 //   BM_ChunkSize/gi/r/size/cached    the same for chunk sizes 16, 32, 64 (per column must not grow)
-//   BM_Point/gi/r/cached             one point query (World::BlendPoint, SampleWeights' path)
+//   BM_Point/gi/r/cached/points      one point query (World::BlendPoint, SampleWeights' path), over
+//                                    `points` random points of a 32,768-block square: 4,096 spread
+//                                    their tiles over ~40 MB (mostly DRAM), 256 keep them in the
+//                                    CPU caches
 //   BM_ChunkWithHeights              16x16 chunk with heights and dominant biomes, cached samples
 //   BM_SourceTile/source             the biome source over one cache tile (16x16 lattice points of
 //                                    interval 8), batched: items_per_second = lattice samples/s
@@ -98,11 +101,12 @@ void BM_Point(benchmark::State& state) {
   const auto world = MakeWorld(static_cast<double>(state.range(0)), static_cast<double>(state.range(1)));
   const bool cached = state.range(2) != 0;
   BiomeSampleCache cache(1 << 30);
-  auto point = [](uint64_t k, int axis) {
-    return static_cast<double>(HashCoords(2, static_cast<int64_t>(k % 4096), axis) % 32768) - 16384.5;
+  const uint64_t points = static_cast<uint64_t>(state.range(3));
+  auto point = [points](uint64_t k, int axis) {
+    return static_cast<double>(HashCoords(2, static_cast<int64_t>(k % points), axis) % 32768) - 16384.5;
   };
   if (cached) {
-    for (uint64_t k = 0; k < 4096; ++k) {
+    for (uint64_t k = 0; k < points; ++k) {
       benchmark::DoNotOptimize(world->BlendPoint(point(k, 0), point(k, 1), {}, &cache));
     }
   }
@@ -114,9 +118,10 @@ void BM_Point(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Point)
-    ->ArgNames({"gi", "r", "cached"})
-    ->ArgsProduct({{8}, {24}, {0, 1}})
-    ->ArgsProduct({{4}, {48}, {0, 1}});
+    ->ArgNames({"gi", "r", "cached", "points"})
+    ->ArgsProduct({{8}, {24}, {0, 1}, {4096}})
+    ->ArgsProduct({{8}, {24}, {1}, {256}})
+    ->ArgsProduct({{4}, {48}, {0, 1}, {4096}});
 
 std::shared_ptr<const World> SourceWorld(int64_t source) {
   WorldSpec spec = source == 0 ? DefaultWorldSpec() : AnchorWorldSpec({BlenderKind::kScattered, {}});
