@@ -2,14 +2,15 @@
 # The service's cost in one load run on loopback (issue 12's service targets). Needs a build tree with
 # worldgen-server, worldgen-echo-server and the worldgen CLI (scripts/build.sh builds them).
 #
-#   bash bench/service_load.sh [BUILD_DIR] [SECONDS]       (defaults: build, 10)
+#   bash bench/service_load.sh [BUILD_DIR] [SECONDS] [PAIRS]       (defaults: build, 10, 3)
 #
 # WORLDGEN_SERVER_FLAGS (space-separated) are added to worldgen-server's flags, e.g.
 # WORLDGEN_SERVER_FLAGS=--http2_guard=false to measure the HTTP/2 frame guard's cost.
 #
 # 1. Throughput: worldgen-server (cached samples: the run is warmed first) and the echo server (the
 #    same 16x16 chunks with weights and heights, pre-built, no blending) under the same closed-loop
-#    load (`hot` pattern, 16 chunks per request), and the ratio worldgen / echo.
+#    load (`hot` pattern, 16 chunks per request), in PAIRS back-to-back pairs of runs; the ratio
+#    worldgen / echo of each pair and their median.
 # 2. Latency at half of worldgen's maximum sustained load of single-chunk requests: the maximum
 #    measured closed-loop, then an open loop at half that rate; p50 / p99 / p99.9.
 # 3. Memory: peak RSS (VmHWM) of the server over the runs, and the sample cache's bytes per tile.
@@ -18,6 +19,7 @@
 set -euo pipefail
 build=${1:-build}
 seconds=${2:-10}
+pairs=${3:-3}
 cli="$build/client/worldgen"
 server_bin="$build/server/worldgen-server"
 echo_bin="$build/bench/worldgen-echo-server"
@@ -63,13 +65,30 @@ start "$echo_bin" --port=0; eport=$started_port
 hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)
 
 load "$wport" "${hot[@]}" --duration=3s >/dev/null  # Warm the sample cache.
-w=$(load "$wport" "${hot[@]}" --duration="${seconds}s")
-e=$(load "$eport" "${hot[@]}" --duration="${seconds}s")
-wcps=$(echo "$w" | field "d['chunks_per_second']")
-ecps=$(echo "$e" | field "d['chunks_per_second']")
-echo "throughput (hot, 16 chunks/request, concurrency 4, ${seconds}s each):"
-echo "  worldgen $wcps chunks/s  echo $ecps chunks/s  ratio $(python3 -c "print(round($wcps/$ecps, 3))")"
-echo "  errors: worldgen $(echo "$w" | field "d['error_count']")  echo $(echo "$e" | field "d['error_count']")"
+# Pairs of runs, back to back, the first of each pair alternating between the servers: the host's
+# load drifts over a minute, and a ratio of two neighbouring runs cancels most of the drift.
+ratios=()
+wsum=0; esum=0
+for pair in $(seq "$pairs"); do
+  if (( pair % 2 == 1 )); then
+    w=$(load "$wport" "${hot[@]}" --duration="${seconds}s")
+    e=$(load "$eport" "${hot[@]}" --duration="${seconds}s")
+  else
+    e=$(load "$eport" "${hot[@]}" --duration="${seconds}s")
+    w=$(load "$wport" "${hot[@]}" --duration="${seconds}s")
+  fi
+  wcps=$(echo "$w" | field "d['chunks_per_second']")
+  ecps=$(echo "$e" | field "d['chunks_per_second']")
+  errors="$(echo "$w" | field "d['error_count']") / $(echo "$e" | field "d['error_count']")"
+  ratio=$(python3 -c "print(round($wcps/$ecps, 3))")
+  ratios+=("$ratio")
+  wsum=$(python3 -c "print($wsum + $wcps)"); esum=$(python3 -c "print($esum + $ecps)")
+  echo "throughput pair $pair (hot, 16 chunks/request, concurrency 4, ${seconds}s each):" \
+       "worldgen $wcps chunks/s  echo $ecps chunks/s  ratio $ratio  errors $errors"
+done
+wcps=$(python3 -c "print(round($wsum / $pairs, 1))")
+echo "  worldgen / echo over $pairs pairs: median $(python3 -c "import statistics; print(statistics.median([$(IFS=,; echo "${ratios[*]}")]))")," \
+     "mean chunks/s $wcps / $(python3 -c "print(round($esum / $pairs, 1))")"
 
 single=(--pattern=hot --hot_set=256 --chunks_per_request=1 --concurrency=8)
 m=$(load "$wport" "${single[@]}" --duration="${seconds}s")
