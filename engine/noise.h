@@ -40,7 +40,7 @@ inline constexpr size_t kNoiseSeedsPerPass = 8;
 // a point does not depend on the seed, so it is computed once per octave for up to
 // kNoiseSeedsPerPass seeds; each seed adds only its gradients. Vectorized across points (8 lanes
 // with AVX-512, 4 with AVX2 or the SSE2 baseline, chosen at startup). Where a vector's points lie
-// within 3x3 cells, gradients come from a lazily hashed 4x4 patch of lattice vertices shared by
+// within 3x3 cells, gradients come from a 4x4 patch of hashed lattice vertices shared by
 // neighbouring points (rows of columns, cache tiles: the cheapest input); elsewhere each lane's
 // corners are hashed (8 lanes at once with AVX-512). `out` (seed_count * n doubles) must not
 // overlap the inputs.
