@@ -20,6 +20,7 @@ set -euo pipefail
 build=${1:-build}
 seconds=${2:-10}
 pairs=${3:-3}
+[[ $pairs =~ ^[1-9][0-9]*$ ]] || { echo "service_load: PAIRS must be a positive integer, not '$pairs'" >&2; exit 2; }
 cli="$build/client/worldgen"
 server_bin="$build/server/worldgen-server"
 echo_bin="$build/bench/worldgen-echo-server"
@@ -87,7 +88,7 @@ for pair in $(seq "$pairs"); do
        "worldgen $wcps chunks/s  echo $ecps chunks/s  ratio $ratio  errors $errors"
 done
 wcps=$(python3 -c "print(round($wsum / $pairs, 1))")
-echo "  worldgen / echo over $pairs pairs: median $(python3 -c "import statistics; print(statistics.median([$(IFS=,; echo "${ratios[*]}")]))")," \
+echo "  worldgen / echo over $pairs pairs: median $(python3 -c "import statistics; print(round(statistics.median([$(IFS=,; echo "${ratios[*]}")]), 3))")," \
      "mean chunks/s $wcps / $(python3 -c "print(round($esum / $pairs, 1))")"
 
 single=(--pattern=hot --hot_set=256 --chunks_per_request=1 --concurrency=8)
@@ -110,5 +111,5 @@ start "$server_bin" "${common[@]}" --chunk_cache_bytes=67108864; cpid=$started_p
 load "$cport" "${hot[@]}" --duration=3s >/dev/null
 c=$(load "$cport" "${hot[@]}" --duration="${seconds}s")
 ccps=$(echo "$c" | field "d['chunks_per_second']")
-echo "encoded-chunk cache, hot pattern: on $ccps chunks/s, off $wcps chunks/s," \
+echo "encoded-chunk cache, hot pattern: on $ccps chunks/s, off $wcps chunks/s (the pairs' mean)," \
      "gain $(python3 -c "print(round($ccps/$wcps, 2))")x; peak RSS $(( $(hwm_kib "$cpid") / 1024 )) MiB"
