@@ -422,9 +422,10 @@ struct GradientPatch {
   alignas(64) double gx[kNoiseSeedsPerPass][kPatchVertices];
   alignas(64) double gz[kNoiseSeedsPerPass][kPatchVertices];
 };
-constexpr uint32_t kAllPatchEntries = (uint32_t{1} << kPatchVertices) - 1;
 
 #if WORLDGEN_SIMD_DISPATCH
+constexpr uint32_t kAllPatchEntries = (uint32_t{1} << kPatchVertices) - 1;
+
 // Every entry of a placed patch, for each of the pass's seeds: entries 0-7 and 8-15 (vertex
 // (base_i + e % 4, base_j + e / 4)) hashed 8 lanes at a time, the same gradients the per-entry path
 // looks up.
