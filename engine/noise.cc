@@ -434,13 +434,13 @@ WORLDGEN_NOISE_AVX512 void BuildPatch8(const uint64_t* octave_seeds, size_t seed
   using U = Lanes<8>::U;
   using D = Lanes<8>::D;
   static_assert(kPatchSide == 4 && kPatchVertices == 16);
-  for (int half = 0; half < 2; ++half) {
-    const uint64_t row = 2 * static_cast<uint64_t>(half);
-    const U i = Splat<U>(patch->base_i) + U{0, 1, 2, 3, 0, 1, 2, 3};
-    const U j = Splat<U>(patch->base_j + row) + U{0, 0, 0, 0, 1, 1, 1, 1};
-    for (size_t t = 0; t < seed_count; ++t) {
+  const U i = Splat<U>(patch->base_i) + U{0, 1, 2, 3, 0, 1, 2, 3};
+  const U j_low = Splat<U>(patch->base_j) + U{0, 0, 0, 0, 1, 1, 1, 1};  // Rows 0-1; 2-3 below.
+  for (size_t t = 0; t < seed_count; ++t) {
+    const uint64_t seed_mix = Mix64(octave_seeds[t] ^ kHashSeedSalt);
+    for (int half = 0; half < 2; ++half) {
       D gx, gz;
-      HashedGradients8(Mix64(octave_seeds[t] ^ kHashSeedSalt), i, j, &gx, &gz);
+      HashedGradients8(seed_mix, i, j_low + Splat<U>(2 * static_cast<uint64_t>(half)), &gx, &gz);
       Store(patch->gx[t] + 8 * half, gx);
       Store(patch->gz[t] + 8 * half, gz);
     }
