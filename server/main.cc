@@ -97,7 +97,7 @@ ABSL_FLAG(int32_t, metrics_request_timeout_ms, 2000,
 ABSL_FLAG(double, shutdown_drain_delay_seconds, 5,
           "On SIGTERM/SIGINT: how long health reports NOT_SERVING while calls are still accepted, so "
           "load balancers stop sending before the server stops accepting");
-ABSL_FLAG(int32_t, stream_buffer_chunks, 8,
+ABSL_FLAG(int32_t, stream_buffer_chunks, 16,
           "Chunks a GenerateChunk stream may have blending or waiting for a slow reader (deeper "
           "lets a pool thread blend a stream's chunks back to back instead of waking per write)");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,

@@ -36,7 +36,7 @@ namespace worldgen {
 
 struct ServiceOptions {
   RequestLimits limits;
-  int stream_buffer_chunks = 8;  // >= 1
+  int stream_buffer_chunks = 16;  // >= 1
 };
 
 using RawWorldGenService = v1::WorldGen::WithRawCallbackMethod_GenerateChunk<
