@@ -1,5 +1,6 @@
 #include "server/chunk_stream_policy.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace worldgen {
@@ -10,6 +11,13 @@ ChunkStreamPolicy::ChunkStreamPolicy(std::unique_ptr<CallScheduler::Call> call, 
       count_(count),
       max_outstanding_(max_outstanding < 1 ? 1 : max_outstanding),
       hooks_(std::move(hooks)) {}
+
+int ChunkStreamPolicy::BufferChunks(int max_chunks, int64_t max_bytes,
+                                    int64_t reply_bytes_per_chunk) {
+  int64_t chunks = max_chunks;
+  if (reply_bytes_per_chunk > 0) chunks = std::min(chunks, max_bytes / reply_bytes_per_chunk);
+  return static_cast<int>(std::max<int64_t>(chunks, 1));
+}
 
 void ChunkStreamPolicy::Start() {
   Advance([] {});

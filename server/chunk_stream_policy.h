@@ -74,6 +74,12 @@ class ChunkStreamPolicy {
     std::function<void(Ending ending)> finish;
   };
 
+  // How many chunks a stream may have outstanding: `max_chunks`, or fewer when that many worst-case
+  // replies would take more than `max_bytes`, but at least one. Deep buffers save thread wake-ups
+  // on small chunks; on big ones they would hold a large share of the server's reply budget (and
+  // get new calls refused) for no gain, each chunk's blending being long against its write.
+  static int BufferChunks(int max_chunks, int64_t max_bytes, int64_t reply_bytes_per_chunk);
+
   // `count` >= 1, `max_outstanding` >= 1.
   ChunkStreamPolicy(std::unique_ptr<CallScheduler::Call> call, int64_t count, int max_outstanding,
                     Hooks hooks);

@@ -100,6 +100,10 @@ ABSL_FLAG(double, shutdown_drain_delay_seconds, 5,
 ABSL_FLAG(int32_t, stream_buffer_chunks, 16,
           "Chunks a GenerateChunk stream may have blending or waiting for a slow reader (deeper "
           "lets a pool thread blend a stream's chunks back to back instead of waking per write)");
+ABSL_FLAG(int64_t, stream_buffer_bytes, int64_t{8} << 20,
+          "At most this many bytes of worst-case replies per stream: big chunks get a shallower "
+          "buffer than --stream_buffer_chunks (at least one chunk), so a few streams of them do not "
+          "hold the whole --max_reply_bytes");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,
           "After the drain delay: how long in-flight calls may take to finish before they are "
           "cancelled. A second SIGTERM/SIGINT exits at once");
@@ -196,6 +200,7 @@ int Run(int argc, char** argv) {
   CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
   CheckPositive("max_queue", absl::GetFlag(FLAGS_max_queue));
   CheckPositive("stream_buffer_chunks", absl::GetFlag(FLAGS_stream_buffer_chunks));
+  CheckPositive("stream_buffer_bytes", absl::GetFlag(FLAGS_stream_buffer_bytes));
   CheckPositive("max_reply_bytes", absl::GetFlag(FLAGS_max_reply_bytes));
   CheckPositive("interactive_max_columns", absl::GetFlag(FLAGS_interactive_max_columns));
   CheckPositive("max_request_bytes", absl::GetFlag(FLAGS_max_request_bytes));
@@ -261,6 +266,7 @@ int Run(int argc, char** argv) {
   options.limits.max_chunks_per_request = absl::GetFlag(FLAGS_max_chunks_per_request);
   options.limits.max_points_per_request = absl::GetFlag(FLAGS_max_points_per_request);
   options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);
+  options.stream_buffer_bytes = absl::GetFlag(FLAGS_stream_buffer_bytes);
   WorldGenService service(worlds->get(), &scheduler, cache.get(), &replies, &metrics, options);
 
   grpc::EnableDefaultHealthCheckService(true);

@@ -153,14 +153,14 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   ChunkStream(const WorldGenService::Deps& deps, grpc::CallbackServerContext* context,
               std::shared_ptr<const World> world, ChunkSelection selection, BlendOptions options,
-              CallRecord record, std::unique_ptr<CallScheduler::Call> call)
+              CallRecord record, std::unique_ptr<CallScheduler::Call> call, int buffer_chunks)
       : deps_(deps),
         context_(context),
         world_(std::move(world)),
         selection_(std::move(selection)),
         options_(options),
         record_(record),
-        policy_(std::move(call), selection_.count(), deps.options.stream_buffer_chunks,
+        policy_(std::move(call), selection_.count(), buffer_chunks,
                 ChunkStreamPolicy::Hooks{
                     [this](int64_t index) { return Produce(index); },
                     [this] { return context_->IsCancelled(); },
@@ -301,6 +301,7 @@ WorldGenService::WorldGenService(const WorldRegistry* worlds, CallScheduler* sch
                                  ServerMetrics* metrics, ServiceOptions options)
     : deps_{worlds, scheduler, cache, replies, metrics, options} {
   if (deps_.options.stream_buffer_chunks < 1) deps_.options.stream_buffer_chunks = 1;
+  if (deps_.options.stream_buffer_bytes < 1) deps_.options.stream_buffer_bytes = 1;
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
@@ -337,8 +338,11 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
+  const int buffer_chunks = ChunkStreamPolicy::BufferChunks(
+      deps_.options.stream_buffer_chunks, deps_.options.stream_buffer_bytes,
+      shape.reply_bytes_per_task);
   auto* stream = new ChunkStream(deps_, context, *std::move(world), *std::move(selection), options,
-                                 record, *std::move(call));
+                                 record, *std::move(call), buffer_chunks);
   stream->Begin();
   return stream;
 }

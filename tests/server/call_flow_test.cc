@@ -193,6 +193,21 @@ TEST(WorldGenServerProcessTest, CancellationStopsQueuedWork) {
             MetricValue(metrics, "worldgen_chunks_generated_total"));
 }
 
+// The chunks blended so far, once that count has stopped moving (five scrapes 100 ms apart alike;
+// at most a minute).
+double WaitUntilBlendingStops(ServerProcess& server) {
+  double last = -1;
+  int unchanged = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (unchanged < 5 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(100));
+    double now = MetricValue(Scrape(server), "worldgen_chunks_generated_total");
+    unchanged = now == last ? unchanged + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 TEST(WorldGenServerProcessTest, SlowReaderHoldsOnlyAFewChunks) {
   std::unique_ptr<ServerProcess> server =
       StartServer({"--blend_threads=2", "--stream_buffer_chunks=2"});
@@ -204,18 +219,35 @@ TEST(WorldGenServerProcessTest, SlowReaderHoldsOnlyAFewChunks) {
   v1::ChunkData chunk;
   ASSERT_TRUE(reader->Read(&chunk));
   // Stop reading. The server may fill its stream buffer and the transport's flow-control window, then
-  // must stop blending; wait until the count stops moving (bounded).
-  double last = -1;
-  int unchanged = 0;
-  const absl::Time give_up = absl::Now() + absl::Seconds(60);
-  while (unchanged < 5 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(100));
-    double now = MetricValue(Scrape(*server), "worldgen_chunks_generated_total");
-    unchanged = now == last ? unchanged + 1 : 0;
-    last = now;
-  }
+  // must stop blending.
+  const double last = WaitUntilBlendingStops(*server);
   EXPECT_LT(last, 64) << "the server kept blending for a client that does not read";
   RecordProperty("chunks_blended_for_a_stalled_reader", static_cast<int>(last));
+  context.TryCancel();
+  while (reader->Read(&chunk)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+// With the default flags (--stream_buffer_chunks 16, --stream_buffer_bytes 8 MiB), a stalled stream of
+// 256 x 256 chunks (about 3.6 MB each at worst with heights) keeps two outstanding, not sixteen:
+// the bytes it reserves stay within 8 MiB.
+TEST(WorldGenServerProcessTest, BigChunksGetAShallowerStreamBuffer) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=2"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  v1::GenerateChunkRequest request = RegionRequest(0, 0, 31, 31, 256);
+  request.set_include_heights(true);
+  auto reader = stub->GenerateChunk(&context, request);
+  v1::ChunkData chunk;
+  ASSERT_TRUE(reader->Read(&chunk));
+  const double blended = WaitUntilBlendingStops(*server);
+  const double reserved = MetricValue(Scrape(*server), "worldgen_reply_bytes_reserved");
+  EXPECT_GT(reserved, 0);
+  EXPECT_LE(reserved, 8 << 20) << "a stalled stream of big chunks holds more than --stream_buffer_bytes";
+  EXPECT_LT(blended, 32);
   context.TryCancel();
   while (reader->Read(&chunk)) {
   }

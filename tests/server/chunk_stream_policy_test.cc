@@ -212,6 +212,15 @@ TEST_F(ChunkStreamPolicyTest, ASlowReaderHoldsAtMostTheBufferAndItsReservations)
   EXPECT_EQ(stream.written().size(), 100u);
 }
 
+TEST(ChunkStreamPolicyBufferTest, BufferChunksKeepsTheWorstCaseBytesWithinTheCap) {
+  EXPECT_EQ(ChunkStreamPolicy::BufferChunks(16, 8 << 20, 14'000), 16);      // 16 x 16 chunks
+  EXPECT_EQ(ChunkStreamPolicy::BufferChunks(16, 8 << 20, 900'000), 9);      // 128 x 128
+  EXPECT_EQ(ChunkStreamPolicy::BufferChunks(16, 8 << 20, 3'600'000), 2);    // 256 x 256
+  EXPECT_EQ(ChunkStreamPolicy::BufferChunks(16, 8 << 20, 20'000'000), 1);   // never below one
+  EXPECT_EQ(ChunkStreamPolicy::BufferChunks(4, 1, 0), 4);                   // nothing to bound
+  EXPECT_EQ(ChunkStreamPolicy::BufferChunks(16, int64_t{1} << 62, 1), 16);  // no overflow
+}
+
 TEST_F(ChunkStreamPolicyTest, AFullReplyBudgetLeavesOneChunkAtATimeAndStillFinishes) {
   CallScheduler scheduler(&pool_, Options(/*max_reply_bytes=*/1000));
   FakeStream stream(scheduler, 50, 4, /*reply_bytes=*/1000);  // Budget = its floor only.
