@@ -1,5 +1,8 @@
 #include "server/blend_pool.h"
 
+#include <pthread.h>
+
+#include <string>
 #include <utility>
 
 namespace worldgen {
@@ -7,7 +10,13 @@ namespace worldgen {
 BlendPool::BlendPool(int threads) {
   if (threads < 1) threads = 1;
   workers_.reserve(threads);
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 0; i < threads; ++i) {
+    workers_.emplace_back([this, i] {
+      // Named for top -H, perf and /proc/<pid>/task/*/comm (bench/server_cpu.sh).
+      pthread_setname_np(pthread_self(), ("blend-" + std::to_string(i)).c_str());
+      WorkerLoop();
+    });
+  }
 }
 
 BlendPool::~BlendPool() { Shutdown(); }

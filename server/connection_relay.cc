@@ -1,5 +1,6 @@
 #include "server/connection_relay.h"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -88,7 +89,10 @@ class ConnectionRelay::Worker {
     wake.events = EPOLLIN;
     wake.data.u64 = kWakeTag;
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake);
-    thread_ = std::thread([this] { Run(); });
+    thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "relay");  // For top -H, perf and bench/server_cpu.sh.
+      Run();
+    });
   }
 
   ~Worker() {
