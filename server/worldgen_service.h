@@ -36,7 +36,7 @@ namespace worldgen {
 
 struct ServiceOptions {
   RequestLimits limits;
-  int stream_buffer_chunks = 16;                // >= 1
+  int stream_buffer_chunks = 16;                   // >= 1
   int64_t stream_buffer_bytes = int64_t{8} << 20;  // >= 1; see ChunkStreamPolicy::BufferChunks
 };
 
