@@ -18,44 +18,30 @@ which_server=${3:-worldgen}
 shift $(( $# < 3 ? $# : 3 ))
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "server_cpu: SECONDS must be a positive integer, not '$seconds'" >&2; exit 2; }
 cli="$build/client/worldgen"
+script=server_cpu
+source "$(dirname "$0")/loopback.sh"
 case $which_server in
-  worldgen) server=("$build/server/worldgen-server" --listen_address=127.0.0.1 --port=0 --metrics_port=0
-                    --shutdown_drain_delay_seconds=0) ;;
+  worldgen) server=("$build/server/worldgen-server" "${worldgen_flags[@]}") ;;
   echo) server=("$build/bench/worldgen-echo-server" --port=0) ;;
   *) echo "server_cpu: the server is worldgen or echo, not '$which_server'" >&2; exit 2 ;;
 esac
 for b in "$cli" "${server[0]}"; do
   [[ -x $b ]] || { echo "server_cpu: $b is missing (build first)" >&2; exit 2; }
 done
-work=$(mktemp -d)
-pid=
-cleanup() {
-  [[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-"${server[@]}" "$@" >"$work/server.log" 2>&1 &
-pid=$!
-port=
-for _ in $(seq 100); do
-  port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$work/server.log" | head -n 1 | cut -d: -f2 || true)
-  [[ -n $port ]] && break
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "server_cpu: server did not start: $(cat "$work/server.log")" >&2; exit 1; }
-hot=(--pattern=hot --hot_set=256 --chunks_per_request="${CHUNKS_PER_REQUEST:-16}"
-     --concurrency="${CONCURRENCY:-4}")
-load() { "$cli" --target="127.0.0.1:$port" load --json --progress=false "${hot[@]}" "$@"; }
+start "${server[@]}" "$@"
+pid=$started_pid
+# The last of a repeated flag counts: these override the hot pattern's shape.
+shape=(--chunks_per_request="${CHUNKS_PER_REQUEST:-16}" --concurrency="${CONCURRENCY:-4}")
+hot_load() { load "$started_port" "${hot[@]}" "${shape[@]}" "$@"; }
 # One line per thread: tid, name (spaces made underscores), user and system clock ticks.
 snapshot() {
   for task in /proc/"$pid"/task/*; do
     echo "${task##*/} $(tr ' ' '_' <"$task/comm") $(cut -d')' -f2- "$task/stat" | awk '{print $12, $13}')"
   done
 }
-load --duration=2s >/dev/null  # Warm the sample cache.
+hot_load --duration=2s >/dev/null  # Warm the sample cache.
 snapshot >"$work/before"
-load --duration="${seconds}s" >"$work/load.json"
+hot_load --duration="${seconds}s" >"$work/load.json"
 snapshot >"$work/after"
 python3 - "$work" "$seconds" "$which_server" <<'EOF'
 import collections, json, os, sys

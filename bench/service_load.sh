@@ -27,43 +27,16 @@ echo_bin="$build/bench/worldgen-echo-server"
 for b in "$cli" "$server_bin" "$echo_bin"; do
   [[ -x $b ]] || { echo "service_load: $b is missing (build first)" >&2; exit 2; }
 done
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# Starts a server (binary + flags) on a free port in this shell (so cleanup knows its pid) and sets
-# started_pid and started_port.
-start() {
-  local log="$work/server.$RANDOM.log"
-  "$@" >"$log" 2>&1 &
-  started_pid=$!
-  pids+=("$started_pid")
-  for _ in $(seq 100); do
-    started_port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -n 1 | cut -d: -f2 || true)
-    [[ -n $started_port ]] && return
-    sleep 0.1
-  done
-  echo "service_load: server did not start: $(cat "$log")" >&2
-  exit 1
-}
+script=service_load
+source "$(dirname "$0")/loopback.sh"
 field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-load() {  # port, extra load flags...
-  local port=$1; shift
-  "$cli" --target="127.0.0.1:$port" load --json --progress=false "$@"
-}
 hwm_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 
-common=(--listen_address=127.0.0.1 --port=0 --metrics_port=0 --shutdown_drain_delay_seconds=0)  # default --blend_threads
+common=("${worldgen_flags[@]}")  # default --blend_threads
 read -r -a extra <<<"${WORLDGEN_SERVER_FLAGS:-}"
 common+=("${extra[@]}")
 start "$server_bin" "${common[@]}"; wpid=$started_pid; wport=$started_port
 start "$echo_bin" --port=0; eport=$started_port
-hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)
 
 load "$wport" "${hot[@]}" --duration=3s >/dev/null  # Warm the sample cache.
 # Pairs of runs, back to back, the first of each pair alternating between the servers: the host's
