@@ -97,10 +97,10 @@ ABSL_FLAG(int32_t, metrics_request_timeout_ms, 2000,
 ABSL_FLAG(double, shutdown_drain_delay_seconds, 5,
           "On SIGTERM/SIGINT: how long health reports NOT_SERVING while calls are still accepted, so "
           "load balancers stop sending before the server stops accepting");
-ABSL_FLAG(int32_t, stream_buffer_chunks, 16,
+ABSL_FLAG(int32_t, stream_buffer_chunks, worldgen::ServiceOptions{}.stream_buffer_chunks,
           "Chunks a GenerateChunk stream may have blending or waiting for a slow reader (deeper "
           "lets a pool thread blend a stream's chunks back to back instead of waking per write)");
-ABSL_FLAG(int64_t, stream_buffer_bytes, int64_t{8} << 20,
+ABSL_FLAG(int64_t, stream_buffer_bytes, worldgen::ServiceOptions{}.stream_buffer_bytes,
           "At most this many bytes of worst-case replies per stream: big chunks get a shallower "
           "buffer than --stream_buffer_chunks (at least one chunk), so a few streams of them do not "
           "hold the whole --max_reply_bytes");
