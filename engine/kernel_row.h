@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <emmintrin.h>
 #include <span>
 
 #include "absl/strings/string_view.h"
@@ -31,11 +32,17 @@ inline constexpr size_t KernelStride(size_t size) {
 // that nearest column or row (x - p, or its exact negation). Squares and rounding are monotonic, so a
 // point whose term is +0.0 at a block's nearest column and row, (r^2 - dz^2) - dx^2 <= 0 with these
 // offsets, adds +0.0 to every column of the block: culling it changes no sum.
-// Written without a branch (the kernels call it for every point of every tile, and which side a
-// point lies on is not predictable): at most one of the two terms is positive, and adding +0.0 to
-// it is exact.
+// Written without a branch (the kernels and the sub-block split call it for every point of every
+// tile, and which side a point lies on is not predictable): at most one of the two terms is
+// positive, and adding +0.0 to it is exact.
+//
+// std::max(t, 0.0) exactly, NaN and -0.0 included, as one maxsd (src1 > src2 ? src1 : src2, here
+// 0.0 > t ? 0.0 : t); GCC writes std::max as a compare and a jump.
+inline double NonNegative(double t) {
+  return _mm_cvtsd_f64(_mm_max_sd(_mm_setzero_pd(), _mm_set_sd(t)));
+}
 inline double KernelNearestOffset(double v, double lo, double hi) {
-  return std::max(lo - v, 0.0) + std::max(v - hi, 0.0);
+  return NonNegative(lo - v) + NonNegative(v - hi);
 }
 
 // One sample as the kernel reads it: position, squared kernel radius, and its accumulator slot.

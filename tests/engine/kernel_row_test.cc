@@ -1,7 +1,9 @@
 #include "engine/kernel_row.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "engine/hash.h"
@@ -140,6 +142,22 @@ TEST(KernelRowTest, OutOfReachColumnsGainExactlyZero) {
     }
     EXPECT_EQ(run.nonzero, (std::vector<uint8_t>{1, 1}));
   }
+}
+
+TEST(KernelRowTest, NonNegativeIsStdMaxWithZeroBitForBit) {
+  // Including the cases where a max instruction and std::max can differ: NaN and zeros of either sign.
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (double t : {-2.5, -0.0, 0.0, 1e-300, 3.0, -inf, inf, nan, -nan,
+                   std::numeric_limits<double>::denorm_min(), -std::numeric_limits<double>::denorm_min()}) {
+    const double expected = std::max(t, 0.0);
+    const double got = NonNegative(t);
+    EXPECT_EQ(std::memcmp(&expected, &got, sizeof got), 0) << t;
+  }
+  // The nearest offset of a point inside, left of and right of 2..5.
+  EXPECT_EQ(KernelNearestOffset(3.0, 2.0, 5.0), 0.0);
+  EXPECT_EQ(KernelNearestOffset(0.5, 2.0, 5.0), 1.5);
+  EXPECT_EQ(KernelNearestOffset(7.0, 2.0, 5.0), 2.0);
 }
 
 }  // namespace
