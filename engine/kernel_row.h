@@ -10,7 +10,6 @@
 #ifndef WORLDGEN_ENGINE_KERNEL_ROW_H_
 #define WORLDGEN_ENGINE_KERNEL_ROW_H_
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <emmintrin.h>
@@ -28,6 +27,12 @@ inline constexpr size_t KernelStride(size_t size) {
   return (size + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
 }
 
+// std::max(t, 0.0) exactly, NaN and -0.0 included, as one maxsd (src1 > src2 ? src1 : src2, here
+// 0.0 > t ? 0.0 : t); GCC writes std::max as a compare and a jump.
+inline double NonNegative(double t) {
+  return _mm_cvtsd_f64(_mm_max_sd(_mm_setzero_pd(), _mm_set_sd(t)));
+}
+
 // Offset from v to the nearest of lo..hi (0 inside), computed as the kernel computes the offset of
 // that nearest column or row (x - p, or its exact negation). Squares and rounding are monotonic, so a
 // point whose term is +0.0 at a block's nearest column and row, (r^2 - dz^2) - dx^2 <= 0 with these
@@ -35,12 +40,6 @@ inline constexpr size_t KernelStride(size_t size) {
 // Written without a branch (the kernels and the sub-block split call it for every point of every
 // tile, and which side a point lies on is not predictable): at most one of the two terms is
 // positive, and adding +0.0 to it is exact.
-//
-// std::max(t, 0.0) exactly, NaN and -0.0 included, as one maxsd (src1 > src2 ? src1 : src2, here
-// 0.0 > t ? 0.0 : t); GCC writes std::max as a compare and a jump.
-inline double NonNegative(double t) {
-  return _mm_cvtsd_f64(_mm_max_sd(_mm_setzero_pd(), _mm_set_sd(t)));
-}
 inline double KernelNearestOffset(double v, double lo, double hi) {
   return NonNegative(lo - v) + NonNegative(v - hi);
 }
