@@ -1,5 +1,5 @@
 // BlendPool: a fixed set of worker threads that run tasks from one FIFO queue. The CallScheduler
-// decides what runs and bounds what waits (--max_queue is its admission rule); the pool only runs.
+// decides what runs and what is admitted (--max_queue_seconds); the pool only runs.
 //
 // Thread safety: all methods are safe for concurrent use. Tasks must not block on other tasks.
 // The lock is a std::mutex, not absl::Mutex, so ThreadSanitizer (scripts/tsan.sh) can check the pool:

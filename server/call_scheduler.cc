@@ -5,9 +5,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/cord.h"
-#include "absl/types/optional.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/optional.h"
 
 namespace worldgen {
 namespace {
@@ -16,15 +17,24 @@ namespace {
 constexpr double kCostSmoothing = 0.2;
 
 constexpr absl::string_view kRefusalReasonKey = "worldgen/refusal_reason";
-
-absl::Status Refuse(absl::string_view reason, std::string message) {
-  absl::Status status = absl::ResourceExhaustedError(message);
-  status.SetPayload(kRefusalReasonKey, absl::Cord(reason));
-  return status;
-}
+constexpr absl::string_view kRetryAfterKey = "worldgen/retry_after_ms";
 
 std::string Millis(absl::Duration d) {
   return absl::StrFormat("%.1f ms", absl::ToDoubleMilliseconds(d));
+}
+
+int64_t WholeMillisUp(absl::Duration d) {
+  return std::max<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(d, absl::Milliseconds(1))), 1);
+}
+
+// RESOURCE_EXHAUSTED saying why (`reason`, for metrics), what, and when to come back.
+absl::Status Refuse(absl::string_view reason, absl::string_view message, absl::Duration retry_after) {
+  const int64_t retry_ms = WholeMillisUp(retry_after);
+  absl::Status status =
+      absl::ResourceExhaustedError(absl::StrCat(message, "; retry in ", retry_ms, " ms"));
+  if (!reason.empty()) status.SetPayload(kRefusalReasonKey, absl::Cord(reason));
+  status.SetPayload(kRetryAfterKey, absl::Cord(absl::StrCat(retry_ms)));
+  return status;
 }
 
 }  // namespace
@@ -32,6 +42,10 @@ std::string Millis(absl::Duration d) {
 CallScheduler::CallScheduler(BlendPool* pool, Options options)
     : pool_(pool), options_(options), seconds_per_column_(options.initial_seconds_per_column) {
   if (!(options_.deadline_fill > 0 && options_.deadline_fill <= 1)) options_.deadline_fill = 1;
+  if (!(options_.max_queue_seconds > 0)) options_.max_queue_seconds = 1;
+  if (!(options_.interactive_reply_share >= 0 && options_.interactive_reply_share < 1)) {
+    options_.interactive_reply_share = 0;
+  }
 }
 
 CallScheduler::~CallScheduler() {
@@ -46,9 +60,21 @@ std::string CallScheduler::RefusalReason(const absl::Status& status) {
   return reason.has_value() ? std::string(*reason) : std::string();
 }
 
+absl::Duration CallScheduler::RetryAfter(const absl::Status& status) {
+  absl::optional<absl::Cord> millis = status.GetPayload(kRetryAfterKey);
+  int64_t ms = 0;
+  if (!millis.has_value() || !absl::SimpleAtoi(std::string(*millis), &ms) || ms < 0) {
+    return absl::ZeroDuration();
+  }
+  return absl::Milliseconds(ms);
+}
+
+absl::Duration CallScheduler::WorkLocked(int64_t columns) const {
+  return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads());
+}
+
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
-  return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads() /
-                       options_.deadline_fill);
+  return WorkLocked(columns) / options_.deadline_fill;
 }
 
 absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const CallShape& shape,
@@ -58,27 +84,35 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   const int64_t own = tasks * columns_per_task;
   const CallClass call_class = own <= options_.interactive_max_columns ? CallClass::kInteractive
                                                                        : CallClass::kBackground;
+  const bool interactive = call_class == CallClass::kInteractive;
   std::unique_ptr<Call> call(new Call(this, call_class));
   std::lock_guard<std::mutex> lock(mu_);
-  if (queued_tasks_ >= options_.max_queued_tasks) {
-    return Refuse("queue_full",
-        absl::StrCat("blend queue is full (max_queue = ", options_.max_queued_tasks,
-                     " tasks waiting); retry later"));
-  }
-  if (reserved_reply_bytes_ + shape.reply_bytes_per_task > options_.max_reply_bytes) {
+  const int64_t reply_limit = interactive ? options_.max_reply_bytes : BackgroundReplyLimit();
+  if (reserved_reply_bytes_ + shape.reply_bytes_per_task > reply_limit) {
     return Refuse("reply_memory", absl::StrCat(
         "reply memory is full: ", reserved_reply_bytes_, " bytes reserved for unsent replies, this "
-        "call needs ", shape.reply_bytes_per_task, ", max_reply_bytes = ", options_.max_reply_bytes,
-        "; retry later"));
+        "call needs ", shape.reply_bytes_per_task, ", ",
+        interactive ? "max_reply_bytes = " : "background calls may reserve ", reply_limit),
+        kReplyMemoryRetry);
+  }
+  // Unstarted work that counts against this call: interactive work alone for an interactive call.
+  const int64_t queued =
+      interactive_pending_columns_ + (interactive ? 0 : background_pending_columns_);
+  const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
+  if (WorkLocked(queued + own) > bound) {
+    return Refuse("queue_full", absl::StrCat(
+        "blend queue is full: ", Millis(WorkLocked(queued)), " of blending queued",
+        interactive ? " for interactive calls" : "", ", this call adds ", Millis(WorkLocked(own)),
+        ", max_queue_seconds = ", options_.max_queue_seconds), WorkLocked(queued + own) - bound);
   }
   const OrderKey key{shape.deadline, next_admission_};
-  if (call_class == CallClass::kInteractive) {
+  if (interactive) {
     const absl::Time finish = now + EstimateLocked(interactive_pending_columns_ + own);
     if (finish > shape.deadline) {
       return Refuse("deadline", absl::StrCat(
           "server cannot finish this call before its deadline (estimated ",
-          Millis(finish - now), " with headroom, deadline in ", Millis(shape.deadline - now),
-          "); retry later"));
+          Millis(finish - now), " with headroom, deadline in ", Millis(shape.deadline - now), ")"),
+          WorkLocked(interactive_pending_columns_));
     }
   } else {
     // Work of background calls with a later deadline than this one (they would run after it).
@@ -86,14 +120,15 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
     for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
       later += it->second->tasks_unstarted_ * it->second->columns_per_task_;
     }
-    int64_t cumulative = interactive_pending_columns_ + background_pending_columns_ - later + own;
+    const int64_t ahead = interactive_pending_columns_ + background_pending_columns_ - later;
+    int64_t cumulative = ahead + own;
     const absl::Time finish = now + EstimateLocked(cumulative);
     if (finish > shape.deadline) {
       return Refuse("deadline", absl::StrCat(
           "server cannot finish this call before its deadline (estimated ",
           Millis(finish - now), " with headroom for the ", cumulative,
-          " columns ahead of and in it, deadline in ", Millis(shape.deadline - now),
-          "); retry later"));
+          " columns ahead of and in it, deadline in ", Millis(shape.deadline - now), ")"),
+          WorkLocked(ahead));
     }
     for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
       const Call& other = *it->second;
@@ -104,7 +139,8 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
           now + EstimateLocked(cumulative - own) <= other_deadline) {
         return Refuse("deadline", absl::StrCat(
             "server cannot take this call without delaying an admitted call past its deadline "
-            "(estimated ", Millis(EstimateLocked(own)), " of work); retry later"));
+            "(estimated ", Millis(EstimateLocked(own)), " of work)"),
+            WorkLocked(cumulative - own));
       }
     }
   }
@@ -114,14 +150,43 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   call->tasks_unstarted_ = tasks;
   call->order_ = key;
   reserved_reply_bytes_ += shape.reply_bytes_per_task;  // The floor.
-  if (call_class == CallClass::kInteractive) {
+  if (interactive) {
     interactive_pending_columns_ += own;
+    ShedLocked();
   } else {
     background_pending_columns_ += own;
     background_.emplace(key, call.get());
   }
   calls_.insert(call.get());
   return call;
+}
+
+int64_t CallScheduler::BackgroundReplyLimit() const {
+  return static_cast<int64_t>(static_cast<double>(options_.max_reply_bytes) *
+                              (1 - options_.interactive_reply_share));
+}
+
+void CallScheduler::ShedLocked() {
+  const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
+  while (WorkLocked(interactive_pending_columns_ + background_pending_columns_) > bound) {
+    Call* newest = nullptr;
+    for (const auto& [key, call] : background_) {
+      if (call->tasks_unstarted_ > 0 && (newest == nullptr || key.second > newest->order_.second)) {
+        newest = call;
+      }
+    }
+    if (newest == nullptr) return;
+    const int64_t dropped = newest->tasks_unstarted_ * newest->columns_per_task_;
+    background_pending_columns_ -= dropped;
+    newest->tasks_unstarted_ = 0;
+    newest->shed_status_ = Refuse("", absl::StrCat(
+        "server overloaded: this background call was shed with ", dropped, " columns not started, "
+        "to serve interactive calls first (", Millis(WorkLocked(interactive_pending_columns_ +
+        background_pending_columns_)), " of blending still queued)"),
+        WorkLocked(interactive_pending_columns_ + background_pending_columns_));
+    newest->shed_.store(true, std::memory_order_release);
+    ++shed_calls_;
+  }
 }
 
 int64_t CallScheduler::HeldReplyBytes(const Call& call) {
@@ -164,6 +229,8 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.pending_columns = interactive_pending_columns_ + background_pending_columns_;
   stats.reserved_reply_bytes = reserved_reply_bytes_;
   stats.seconds_per_column = seconds_per_column_;
+  stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
+  stats.shed_calls = shed_calls_;
   return stats;
 }
 
@@ -235,13 +302,17 @@ bool CallScheduler::Call::TryReserveReply() {
     reservations_ = 1;
     return true;
   }
-  if (scheduler_->reserved_reply_bytes_ + reply_bytes_per_task_ >
-      scheduler_->options_.max_reply_bytes) {
-    return false;
-  }
+  const int64_t limit = class_ == CallClass::kInteractive ? scheduler_->options_.max_reply_bytes
+                                                          : scheduler_->BackgroundReplyLimit();
+  if (scheduler_->reserved_reply_bytes_ + reply_bytes_per_task_ > limit) return false;
   scheduler_->reserved_reply_bytes_ += reply_bytes_per_task_;
   ++reservations_;
   return true;
+}
+
+absl::Status CallScheduler::Call::ShedStatus() const {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  return shed_status_;
 }
 
 void CallScheduler::Call::ReleaseReply() {

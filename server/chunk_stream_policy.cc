@@ -35,12 +35,18 @@ void ChunkStreamPolicy::Cancel() {
   Advance([&] { cancelled_ = true; });
 }
 
-void ChunkStreamPolicy::RunTask(int64_t index) {
+void ChunkStreamPolicy::RunTask(int64_t index, const CallScheduler::Call* call) {
   // Stopped: another task failed or the call was cancelled; either way that is already recorded.
   const bool stopped = stop_.load(std::memory_order_relaxed);
-  const bool cancelled = !stopped && hooks_.cancelled();
+  // Shed by the scheduler: end the stream with the scheduler's status, blending nothing more.
+  const bool shed = !stopped && call->shed();
+  const bool cancelled = !stopped && !shed && hooks_.cancelled();
   absl::StatusOr<Reply> reply = absl::CancelledError("not produced");
-  if (!stopped && !cancelled) reply = hooks_.produce(index);
+  if (shed) {
+    reply = call->ShedStatus();
+  } else if (!stopped && !cancelled) {
+    reply = hooks_.produce(index);
+  }
   Advance([&] {
     --tasks_;
     if (stopped || cancelled) {
@@ -76,7 +82,7 @@ void ChunkStreamPolicy::Advance(absl::FunctionRef<void()> update) {
   // A one-chunk stream's task may run (and finish the stream) inside that last submission.
   for (size_t i = 0; i < actions.submit.size(); ++i) {
     const int64_t index = actions.submit[i];
-    auto task = [this, index] { RunTask(index); };
+    auto task = [this, index, call] { RunTask(index, call); };
     if (count_ == 1) {
       call->SubmitOrRunHere(std::move(task));
     } else {
@@ -88,6 +94,8 @@ void ChunkStreamPolicy::Advance(absl::FunctionRef<void()> update) {
 ChunkStreamPolicy::Actions ChunkStreamPolicy::DecideLocked() {
   Actions actions;
   if (finished_) return actions;
+  // A shed call submits nothing more; what it already produced is dropped with it.
+  if (error_.ok() && !cancelled_ && call_->shed()) error_ = call_->ShedStatus();
   const bool stopping = cancelled_ || !error_.ok();
   if (stopping) stop_.store(true, std::memory_order_relaxed);
   if (!stopping) {

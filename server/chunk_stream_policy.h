@@ -11,9 +11,10 @@
 // Writes happen one at a time, in the order replies became ready. The stream finishes exactly once,
 // only when no task is alive and no write is pending:
 //   OK with the last reply (written together with the status: one gRPC operation instead of a write
-//   and a finish); the first production error; or CANCELLED (absl) when the call was cancelled, the
-//   client went away (a failed write) or a task found `cancelled()` true. After a stop, no further
-//   chunk is blended (queued tasks return at once).
+//   and a finish); the first production error; the scheduler's ShedStatus (RESOURCE_EXHAUSTED) when
+//   it shed the call; or CANCELLED (absl) when the call was cancelled, the client went away (a failed
+//   write) or a task found `cancelled()` true. After a stop, no further chunk is blended (queued
+//   tasks return at once).
 // Finishing without a reply destroys the scheduler call (releasing its reservations) and then calls
 // `finish`; with the last reply, `finish` gets the call, whose reservation covers those bytes until
 // the caller drops it. After `finish` the policy never touches its hooks again, so `finish` may
@@ -99,7 +100,7 @@ class ChunkStreamPolicy {
     std::optional<Ending> finish;  // Holds call_ when finishing.
   };
 
-  void RunTask(int64_t index);
+  void RunTask(int64_t index, const CallScheduler::Call* call);
   // Applies `update` and decides under mu_, then acts outside it.
   void Advance(absl::FunctionRef<void()> update);
   Actions DecideLocked();

@@ -57,13 +57,17 @@ ABSL_FLAG(std::vector<std::string>, world_config, {},
           "served");
 ABSL_FLAG(int32_t, max_chunks_per_request, 1024, "Most chunks one GenerateChunk call may ask for");
 ABSL_FLAG(int32_t, max_points_per_request, 4096, "Most points one SampleWeights call may ask for");
-ABSL_FLAG(int32_t, max_queue, 1024,
-          "Blend tasks that may wait for a thread; a new call finding the queue full gets "
-          "RESOURCE_EXHAUSTED");
+ABSL_FLAG(double, max_queue_seconds, worldgen::CallScheduler::Options{}.max_queue_seconds,
+          "Most admitted, unstarted blending work, in seconds of the whole pool's time (chunks x "
+          "chunk_size^2 columns x the measured cost per column / --blend_threads). A background call "
+          "past it gets RESOURCE_EXHAUSTED with a retry-after; an interactive call is refused only "
+          "when interactive work alone passes it, and background calls are shed (newest first) to "
+          "make room for it");
 ABSL_FLAG(int64_t, max_reply_bytes, int64_t{256} << 20,
           "Bytes all calls together may hold for blended replies not yet sent (each outstanding chunk "
           "reserves its worst-case encoded size); a new call that would exceed it gets "
-          "RESOURCE_EXHAUSTED, running streams slow down to one chunk at a time");
+          "RESOURCE_EXHAUSTED, running streams slow down to one chunk at a time. Background calls "
+          "may reserve at most 7/8 of it: the rest is kept for interactive calls");
 ABSL_FLAG(int64_t, interactive_max_columns, 16384,
           "Calls of at most this many columns (chunks x chunk_size^2, or points) are interactive: "
           "they take turns ahead of bigger (background) calls, which keep a quarter of the threads");
@@ -198,7 +202,11 @@ int Run(int argc, char** argv) {
   if (blend_threads == 0) blend_threads = std::max(1u, std::thread::hardware_concurrency());
   CheckPositive("max_chunks_per_request", absl::GetFlag(FLAGS_max_chunks_per_request));
   CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
-  CheckPositive("max_queue", absl::GetFlag(FLAGS_max_queue));
+  const double max_queue_seconds = absl::GetFlag(FLAGS_max_queue_seconds);
+  if (!(max_queue_seconds > 0 && max_queue_seconds <= 86400)) {
+    Die(kExitBadConfig, absl::StrCat("--max_queue_seconds = ", max_queue_seconds,
+                                     " must be in (0, 86400]"));
+  }
   CheckPositive("stream_buffer_chunks", absl::GetFlag(FLAGS_stream_buffer_chunks));
   CheckPositive("stream_buffer_bytes", absl::GetFlag(FLAGS_stream_buffer_bytes));
   CheckPositive("max_reply_bytes", absl::GetFlag(FLAGS_max_reply_bytes));
@@ -236,7 +244,7 @@ int Run(int argc, char** argv) {
   if (cache_bytes > 0) cache = std::make_unique<BiomeSampleCache>(cache_bytes);
   BlendPool pool(blend_threads);
   CallScheduler::Options scheduler_options;
-  scheduler_options.max_queued_tasks = absl::GetFlag(FLAGS_max_queue);
+  scheduler_options.max_queue_seconds = max_queue_seconds;
   scheduler_options.max_reply_bytes = absl::GetFlag(FLAGS_max_reply_bytes);
   scheduler_options.interactive_max_columns = absl::GetFlag(FLAGS_interactive_max_columns);
   scheduler_options.deadline_fill = absl::GetFlag(FLAGS_admission_deadline_fill);

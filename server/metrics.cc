@@ -57,11 +57,18 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     std::vector<prometheus::MetricFamily> families;
     families.push_back(ScalarFamily("worldgen_queue_depth", "Blend tasks waiting for a thread.",
                                     MetricType::Gauge, static_cast<double>(scheduled.queued_tasks)));
-    families.push_back(ScalarFamily("worldgen_queue_capacity",
-                                    "Blend tasks that may wait before new calls are refused "
-                                    "(--max_queue).",
-                                    MetricType::Gauge,
-                                    static_cast<double>(limits.max_queued_tasks)));
+    families.push_back(ScalarFamily("worldgen_queued_work_seconds",
+                                    "Admitted, unstarted blending work in seconds of the pool's time "
+                                    "(pending columns x estimated cost / threads).",
+                                    MetricType::Gauge, scheduled.queued_seconds));
+    families.push_back(ScalarFamily("worldgen_queued_work_limit_seconds",
+                                    "Queued work past which background calls are refused or shed "
+                                    "(--max_queue_seconds).",
+                                    MetricType::Gauge, limits.max_queue_seconds));
+    families.push_back(ScalarFamily("worldgen_shed_calls_total",
+                                    "Admitted background calls shed (ended RESOURCE_EXHAUSTED with a "
+                                    "retry-after) to make room for interactive calls.",
+                                    MetricType::Counter, static_cast<double>(scheduled.shed_calls)));
     families.push_back(ScalarFamily("worldgen_admitted_calls",
                                     "Calls admitted by the scheduler and not yet finished.",
                                     MetricType::Gauge, static_cast<double>(scheduled.calls)));

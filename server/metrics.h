@@ -4,11 +4,13 @@
 //   worldgen_chunk_generation_seconds             histogram  time to blend and encode one chunk
 //   worldgen_chunks_generated_total               counter    chunks blended (sent or not)
 //   worldgen_points_sampled_total                 counter    points blended by SampleWeights
-//   worldgen_rejected_calls_total{reason}         counter    calls refused: queue_full, deadline,
-//                                                            reply_memory, unparseable,
+//   worldgen_rejected_calls_total{reason}         counter    calls refused: queue_full (queued work),
+//                                                            deadline, reply_memory, unparseable,
 //                                                            invalid_argument, not_found
 //   worldgen_inflight_calls                       gauge      calls started and not yet finished
-//   worldgen_queue_depth, worldgen_queue_capacity gauge      blend tasks waiting / --max_queue
+//   worldgen_queue_depth                          gauge      blend tasks waiting for a thread
+//   worldgen_queued_work_seconds, _limit_seconds  gauge      admitted unstarted work / --max_queue_seconds
+//   worldgen_shed_calls_total                     counter    background calls shed for interactive ones
 //   worldgen_admitted_calls                       gauge      calls the scheduler holds
 //   worldgen_pending_columns                      gauge      admitted columns not yet started
 //   worldgen_reply_bytes_reserved, _limit         gauge      reply memory reserved / --max_reply_bytes

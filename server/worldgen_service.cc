@@ -37,6 +37,19 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+// The trailer in which gRPC clients with a retry policy read when to retry (gRFC A6).
+constexpr char kRetryPushbackTrailer[] = "grpc-retry-pushback-ms";
+
+// ToGrpcStatus, and the scheduler's retry-after of a refusal or shed call as the pushback trailer.
+grpc::Status PushbackStatus(grpc::CallbackServerContext* context, const absl::Status& status) {
+  const absl::Duration retry_after = CallScheduler::RetryAfter(status);
+  if (retry_after > absl::ZeroDuration()) {
+    context->AddTrailingMetadata(kRetryPushbackTrailer,
+                                 absl::StrCat(absl::ToInt64Milliseconds(retry_after)));
+  }
+  return ToGrpcStatus(status);
+}
+
 // The status of a call that stopped because the client went away or its deadline passed. A client
 // cancels at its own deadline, which the server (having received the timeout a little later) places
 // slightly after; a cancel that close to the deadline is the deadline passing.
@@ -139,10 +152,12 @@ class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   void OnDone() override { delete this; }
 };
 
-// The status of a call whose policy or task ended with `status` (absl CANCELLED = abandoned).
-grpc::Status CallStatus(const grpc::CallbackServerContext& context, const absl::Status& status) {
+// The status of a call whose policy or task ended with `status` (absl CANCELLED = abandoned,
+// RESOURCE_EXHAUSTED = shed by the scheduler, sent with its pushback).
+grpc::Status CallStatus(grpc::CallbackServerContext* context, const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  if (absl::IsCancelled(status)) return AbandonedStatus(context);
+  if (absl::IsCancelled(status)) return AbandonedStatus(*context);
+  if (absl::IsResourceExhausted(status)) return PushbackStatus(context, status);
   return grpc::Status(grpc::StatusCode::INTERNAL, std::string(status.message()));
 }
 
@@ -188,7 +203,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
  private:
   void End(ChunkStreamPolicy::Ending ending) {
-    grpc::Status status = CallStatus(*context_, ending.status);
+    grpc::Status status = CallStatus(context_, ending.status);
     final_code_ = status.error_code();
     if (ending.last_reply == nullptr) {
       Finish(std::move(status));
@@ -310,7 +325,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
     record.Rejected(reason);
     record.Finished(static_cast<grpc::StatusCode>(status.code()));
-    return new RefusedStream(ToGrpcStatus(status));
+    return new RefusedStream(PushbackStatus(context, status));
   };
   v1::GenerateChunkRequest request;
   if (!ParseRequest(*raw_request, &request)) {
@@ -354,7 +369,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     record.Rejected(reason);
-    FinishUnary(reactor, record, ToGrpcStatus(status));
+    FinishUnary(reactor, record, PushbackStatus(context, status));
     return reactor;
   };
   auto request = std::make_shared<v1::SampleWeightsRequest>();
@@ -381,6 +396,10 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
 
   auto blend_points = [this, context, request, raw_response, reactor, record,
                        world = *std::move(world)] {
+    if (reactor->call()->shed()) {
+      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()));
+      return;
+    }
     const absl::Time start = absl::Now();
     BlendOptions options;
     options.heights = request->include_heights();

@@ -8,8 +8,12 @@
 // gRPC threads parse, validate and ask the CallScheduler for admission; blending runs on the
 // scheduler's pool, except that a one-chunk call's chunk is blended on the gRPC thread when a pool
 // thread is idle and nothing waits (CallScheduler::Call::SubmitOrRunHere: no hand-off, no overtaking).
-// A stream's last reply is written together with its status (one gRPC operation). Admission is decided for the whole call up front (RESOURCE_EXHAUSTED at once when
-// the deadline cannot be met, the reply budget or the queue is full).
+// A stream's last reply is written together with its status (one gRPC operation). Admission is
+// decided for the whole call up front (CallScheduler::Admit: RESOURCE_EXHAUSTED at once when the
+// deadline cannot be met, or the reply budget or the queued work is full). A refusal, and a
+// background call the scheduler sheds for interactive ones, carries the scheduler's retry-after as
+// the grpc-retry-pushback-ms trailer, which gRPC clients with a retry policy (and worldgen::Client)
+// wait for before trying again.
 // - GenerateChunk: the stream's decisions (which chunk next, how many outstanding, when to finish)
 //   are ChunkStreamPolicy's; the reactor only moves bytes. Each chunk's encoded reply goes through
 //   ChunkReplyFlights: concurrent calls for the same chunk blend it once (a joiner waits for the

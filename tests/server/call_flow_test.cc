@@ -256,61 +256,45 @@ TEST(WorldGenServerProcessTest, BigChunksGetAShallowerStreamBuffer) {
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
 }
 
-TEST(WorldGenServerProcessTest, FullQueueGivesResourceExhaustedWhileOtherCallsSucceed) {
+// Work past --max_queue_seconds is refused at once with the reason, the figures and a
+// grpc-retry-pushback-ms trailer; smaller calls and calls that need no blending go on meanwhile.
+TEST(WorldGenServerProcessTest, QueuedWorkPastTheBoundIsRefusedWithPushbackWhileOtherCallsSucceed) {
   std::unique_ptr<ServerProcess> server =
-      StartServer({"--blend_threads=1", "--max_queue=1", "--stream_buffer_chunks=4"});
+      StartServer({"--blend_threads=1", "--max_queue_seconds=0.2"});
   ASSERT_TRUE(server);
   auto stub = Connect(server->target());
-  // A long stream keeps the single blend thread busy and the one queue slot taken.
-  grpc::ClientContext busy_context;
-  busy_context.set_deadline(Deadline(kCallTimeout));
-  absl::Notification busy_streaming;
-  std::thread busy([&] {
-    auto reader = stub->GenerateChunk(&busy_context, RegionRequest(0, 0, 31, 31, 256));
-    v1::ChunkData chunk;
-    bool first = true;
-    while (reader->Read(&chunk)) {
-      if (first) busy_streaming.Notify();
-      first = false;
-    }
-    grpc::Status status = reader->Finish();
-    if (first) {
-      ADD_FAILURE() << "the long stream got no chunk: " << status.error_message();
-      busy_streaming.Notify();
-    }
-  });
-  busy_streaming.WaitForNotification();  // Probe only once the stream owns the blend thread.
+  // 64 chunks of 256^2 columns: 0.84 s at the estimate a fresh server starts from (2e-7 s/column).
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  auto reader = stub->GenerateChunk(&context, RegionRequest(0, 0, 7, 7, 256));
+  v1::ChunkData chunk;
+  EXPECT_FALSE(reader->Read(&chunk));
+  grpc::Status status = reader->Finish();
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("max_queue_seconds = 0.2"));
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto pushback = trailers.find("grpc-retry-pushback-ms");
+  ASSERT_NE(pushback, trailers.end()) << "no pushback trailer";
+  int64_t millis = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(absl::string_view(pushback->second.data(), pushback->second.size()),
+                               &millis));
+  EXPECT_GT(millis, 0);
+  EXPECT_LT(millis, 5000);
+  EXPECT_THAT(status.error_message(), HasSubstr(absl::StrCat("retry in ", millis, " ms")));
 
+  // A call within the bound, a point query and a call that blends nothing all succeed.
+  EXPECT_TRUE(GenerateAll(*stub, RegionRequest(0, 0, 3, 3, 16)).status.ok());
   v1::SampleWeightsRequest probe;
   v1::Point* point = probe.add_points();
   point->set_x(1);
   point->set_z(2);
-  int exhausted = 0;
-  for (int attempt = 0; attempt < 2000 && exhausted == 0; ++attempt) {
-    v1::SampleWeightsResponse response;
-    grpc::Status status = Sample(*stub, probe, &response);
-    if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-      ++exhausted;
-      EXPECT_THAT(status.error_message(), HasSubstr("max_queue = 1"));
-      // Calls that need no blend thread still succeed meanwhile.
-      v1::WorldDescription description;
-      EXPECT_TRUE(Describe(*stub, "", &description).ok());
-    } else {
-      EXPECT_TRUE(status.ok()) << status.error_message();
-    }
-  }
-  busy_context.TryCancel();
-  busy.join();
-  EXPECT_EQ(exhausted, 1) << "the queue never filled up";
-
-  WaitUntilIdle(*server);
   v1::SampleWeightsResponse response;
-  grpc::Status status = Sample(*stub, probe, &response);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(response.samples_size(), 1);
+  EXPECT_TRUE(Sample(*stub, probe, &response).ok());
+  v1::WorldDescription description;
+  EXPECT_TRUE(Describe(*stub, "", &description).ok());
   std::vector<MetricSample> metrics = Scrape(*server);
-  EXPECT_EQ(MetricValue(metrics, "worldgen_rejected_calls_total", {{"reason", "queue_full"}}),
-            exhausted);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_rejected_calls_total", {{"reason", "queue_full"}}), 1);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_queued_work_limit_seconds"), 0.2);
 }
 
 TEST(WorldGenServerProcessTest, SigtermTurnsHealthNotServingDrainsStreamsAndExitsZero) {
@@ -382,7 +366,9 @@ TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
        {"worldgen_rpc_duration_seconds", "worldgen_chunk_generation_seconds",
         "worldgen_chunks_generated_total", "worldgen_points_sampled_total", "worldgen_queue_depth",
         "worldgen_inflight_calls", "worldgen_cache_hits_total", "worldgen_cache_misses_total",
-        "worldgen_cache_evictions_total", "worldgen_cache_bytes", "worldgen_rejected_calls_total"}) {
+        "worldgen_cache_evictions_total", "worldgen_cache_bytes", "worldgen_rejected_calls_total",
+        "worldgen_queued_work_seconds", "worldgen_queued_work_limit_seconds",
+        "worldgen_shed_calls_total"}) {
     EXPECT_THAT(*text, HasSubstr(absl::StrCat("# TYPE ", name, " "))) << name;
   }
   std::vector<MetricSample> m = ParseMetrics(*text);
@@ -402,6 +388,9 @@ TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
   EXPECT_EQ(MetricValue(m, "worldgen_rejected_calls_total", {{"reason", "queue_full"}}), 0);
   EXPECT_EQ(MetricValue(m, "worldgen_inflight_calls"), 0);
   EXPECT_EQ(MetricValue(m, "worldgen_queue_depth"), 0);
+  EXPECT_EQ(MetricValue(m, "worldgen_queued_work_seconds"), 0);
+  EXPECT_EQ(MetricValue(m, "worldgen_queued_work_limit_seconds"), 30);
+  EXPECT_EQ(MetricValue(m, "worldgen_shed_calls_total"), 0);
   EXPECT_GT(MetricValue(m, "worldgen_cache_misses_total"), 0);
   EXPECT_GE(MetricValue(m, "worldgen_cache_hits_total"), 0);
   EXPECT_GE(MetricValue(m, "worldgen_cache_evictions_total"), 0);

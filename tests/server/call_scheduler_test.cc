@@ -36,7 +36,7 @@ CallShape Shape(int64_t tasks, int64_t columns_per_task, int64_t reply_bytes = 0
 class GatedScheduler {
  public:
   explicit GatedScheduler(CallScheduler::Options options) : pool_(1), scheduler_(&pool_, options) {
-    gate_call_ = *scheduler_.Admit(Shape(1, int64_t{1} << 40), kNow);
+    gate_call_ = *scheduler_.Admit(Shape(1, options.interactive_max_columns + 1), kNow);
     gate_call_->Submit([this] {
       started_.count_down();
       open_.wait();
@@ -79,7 +79,7 @@ class GatedScheduler {
 CallScheduler::Options Options(int64_t interactive_max_columns = 100) {
   CallScheduler::Options options;
   options.interactive_max_columns = interactive_max_columns;
-  options.max_queued_tasks = 10000;
+  options.max_queue_seconds = 1e6;
   options.deadline_fill = 1;  // Estimates below are exact figures.
   return options;
 }
@@ -231,18 +231,124 @@ TEST(CallSchedulerTest, ReplyBudgetBoundsReservationsAndAlwaysLeavesACallItsFloo
   EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 0);
 }
 
-TEST(CallSchedulerTest, RefusesWhenTheQueueIsFull) {
-  CallScheduler::Options options = Options();
-  options.max_queued_tasks = 2;
-  GatedScheduler gated(options);
-  auto call = *gated.scheduler().Admit(Shape(5, 1), kNow);
-  gated.Queue(*call, "x");
-  EXPECT_TRUE(gated.scheduler().Admit(Shape(1, 1), kNow).ok());
-  gated.Queue(*call, "x");
-  absl::Status full = gated.scheduler().Admit(Shape(1, 1), kNow).status();
+TEST(CallSchedulerTest, RefusesBackgroundWorkPastTheQueuedSecondsAndSaysWhenToComeBack) {
+  BlendPool pool(2);
+  CallScheduler::Options options = Options(100);
+  options.initial_seconds_per_column = 1e-3;  // 2 threads: 1000 columns take 0.5 s.
+  options.max_queue_seconds = 1;
+  CallScheduler scheduler(&pool, options);
+  auto first = scheduler.Admit(Shape(10, 150), kNow);  // 0.75 s queued.
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::Status full = scheduler.Admit(Shape(10, 100), kNow).status();  // Would make it 1.25 s.
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(CallScheduler::RefusalReason(full), "queue_full");
-  EXPECT_NE(full.message().find("max_queue = 2"), std::string::npos);
-  gated.Drain();
+  EXPECT_NE(full.message().find("750.0 ms of blending queued"), std::string::npos) << full;
+  EXPECT_NE(full.message().find("max_queue_seconds = 1"), std::string::npos) << full;
+  EXPECT_EQ(CallScheduler::RetryAfter(full), absl::Milliseconds(250));  // The excess drained.
+  EXPECT_NE(full.message().find("retry in 250 ms"), std::string::npos) << full;
+  auto second = scheduler.Admit(Shape(5, 100), kNow);  // Exactly 1 s fits.
+  EXPECT_TRUE(second.ok()) << second.status();
+  EXPECT_DOUBLE_EQ(scheduler.stats().queued_seconds, 1.0);
+}
+
+// Many small calls with many tasks each: what counts is their work, not how many tasks wait (a
+// bound of 1024 waiting tasks refused most of 200 players' 16-chunk calls).
+TEST(CallSchedulerTest, ABurstThatFitsItsDeadlinesIsAdmittedWhateverItsTaskCount) {
+  CallScheduler::Options options;  // The server's defaults.
+  GatedScheduler gated(options);
+  std::vector<std::unique_ptr<CallScheduler::Call>> calls;
+  for (int i = 0; i < 1000; ++i) {
+    auto call = gated.scheduler().Admit(Shape(16, 256, 3000, kNow + absl::Seconds(10)), kNow);
+    ASSERT_TRUE(call.ok()) << i << ": " << call.status();
+    for (int k = 0; k < 16; ++k) gated.Queue(**call, "chunk");
+    calls.push_back(*std::move(call));
+  }
+  EXPECT_EQ(gated.scheduler().stats().queued_tasks, 16000);
+  EXPECT_EQ(gated.Drain().size(), 16000u);
+}
+
+TEST(CallSchedulerTest, RetryAfterOfADeadlineRefusalIsTheWorkAheadOfIt) {
+  BlendPool pool(1);
+  CallScheduler::Options options = Options(100);
+  options.initial_seconds_per_column = 1e-3;
+  CallScheduler scheduler(&pool, options);
+  auto ahead = scheduler.Admit(Shape(2, 40), kNow);  // 80 ms of interactive work.
+  ASSERT_TRUE(ahead.ok());
+  absl::Status late = scheduler.Admit(Shape(1, 50, 0, kNow + absl::Milliseconds(100)), kNow).status();
+  EXPECT_EQ(CallScheduler::RefusalReason(late), "deadline");
+  EXPECT_EQ(CallScheduler::RetryAfter(late), absl::Milliseconds(80));
+  EXPECT_EQ(CallScheduler::RetryAfter(absl::ResourceExhaustedError("no payload")),
+            absl::ZeroDuration());
+}
+
+// Interactive calls are refused only for interactive work: background work past the bound is shed,
+// newest admission first, and the shed calls learn it with a status that says when to come back.
+TEST(CallSchedulerTest, InteractiveCallsShedTheNewestBackgroundWorkInsteadOfBeingRefused) {
+  GatedScheduler gated([] {
+    CallScheduler::Options options = Options(100);
+    options.initial_seconds_per_column = 1e-3;  // One thread: 1000 columns take 1 s.
+    options.max_queue_seconds = 1;
+    return options;
+  }());
+  CallScheduler& scheduler = gated.scheduler();
+  // The gate's call has started its only task: it holds nothing unstarted.
+  auto older = *scheduler.Admit(Shape(6, 100), kNow);
+  auto newer = *scheduler.Admit(Shape(3, 100), kNow);
+  auto fits = *scheduler.Admit(Shape(1, 100), kNow);  // 1000 columns: exactly the bound.
+  EXPECT_FALSE(older->shed());
+  EXPECT_FALSE(newer->shed());
+  auto probe = scheduler.Admit(Shape(1, 100), kNow);  // 1100: the newer background call goes.
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  EXPECT_FALSE(older->shed());
+  EXPECT_TRUE(newer->shed());
+  const absl::Status shed = newer->ShedStatus();
+  EXPECT_EQ(shed.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(shed.message().find("shed with 300 columns not started"), std::string::npos) << shed;
+  EXPECT_EQ(CallScheduler::RetryAfter(shed), absl::Milliseconds(800));
+  CallScheduler::Stats stats = scheduler.stats();
+  EXPECT_EQ(stats.pending_columns, 800);
+  EXPECT_EQ(stats.shed_calls, 1);
+  // Background calls are still refused, not shed, past the bound; interactive ones keep coming
+  // until interactive work alone fills it, shedding the older call on the way.
+  EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(Shape(3, 100), kNow).status()),
+            "queue_full");
+  std::vector<std::unique_ptr<CallScheduler::Call>> interactive;
+  for (int i = 0; i < 8; ++i) {
+    auto call = scheduler.Admit(Shape(1, 100), kNow);
+    ASSERT_TRUE(call.ok()) << i << ": " << call.status();
+    interactive.push_back(*std::move(call));
+  }
+  EXPECT_TRUE(older->shed());
+  EXPECT_EQ(scheduler.stats().shed_calls, 2);
+  absl::Status refused = scheduler.Admit(Shape(1, 100), kNow).status();
+  EXPECT_EQ(CallScheduler::RefusalReason(refused), "queue_full");
+  EXPECT_NE(refused.message().find("for interactive calls"), std::string::npos) << refused;
+  // A shed call's queued tasks still run (its stream ends on them); they count as no work.
+  gated.Queue(*newer, "shed task");
+  EXPECT_EQ(scheduler.stats().pending_columns, 1000);
+  std::vector<std::string> order = gated.Drain();
+  EXPECT_EQ(order, std::vector<std::string>{"shed task"});
+}
+
+TEST(CallSchedulerTest, BackgroundCallsLeaveAShareOfTheReplyBudgetToInteractiveOnes) {
+  BlendPool pool(1);
+  CallScheduler::Options options = Options(100);
+  options.max_reply_bytes = 1000;
+  options.interactive_reply_share = 0.25;  // Background calls may reserve 750 bytes.
+  CallScheduler scheduler(&pool, options);
+  auto bulk = *scheduler.Admit(Shape(10, 100, 300), kNow);
+  auto bulk2 = *scheduler.Admit(Shape(10, 100, 300), kNow);
+  absl::Status full = scheduler.Admit(Shape(10, 100, 300), kNow).status();
+  EXPECT_EQ(CallScheduler::RefusalReason(full), "reply_memory");
+  EXPECT_NE(full.message().find("background calls may reserve 750"), std::string::npos) << full;
+  EXPECT_EQ(CallScheduler::RetryAfter(full), CallScheduler::kReplyMemoryRetry);
+  EXPECT_TRUE(bulk->TryReserveReply());   // Its floor.
+  EXPECT_FALSE(bulk->TryReserveReply());  // 900 > 750.
+  auto interactive = scheduler.Admit(Shape(1, 100, 300), kNow);  // 900 <= 1000.
+  ASSERT_TRUE(interactive.ok()) << interactive.status();
+  EXPECT_TRUE((*interactive)->TryReserveReply());
+  EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(Shape(1, 100, 300), kNow).status()),
+            "reply_memory");
 }
 
 TEST(CallSchedulerTest, DestroyingACallDropsItsQueuedTasksAndReleasesEverything) {

@@ -174,6 +174,11 @@ class FakeStream {
 
 class ChunkStreamPolicyTest : public ::testing::Test {
  protected:
+  static CallShape Shape300() {
+    CallShape shape;
+    shape.columns_per_task = 300;
+    return shape;
+  }
   CallScheduler::Options Options(int64_t max_reply_bytes = 1 << 20) {
     CallScheduler::Options options;
     options.max_reply_bytes = max_reply_bytes;
@@ -269,6 +274,29 @@ TEST_F(ChunkStreamPolicyTest, TheFirstProductionErrorEndsTheStream) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_EQ(status.message(), "blend failed");
   EXPECT_LT(stream.written().size(), 1000u);
+}
+
+// A background stream the scheduler sheds for an interactive call blends nothing more and ends with
+// the scheduler's status (RESOURCE_EXHAUSTED, with when to come back).
+TEST_F(ChunkStreamPolicyTest, AShedStreamStopsBlendingAndEndsWithTheSchedulersStatus) {
+  CallScheduler::Options options = Options();
+  options.interactive_max_columns = 300;
+  options.initial_seconds_per_column = 1e-3;  // Three threads: 1000 columns take 0.33 s.
+  options.max_queue_seconds = 0.4;
+  CallScheduler scheduler(&pool_, options);
+  FakeStream stream(scheduler, 1000, 4);
+  stream.SetReading(false);
+  stream.Start();
+  stream.WaitProduced(4);
+  auto interactive = scheduler.Admit(Shape300(), absl::Now());  // 0.1 s more: past the bound.
+  ASSERT_TRUE(interactive.ok()) << interactive.status();
+  EXPECT_EQ(scheduler.stats().shed_calls, 1);
+  stream.SetReading(true);
+  const absl::Status status = stream.WaitFinished();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_GT(CallScheduler::RetryAfter(status), absl::ZeroDuration());
+  EXPECT_LE(stream.produced(), 4);
+  EXPECT_LE(stream.written().size(), 4u);
 }
 
 // A one-chunk stream on an idle pool: its chunk is produced on Start's thread (no hand-off), and

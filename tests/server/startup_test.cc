@@ -128,7 +128,7 @@ TEST_F(WorldGenServerStartupTest, HelpListsTheFlags) {
   ASSERT_TRUE(exit.ok()) << exit.status();
   for (const char* flag :
        {"--port", "--listen_address", "--metrics_port", "--blend_threads", "--cache_bytes",
-        "--world_config", "--max_chunks_per_request", "--max_points_per_request", "--max_queue",
+        "--world_config", "--max_chunks_per_request", "--max_points_per_request", "--max_queue_seconds",
         "--stream_buffer_chunks", "--stream_buffer_bytes", "--shutdown_grace_seconds"}) {
     EXPECT_THAT(exit->output, HasSubstr(flag)) << flag;
   }
