@@ -7,7 +7,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -25,6 +27,33 @@ constexpr int64_t kMaxChunksPerCall = int64_t{1} << 20;
 
 absl::Status FromGrpc(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+// Where AttemptStatus keeps the server's grpc-retry-pushback-ms on the absl::Status it returns.
+constexpr absl::string_view kPushbackPayload = "worldgen/client/retry_pushback_ms";
+
+// An attempt's outcome, with the server's pushback (a non-negative whole number of milliseconds in
+// the trailer; anything else means "do not retry", as gRPC's own retry policy reads it).
+absl::Status AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context) {
+  absl::Status result = FromGrpc(status);
+  if (result.ok()) return result;
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find("grpc-retry-pushback-ms");
+  int64_t millis = -1;
+  if (it != trailers.end() &&
+      absl::SimpleAtoi(absl::string_view(it->second.data(), it->second.size()), &millis) &&
+      millis >= 0) {
+    result.SetPayload(kPushbackPayload, absl::Cord(absl::StrCat(millis)));
+  }
+  return result;
+}
+
+// The pushback AttemptStatus kept, if any.
+std::optional<absl::Duration> Pushback(const absl::Status& status) {
+  absl::optional<absl::Cord> payload = status.GetPayload(kPushbackPayload);
+  int64_t millis = 0;
+  if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &millis)) return std::nullopt;
+  return absl::Milliseconds(millis);
 }
 
 void SetDeadline(grpc::ClientContext& context, absl::Time deadline) {
@@ -111,6 +140,10 @@ ClientStats Client::stats() const {
 }
 
 bool Client::IsRetryable(const absl::Status& status) const {
+  if (options_.honor_pushback && status.code() == absl::StatusCode::kResourceExhausted &&
+      Pushback(status).has_value()) {
+    return true;
+  }
   if (std::find(options_.retry_codes.begin(), options_.retry_codes.end(), status.code()) !=
       options_.retry_codes.end()) {
     return true;
@@ -137,7 +170,15 @@ absl::Status Client::WithRetries(const std::function<absl::Status(absl::Time)>& 
       return absl::Status(status.code(),
                           absl::StrCat(status.message(), " (after ", retry + 1, " attempts)"));
     }
-    const absl::Duration wait = RetryBackoff(options_, retry + 1);
+    const std::optional<absl::Duration> pushback =
+        status.code() == absl::StatusCode::kResourceExhausted ? Pushback(status) : std::nullopt;
+    const absl::Duration wait = pushback.value_or(RetryBackoff(options_, retry + 1));
+    if (pushback.has_value() && absl::Now() + wait >= deadline) {
+      // The server will not have room before the deadline: say so, keeping its code.
+      return absl::ResourceExhaustedError(absl::StrCat(
+          status.message(), " (server asked to retry in ", absl::FormatDuration(wait),
+          ", after the call's deadline; ", retry + 1, " attempts)"));
+    }
     if (absl::Now() + wait >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("deadline reached while retrying after ",
                                                       retry + 1, " attempts; last error: ",
@@ -165,7 +206,7 @@ absl::StatusOr<v1::WorldDescription> Client::DescribeWorld() {
     grpc::ClientContext context;
     SetDeadline(context, deadline);
     response.Clear();
-    return FromGrpc(stub_->DescribeWorld(&context, request, &response));
+    return AttemptStatus(stub_->DescribeWorld(&context, request, &response), context);
   });
   if (!status.ok()) return status;
   return response;
@@ -273,7 +314,7 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
       reader->Finish();
       return failure;
     }
-    absl::Status status = FromGrpc(reader->Finish());
+    absl::Status status = AttemptStatus(reader->Finish(), context);
     if (status.ok() && !pending.empty()) {
       return absl::DataLossError(
           absl::StrCat("stream ended OK with ", pending.size(), " requested chunks missing"));
@@ -289,7 +330,7 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
     grpc::ClientContext context;
     SetDeadline(context, deadline);
     response.Clear();
-    return FromGrpc(stub_->SampleWeights(&context, request, &response));
+    return AttemptStatus(stub_->SampleWeights(&context, request, &response), context);
   });
   if (!status.ok()) return status;
   if (response.samples_size() != request.points_size()) {

@@ -17,8 +17,11 @@
 // resets by a proxy in front of a replica that died and cancellations by a draining replica, see
 // retry_stream_resets and retry_server_cancellations) is
 // retried at most `max_retries` times, waiting RetryBackoff(options, k) before retry k: a fixed,
-// jitter-free exponential schedule, so a test or an operator can predict it. No other code is
-// retried. The worldgen RPCs are pure functions of their request, so a retry is always safe.
+// jitter-free exponential schedule, so a test or an operator can predict it. RESOURCE_EXHAUSTED
+// with the server's grpc-retry-pushback-ms trailer (an overloaded server saying when to come back,
+// see honor_pushback) is retried after exactly that wait, if it ends before the deadline; without
+// the trailer, or past the deadline, it is returned as it is. No other code is retried. The
+// worldgen RPCs are pure functions of their request, so a retry is always safe.
 // A streaming call (GenerateChunks/GenerateRegion) that fails with a retryable code is retried for
 // the chunks not yet delivered only: every requested chunk reaches the callback exactly once.
 //
@@ -61,6 +64,9 @@ struct ClientOptions {
   // side: a replica shutting down cancels the calls that reach it after it began to drain (seen
   // through nginx, whose kept-alive upstream connection still sends them there).
   bool retry_server_cancellations = true;
+  // Retry RESOURCE_EXHAUSTED that carries the server's grpc-retry-pushback-ms trailer, after the
+  // wait it names (counted against max_retries), when that wait ends before the call's deadline.
+  bool honor_pushback = true;
   // Backoff before retry k (k >= 1): min(max_backoff, initial_backoff * backoff_multiplier^(k-1)).
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
@@ -181,7 +187,8 @@ class Client {
   Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options);
 
   // Runs `attempt` until it succeeds, fails with a code not in retry_codes, runs out of retries, or
-  // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext.
+  // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext and returns
+  // its status through AttemptStatus (which keeps the server's pushback).
   absl::Status WithRetries(const std::function<absl::Status(absl::Time deadline)>& attempt);
   bool IsRetryable(const absl::Status& status) const;
   // Waits until `until` while driving the channel's reconnection.

@@ -7,8 +7,11 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "client/worldgen_client.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 #include "tests/client/subprocess.h"
@@ -300,6 +303,91 @@ TEST(ClientRetryTest, GivesUpAfterMaxRetries) {
   EXPECT_EQ((*client)->DescribeWorld().status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ((*client)->stats().attempts, 3);
   EXPECT_EQ((*client)->stats().retries, 2);
+}
+
+// An in-process server whose DescribeWorld refuses the first `refusals` attempts with
+// RESOURCE_EXHAUSTED and, when `pushback` is set, the grpc-retry-pushback-ms trailer, as an
+// overloaded worldgen-server does; it records when each attempt arrived.
+class RefusingService final : public v1::WorldGen::Service {
+ public:
+  RefusingService(int refusals, std::optional<std::string> pushback)
+      : refusals_(refusals), pushback_(std::move(pushback)) {}
+  grpc::Status DescribeWorld(grpc::ServerContext* context, const v1::DescribeWorldRequest*,
+                             v1::WorldDescription* response) override {
+    absl::MutexLock lock(&mu_);
+    arrivals_.push_back(absl::Now());
+    if (static_cast<int>(arrivals_.size()) > refusals_) {
+      response->set_blender("fake");
+      return grpc::Status::OK;
+    }
+    if (pushback_.has_value()) context->AddTrailingMetadata("grpc-retry-pushback-ms", *pushback_);
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "busy");
+  }
+  std::vector<absl::Time> arrivals() {
+    absl::MutexLock lock(&mu_);
+    return arrivals_;
+  }
+
+ private:
+  const int refusals_;
+  const std::optional<std::string> pushback_;
+  absl::Mutex mu_;
+  std::vector<absl::Time> arrivals_;
+};
+
+struct RefusingServer {
+  RefusingServer(int refusals, std::optional<std::string> pushback)
+      : service(refusals, std::move(pushback)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service);
+    server = builder.BuildAndStart();
+  }
+  ~RefusingServer() { server->Shutdown(std::chrono::system_clock::now()); }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port); }
+  RefusingService service;
+  int port = 0;
+  std::unique_ptr<grpc::Server> server;
+};
+
+TEST(ClientRetryTest, ResourceExhaustedWithPushbackIsRetriedAfterExactlyThatWait) {
+  RefusingServer server(2, "150");
+  ASSERT_NE(server.server, nullptr);
+  ClientOptions options;
+  options.initial_backoff = absl::Milliseconds(1);  // Pushback, not backoff, sets the wait.
+  auto client = Client::Connect(server.target(), options);
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<v1::WorldDescription> description = (*client)->DescribeWorld();
+  ASSERT_TRUE(description.ok()) << description.status();
+  EXPECT_EQ(description->blender(), "fake");
+  std::vector<absl::Time> arrivals = server.service.arrivals();
+  ASSERT_EQ(arrivals.size(), 3u);
+  EXPECT_GE(arrivals[1] - arrivals[0], absl::Milliseconds(150));
+  EXPECT_GE(arrivals[2] - arrivals[1], absl::Milliseconds(150));
+  EXPECT_EQ((*client)->stats().retries, 2);
+}
+
+TEST(ClientRetryTest, PushbackPastTheDeadlineOrNoneIsReturnedAtOnce) {
+  {
+    RefusingServer server(1, "60000");
+    ClientOptions options;
+    options.deadline = absl::Seconds(5);
+    auto client = Client::Connect(server.target(), options);
+    ASSERT_TRUE(client.ok());
+    const absl::Time start = absl::Now();
+    absl::Status status = (*client)->DescribeWorld().status();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "waited for a pushback past the deadline";
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+    EXPECT_NE(status.message().find("after the call's deadline"), std::string::npos) << status;
+    EXPECT_EQ(server.service.arrivals().size(), 1u);
+  }
+  for (std::optional<std::string> pushback : {std::optional<std::string>(), std::optional<std::string>("-1")}) {
+    RefusingServer server(1, pushback);  // No trailer, or gRPC's "do not retry".
+    auto client = Client::Connect(server.target());
+    ASSERT_TRUE(client.ok());
+    EXPECT_EQ((*client)->DescribeWorld().status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(server.service.arrivals().size(), 1u);
+  }
 }
 
 }  // namespace
