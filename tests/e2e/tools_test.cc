@@ -55,6 +55,24 @@ TEST(PythonClientTest, AgreesWithTheCppClientBitForBit) {
   EXPECT_NE(run->out.find("python-client: OK"), std::string::npos) << run->out << run->err;
 }
 
+// The service config README tells other languages to use, in grpcio's own retry code: a refusal
+// is retried after the server's grpc-retry-pushback-ms, up to maxAttempts.
+TEST(PythonClientTest, ShippedServiceConfigRetriesRefusalsAfterTheServersPushback) {
+  auto server = ServerProcess::Start({"--blend_threads=1", "--max_queue_seconds=0.2"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<CommandResult> run = RunCommand(
+      {kPython, absl::StrCat(kSourceDir, "/tests/e2e/retry_policy_client.py"),
+       absl::StrCat("--target=", (*server)->target()),
+       absl::StrCat("--metrics=127.0.0.1:", (*server)->metrics_port()),
+       absl::StrCat("--proto_dir=", kSourceDir, "/proto"),
+       absl::StrCat("--service_config=", kSourceDir, "/docs/service_config.json")},
+      absl::Seconds(120));
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::cerr << run->out;
+  EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
+  EXPECT_NE(run->out.find("retry-policy: OK"), std::string::npos) << run->out << run->err;
+}
+
 TEST(LoadCommandTest, JsonReportIsSaneForEveryPattern) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
