@@ -18,6 +18,9 @@
 // Counters: per_column (ns per generated column), biomes_per_chunk (mean number of layers),
 // single_biome (share of chunks answered without per-column work).
 // Run: build/bench/blend_bench --benchmark_counters_tabular=true
+// The context names the SIMD variants run; WORLDGEN_SIMD_VARIANT=avx512|avx2|baseline forces one
+// (bench/variants.sh runs the benchmarks under each this CPU can run).
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -194,4 +197,15 @@ BENCHMARK(BM_HeightNoise)->ArgNames({"batch", "mfreq"})->ArgsProduct({{0, 1}, {1
 }  // namespace
 }  // namespace worldgen
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (absl::Status forced = worldgen::CheckForcedSimdVariant(); !forced.ok()) {
+    std::fprintf(stderr, "blend_bench: %s\n", std::string(forced.message()).c_str());
+    return 2;
+  }
+  benchmark::AddCustomContext("simd", worldgen::SimdVariantsInUse());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -10,7 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <span>
+#include <string>
+#include <string_view>
 
 namespace worldgen::simd {
 
@@ -76,14 +79,52 @@ namespace worldgen::simd {
 // How many variants code that picks its own compiles (avx512, avx2, baseline; or the baseline only).
 inline constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 3 : 1;
 
-// The variant to run: the first of `variants` (best first, the always-supported baseline last) this
-// CPU supports. Variant has a `bool supported`.
+// The environment variable that forces a variant ("avx512", "avx2" or "baseline") on every
+// dispatcher that has it, for benchmarks and tests of each variant on one machine, and for an
+// operator who measured another variant faster. Read once, at each dispatcher's first call. The
+// results are the same bits whichever variant runs.
+inline constexpr char kForceVariantEnv[] = "WORLDGEN_SIMD_VARIANT";
+
+// The value of kForceVariantEnv, or empty.
+inline std::string_view ForcedVariant() {
+  const char* value = std::getenv(kForceVariantEnv);
+  return value == nullptr ? std::string_view() : std::string_view(value);
+}
+
+// The variant to run: the one ForcedVariant() names if this CPU supports it, else the first of
+// `variants` (best first, the always-supported baseline last) it supports. A forced name that is
+// unknown or unsupported is ignored here; the programs that honour the variable (the server, the
+// benchmarks) refuse to start with it (see ForcedVariantError). Variant has `name` and `supported`.
 template <typename Variant>
 const Variant& FirstSupported(std::span<const Variant> variants) {
+  const std::string_view forced = ForcedVariant();
+  for (const Variant& v : variants) {
+    if (v.supported && !forced.empty() && std::string(v.name) == forced) return v;
+  }
   for (const Variant& v : variants) {
     if (v.supported) return v;
   }
   return variants.back();
+}
+
+// Why a forced variant would not run on this CPU and build: names not among `variants`, or one
+// this CPU cannot run; empty when it would (or nothing is forced).
+template <typename Variant>
+std::string ForcedVariantError(std::span<const Variant> variants) {
+  const std::string_view forced = ForcedVariant();
+  if (forced.empty()) return std::string();
+  std::string names;
+  for (const Variant& v : variants) {
+    if (std::string(v.name) == forced) {
+      if (v.supported) return std::string();
+      return std::string(kForceVariantEnv) + "=" + std::string(forced) +
+             ": this CPU (or build) cannot run it";
+    }
+    names += names.empty() ? "" : ", ";
+    names += std::string(v.name);
+  }
+  return std::string(kForceVariantEnv) + "=" + std::string(forced) + " is not a variant of this " +
+         "build (" + names + ")";
 }
 
 }  // namespace worldgen::simd

@@ -6,7 +6,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/kernel_row.h"
+#include "engine/noise.h"
+#include "engine/simd.h"
 #include "engine/splat.h"
 
 namespace worldgen {
@@ -172,6 +176,19 @@ absl::StatusOr<PointBlend> World::BlendPoint(double x, double z, const BlendOpti
 
 uint32_t World::SourceBiomeAt(double x, double z) const {
   return spec_.biomes[static_cast<size_t>(source_->BiomeIndexAt(x, z))].id;
+}
+
+std::string SimdVariantsInUse() {
+  return absl::StrCat("kernel ", DispatchedKernelVariant(), ", noise ",
+                      DispatchedNoiseBatchVariant());
+}
+
+absl::Status CheckForcedSimdVariant() {
+  for (const std::string& error : {simd::ForcedVariantError(KernelVariants()),
+                                   simd::ForcedVariantError(NoiseBatchVariants())}) {
+    if (!error.empty()) return absl::InvalidArgumentError(error);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace worldgen

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -70,6 +71,13 @@ class World {
   std::unique_ptr<ChunkInterpolatedHeights> interpolated_heights_;
   std::unique_ptr<Blender> blender_;
 };
+
+// The SIMD variants the engine's vector code runs in this process, e.g. "kernel avx512, noise
+// avx512" (the dispatchers' choice, or the one WORLDGEN_SIMD_VARIANT forces; engine/simd.h).
+std::string SimdVariantsInUse();
+// INVALID_ARGUMENT saying why if WORLDGEN_SIMD_VARIANT forces a variant the kernel or the noise
+// cannot run here (the dispatchers would silently ignore it); OK otherwise.
+absl::Status CheckForcedSimdVariant();
 
 }  // namespace worldgen
 

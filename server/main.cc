@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "engine/biome_sample_cache.h"
+#include "engine/world.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -234,6 +235,9 @@ int Run(int argc, char** argv) {
   const std::string listen_address = absl::GetFlag(FLAGS_listen_address);
   const uint64_t cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
 
+  if (absl::Status forced = CheckForcedSimdVariant(); !forced.ok()) {
+    Die(kExitBadConfig, std::string(forced.message()));
+  }
   absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs(config_paths);
   if (!specs.ok()) Die(kExitBadConfig, absl::StrCat("--world_config: ", specs.status().message()));
   absl::StatusOr<std::unique_ptr<const WorldRegistry>> worlds =
@@ -339,11 +343,11 @@ int Run(int argc, char** argv) {
   health->SetServingStatus(service_name, true);
 
   std::printf("worldgen-server listening on %s metrics %s worlds=[%s] blend_threads=%d "
-              "cache_bytes=%llu\n",
+              "cache_bytes=%llu simd=[%s]\n",
               HostPort(listen_address, bound_port).c_str(),
               HostPort(listen_address, bound_metrics_port).c_str(),
               absl::StrJoin((*worlds)->names(), ",").c_str(), blend_threads,
-              static_cast<unsigned long long>(cache_bytes));
+              static_cast<unsigned long long>(cache_bytes), SimdVariantsInUse().c_str());
   std::fflush(stdout);
 
   int signal_number = 0;

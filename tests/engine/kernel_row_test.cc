@@ -1,12 +1,17 @@
 #include "engine/kernel_row.h"
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "engine/hash.h"
+#include "engine/simd.h"
 #include "gtest/gtest.h"
 
 namespace worldgen {
@@ -125,6 +130,38 @@ TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
   std::printf("kernel variants checked:");
   for (const KernelVariant& v : KernelVariants()) std::printf(" %s%s", v.name.data(), v.supported ? "" : "(unsupported)");
   std::printf("; dispatched: %s\n", DispatchedKernelVariant().data());
+}
+
+// WORLDGEN_SIMD_VARIANT picks a supported variant by name; an unknown or unsupported name leaves the
+// dispatcher's own choice and is reported (the server and blend_bench refuse to start with it).
+TEST(SimdDispatchTest, TheEnvironmentForcesASupportedVariantAndNamesAnyOther) {
+  struct Fake {
+    const char* name;
+    bool supported;
+  };
+  const Fake fakes[] = {{"avx512", false}, {"avx2", true}, {"baseline", true}};
+  const std::span<const Fake> variants(fakes);
+  const char* saved = std::getenv(simd::kForceVariantEnv);
+  const std::string restore = saved == nullptr ? "" : saved;
+  unsetenv(simd::kForceVariantEnv);
+  EXPECT_STREQ(simd::FirstSupported(variants).name, "avx2");
+  EXPECT_EQ(simd::ForcedVariantError(variants), "");
+  setenv(simd::kForceVariantEnv, "baseline", 1);
+  EXPECT_STREQ(simd::FirstSupported(variants).name, "baseline");
+  EXPECT_EQ(simd::ForcedVariantError(variants), "");
+  setenv(simd::kForceVariantEnv, "avx512", 1);
+  EXPECT_STREQ(simd::FirstSupported(variants).name, "avx2");
+  EXPECT_EQ(simd::ForcedVariantError(variants),
+            "WORLDGEN_SIMD_VARIANT=avx512: this CPU (or build) cannot run it");
+  setenv(simd::kForceVariantEnv, "sse9", 1);
+  EXPECT_STREQ(simd::FirstSupported(variants).name, "avx2");
+  EXPECT_EQ(simd::ForcedVariantError(variants),
+            "WORLDGEN_SIMD_VARIANT=sse9 is not a variant of this build (avx512, avx2, baseline)");
+  if (saved == nullptr) {
+    unsetenv(simd::kForceVariantEnv);
+  } else {
+    setenv(simd::kForceVariantEnv, restore.c_str(), 1);
+  }
 }
 
 TEST(KernelRowTest, OutOfReachColumnsGainExactlyZero) {
