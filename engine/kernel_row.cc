@@ -9,20 +9,61 @@
 namespace worldgen {
 namespace {
 
-using simd::Double4;
-using simd::Double8;
-using simd::Float8;
-using simd::Int32x8;
-
 #define WORLDGEN_KERNEL_INLINE inline __attribute__((always_inline))
 
-WORLDGEN_KERNEL_INLINE Double8 Load8(const double* p) {
-  Double8 v;
+// The kernel's vectors: 8 doubles (one AVX-512 register), 4 (AVX2) and 2 (SSE2), with the float
+// and int vectors of as many lanes. Declared here without simd.h's aligned(8), which a template
+// argument would drop (with a warning); every load and store goes through memcpy anyway.
+typedef double Double8 __attribute__((vector_size(64)));
+typedef double Double4 __attribute__((vector_size(32)));
+typedef double Double2 __attribute__((vector_size(16)));
+typedef float Float8 __attribute__((vector_size(32)));
+typedef float Float4 __attribute__((vector_size(16)));
+typedef float Float2 __attribute__((vector_size(8)));
+typedef int32_t Int32x8 __attribute__((vector_size(32)));
+typedef int32_t Int32x4 __attribute__((vector_size(16)));
+typedef int32_t Int32x2 __attribute__((vector_size(8)));
+
+// What a variant's body computes with: its vector of doubles V (the widest its ISA holds in one
+// register: GCC splits wider vectors into several and, past the register file, spills them lane by
+// lane), the float vector its weights convert to, the matching int mask, and how many V
+// accumulators the sums keep in registers (half the register file, the rest for the terms).
+template <typename V>
+struct KernelVector;
+template <>
+struct KernelVector<Double8> {  // AVX-512: 32 zmm registers.
+  using Float = Float8;
+  using Mask = Int32x8;
+  static constexpr size_t kAccumulators = 16;
+};
+template <>
+struct KernelVector<Double4> {  // AVX2: 16 ymm registers.
+  using Float = Float4;
+  using Mask = Int32x4;
+  static constexpr size_t kAccumulators = 8;
+};
+template <>
+struct KernelVector<Double2> {  // SSE2: 16 xmm registers.
+  using Float = Float2;
+  using Mask = Int32x2;
+  static constexpr size_t kAccumulators = 8;
+};
+
+template <typename V>
+inline constexpr size_t kLanes = sizeof(V) / sizeof(double);
+static_assert(kKernelLanes % kLanes<Double8> == 0 && kKernelLanes % kLanes<Double2> == 0);
+
+template <typename V>
+WORLDGEN_KERNEL_INLINE V Load(const double* p) {
+  V v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 
-WORLDGEN_KERNEL_INLINE void Store8(double* p, Double8 v) { std::memcpy(p, &v, sizeof v); }
+template <typename V>
+WORLDGEN_KERNEL_INLINE void Store(double* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
 // Most rows SlotSums takes at a time.
 constexpr size_t kMaxRows = 8;
@@ -40,16 +81,17 @@ struct RowScratch {
 // takes only the points whose kernel reaches its nearest column and row (KernelNearestOffset: one
 // it does not reach adds +0.0 everywhere in the tile); inside the tile every term is computed
 // (those out of reach are +0.0).
-template <typename Max, size_t kRows, size_t kGroup>
+template <typename Max, typename V, size_t kRows, size_t kGroup>
 WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
                                      const KernelPoint* points, size_t count,
                                      const RowScratch& scratch, double* slot_acc) {
   static_assert(kRows <= kMaxRows);
+  constexpr size_t kL = kLanes<V>;
   uint32_t* const row_points = scratch.row_points;
   double* const row_near_sq = scratch.row_near_sq;
   double* const row_parts = scratch.row_parts;
   const size_t n = static_cast<size_t>(b.size);
-  const size_t vectors = b.stride / kKernelLanes;
+  const size_t vectors = b.stride / kL;
   for (size_t r0 = 0; r0 < n; r0 += kRows) {
     alignas(64) double row_z[kRows];
     for (size_t r = 0; r < kRows; ++r) row_z[r] = b.z0 + static_cast<double>(r0 + r);
@@ -63,11 +105,11 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
       const double row_part = points[k].radius_sq - near_z * near_z;
       row_points[near] = static_cast<uint32_t>(k);
       row_near_sq[near] = row_part;
-      if constexpr (kRows == kKernelLanes) {
-        Double8 z;
-        std::memcpy(&z, row_z, sizeof z);
-        const Double8 dz = z - points[k].z;
-        Store8(row_parts + near * kRows, points[k].radius_sq - dz * dz);
+      if constexpr (kRows % kL == 0) {
+        for (size_t r = 0; r < kRows; r += kL) {
+          const V dz = Load<V>(row_z + r) - points[k].z;
+          Store(row_parts + near * kRows + r, points[k].radius_sq - dz * dz);
+        }
       } else {
         for (size_t r = 0; r < kRows; ++r) {
           const double dz = row_z[r] - points[k].z;
@@ -77,22 +119,22 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
       near += row_part > 0.0;
     }
     for (size_t g = 0; g < vectors; g += kGroup) {
-      const double x_lo = xs[g * kKernelLanes];
-      const double x_hi = xs[std::min((g + kGroup) * kKernelLanes, n) - 1];
-      Double8 acc[kRows][kGroup];
+      const double x_lo = xs[g * kL];
+      const double x_hi = xs[std::min((g + kGroup) * kL, n) - 1];
+      V acc[kRows][kGroup];
 #pragma GCC unroll 8
       for (size_t r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
-        for (size_t v = 0; v < kGroup; ++v) acc[r][v] = Double8{};
+        for (size_t v = 0; v < kGroup; ++v) acc[r][v] = V{};
       }
       for (size_t m = 0; m < near; ++m) {
         const KernelPoint& p = points[row_points[m]];
         const double near_x = KernelNearestOffset(p.x, x_lo, x_hi);
         if (!(row_near_sq[m] - near_x * near_x > 0.0)) continue;
-        Double8 dx_sq[kGroup];
+        V dx_sq[kGroup];
 #pragma GCC unroll 4
         for (size_t v = 0; v < kGroup; ++v) {
-          const Double8 dx = Load8(xs + (g + v) * kKernelLanes) - p.x;
+          const V dx = Load<V>(xs + (g + v) * kL) - p.x;
           dx_sq[v] = dx * dx;
         }
         const double* parts = row_parts + m * kRows;
@@ -101,14 +143,14 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
           const double row_part = parts[r];
 #pragma GCC unroll 4
           for (size_t v = 0; v < kGroup; ++v) {
-            const Double8 t = Max::Positive(row_part - dx_sq[v]);
+            const V t = Max::Positive(row_part - dx_sq[v]);
             acc[r][v] += t * t;
           }
         }
       }
       for (size_t r = 0; r < kRows && r0 + r < n; ++r) {
         for (size_t v = 0; v < kGroup; ++v) {
-          Store8(slot_acc + (r0 + r) * b.stride + (g + v) * kKernelLanes, acc[r][v]);
+          Store(slot_acc + (r0 + r) * b.stride + (g + v) * kL, acc[r][v]);
         }
       }
     }
@@ -117,10 +159,14 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
 
 // The vector kernel: slot by slot, each slot's sums accumulated in registers (SlotSums), then the
 // totals and the normalized weights.
-template <typename Max>
+template <typename Max, typename V>
 WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
+  using Float = typename KernelVector<V>::Float;
+  using Mask = typename KernelVector<V>::Mask;
+  constexpr size_t kL = kLanes<V>;
+  constexpr size_t kAcc = KernelVector<V>::kAccumulators;
   const size_t n = static_cast<size_t>(b.size);
-  const size_t vectors = b.stride / kKernelLanes;
+  const size_t vectors = b.stride / kL;
   alignas(64) double xs[1024 + kKernelLanes];
   for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + static_cast<double>(lx);
   thread_local std::vector<uint32_t> row_points;
@@ -135,19 +181,19 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
     const size_t count = b.slot_begin[s + 1] - b.slot_begin[s];
     double* slot_acc = b.acc + s * n * b.stride;
     if (vectors % 4 == 0) {
-      SlotSums<Max, 4, 4>(b, xs, points, count, scratch, slot_acc);
+      SlotSums<Max, V, kAcc / 4, 4>(b, xs, points, count, scratch, slot_acc);
     } else if (vectors % 2 == 0) {
-      SlotSums<Max, 8, 2>(b, xs, points, count, scratch, slot_acc);
+      SlotSums<Max, V, kAcc / 2, 2>(b, xs, points, count, scratch, slot_acc);
     } else {
-      SlotSums<Max, 8, 1>(b, xs, points, count, scratch, slot_acc);
+      SlotSums<Max, V, std::min(kAcc, kMaxRows), 1>(b, xs, points, count, scratch, slot_acc);
     }
   }
   // Totals: the slots' sums in ascending slot order.
   for (size_t lz = 0; lz < n; ++lz) {
-    for (size_t at = 0; at < b.stride; at += kKernelLanes) {
-      Double8 t = Load8(b.acc + lz * b.stride + at);
-      for (size_t s = 1; s < b.slots; ++s) t += Load8(b.acc + (s * n + lz) * b.stride + at);
-      Store8(b.total + lz * b.stride + at, t);
+    for (size_t at = 0; at < b.stride; at += kL) {
+      V t = Load<V>(b.acc + lz * b.stride + at);
+      for (size_t s = 1; s < b.slots; ++s) t += Load<V>(b.acc + (s * n + lz) * b.stride + at);
+      Store(b.total + lz * b.stride + at, t);
     }
   }
   // Block fields in locals, and `any` written as whole vectors: the stores into the weights (by
@@ -155,27 +201,29 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   // memory, each row then waiting on the previous row's store.
   const size_t stride = b.stride;
   const double* const total = b.total;
-  constexpr Int32x8 kLaneIndex = {0, 1, 2, 3, 4, 5, 6, 7};
+  Mask lane_index;
+  for (size_t l = 0; l < kL; ++l) lane_index[l] = static_cast<int32_t>(l);
   for (size_t s = 0; s < b.slots; ++s) {
     const double* acc = b.acc + s * n * stride;
     float* out = b.weights + s * n * n;
-    Int32x8 any = {};
+    Mask any = {};
     for (size_t lz = 0; lz < n; ++lz) {
-      for (size_t at = 0; at < stride; at += kKernelLanes) {
-        const Double8 q = Load8(acc + lz * stride + at) / Load8(total + lz * stride + at);
-        const Float8 f = __builtin_convertvector(q, Float8);
-        if (n - at >= kKernelLanes) {
+      for (size_t at = 0; at < stride; at += kL) {
+        if (at >= n) break;  // The rest of the row is padding (vectors narrower than its unit).
+        const V q = Load<V>(acc + lz * stride + at) / Load<V>(total + lz * stride + at);
+        const Float f = __builtin_convertvector(q, Float);
+        if (n - at >= kL) {
           std::memcpy(out + lz * n + at, &f, sizeof f);
           any |= f != 0.0f;
           continue;
         }
         // A row's last, partial vector: only its stored columns count (padded lanes are scratch).
         std::memcpy(out + lz * n + at, &f, (n - at) * sizeof(float));
-        any |= (f != 0.0f) & (kLaneIndex < static_cast<int32_t>(n - at));
+        any |= (f != 0.0f) & (lane_index < static_cast<int32_t>(n - at));
       }
     }
     int32_t set = 0;
-    for (size_t l = 0; l < kKernelLanes; ++l) set |= any[l];
+    for (size_t l = 0; l < kL; ++l) set |= any[l];
     b.nonzero[s] = set != 0 ? 1 : 0;
   }
 }
@@ -186,7 +234,10 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
 // instruction. Written as inline assembly because intrinsics cannot be inlined into the
 // target-neutral body that each variant instantiates.
 struct PortableMax {
-  static WORLDGEN_KERNEL_INLINE Double8 Positive(Double8 t) { return t > 0.0 ? t : 0.0; }
+  template <typename V>
+  static WORLDGEN_KERNEL_INLINE V Positive(V t) {
+    return t > 0.0 ? t : 0.0;
+  }
 };
 
 #if WORLDGEN_SIMD_DISPATCH
@@ -198,23 +249,21 @@ struct Avx512Max {
   }
 };
 struct Avx2Max {
-  static WORLDGEN_KERNEL_INLINE Double8 Positive(Double8 t) {
-    Double4 half[2];
-    std::memcpy(half, &t, sizeof half);
-    for (Double4& h : half) {
-      asm("vmaxpd %[zero], %[t], %[r]" : [r] "=x"(h) : [t] "x"(h), [zero] "x"(Double4{}));
-    }
-    std::memcpy(&t, half, sizeof t);
-    return t;
+  static WORLDGEN_KERNEL_INLINE Double4 Positive(Double4 t) {
+    Double4 r;
+    asm("vmaxpd %[zero], %[t], %[r]" : [r] "=x"(r) : [t] "x"(t), [zero] "x"(Double4{}));
+    return r;
   }
 };
 
 __attribute__((target("avx512f"))) void KernelAvx512(const KernelBlock& b) {
-  KernelBody<Avx512Max>(b);
+  KernelBody<Avx512Max, Double8>(b);
 }
-__attribute__((target("avx2"))) void KernelAvx2(const KernelBlock& b) { KernelBody<Avx2Max>(b); }
+__attribute__((target("avx2"))) void KernelAvx2(const KernelBlock& b) {
+  KernelBody<Avx2Max, Double4>(b);
+}
 #endif
-void KernelBaseline(const KernelBlock& b) { KernelBody<PortableMax>(b); }
+void KernelBaseline(const KernelBlock& b) { KernelBody<PortableMax, Double2>(b); }
 
 const KernelVariant* Variants() {
   static const KernelVariant variants[] = {

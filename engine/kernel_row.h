@@ -1,8 +1,9 @@
 // The hot loop of every kernel blender: a block's samples convolved into normalized weights.
 //
-// Written once against GCC's portable vector extensions (8 doubles per vector, across columns only)
-// and compiled for AVX-512, AVX2 and baseline x86-64; the best variant the CPU supports is chosen at
-// startup. Every lane performs exactly the scalar reference's IEEE operations in the same order (no
+// Written once against GCC's portable vector extensions (across columns only) and compiled for
+// AVX-512, AVX2 and baseline x86-64, each with the vector one of its registers holds (8, 4 and 2
+// doubles) and as many accumulators as its register file keeps; the best variant the CPU supports
+// is chosen at startup (WORLDGEN_SIMD_VARIANT forces one, engine/simd.h). Every lane performs exactly the scalar reference's IEEE operations in the same order (no
 // FMA: -ffp-contract=off), so every variant gives the same bits; tests compare each one the CPU
 // can run against KernelBlockScalar.
 //
