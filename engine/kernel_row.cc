@@ -68,11 +68,13 @@ WORLDGEN_KERNEL_INLINE void Store(double* p, V v) {
 // Most rows SlotSums takes at a time.
 constexpr size_t kMaxRows = 8;
 
-// SlotSums' per-row-band lists, one entry per point of the slot (row_parts: kMaxRows per point).
+// SlotSums' per-row-band lists, one entry per point of the slot (row_parts: kMaxRows per point),
+// and the list of those that reach a group of columns.
 struct RowScratch {
-  uint32_t* row_points;
+  double* row_x;
   double* row_near_sq;
   double* row_parts;
+  uint32_t* reaching;
 };
 
 // One slot's sums over the block: `points` are the slot's points in their original order. Rows are
@@ -87,9 +89,10 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
                                      const RowScratch& scratch, double* slot_acc) {
   static_assert(kRows <= kMaxRows);
   constexpr size_t kL = kLanes<V>;
-  uint32_t* const row_points = scratch.row_points;
+  double* const row_x = scratch.row_x;
   double* const row_near_sq = scratch.row_near_sq;
   double* const row_parts = scratch.row_parts;
+  uint32_t* const reaching = scratch.reaching;
   const size_t n = static_cast<size_t>(b.size);
   const size_t vectors = b.stride / kL;
   for (size_t r0 = 0; r0 < n; r0 += kRows) {
@@ -103,7 +106,7 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
     for (size_t k = 0; k < count; ++k) {
       const double near_z = KernelNearestOffset(points[k].z, z_lo, z_hi);
       const double row_part = points[k].radius_sq - near_z * near_z;
-      row_points[near] = static_cast<uint32_t>(k);
+      row_x[near] = points[k].x;
       row_near_sq[near] = row_part;
       if constexpr (kRows % kL == 0) {
         for (size_t r = 0; r < kRows; r += kL) {
@@ -127,14 +130,21 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
 #pragma GCC unroll 4
         for (size_t v = 0; v < kGroup; ++v) acc[r][v] = V{};
       }
+      // The points whose kernel reaches these columns, listed without a branch: which ones do is
+      // not predictable, and a mispredicted skip cost more than the terms it saved.
+      size_t reach = 0;
       for (size_t m = 0; m < near; ++m) {
-        const KernelPoint& p = points[row_points[m]];
-        const double near_x = KernelNearestOffset(p.x, x_lo, x_hi);
-        if (!(row_near_sq[m] - near_x * near_x > 0.0)) continue;
+        const double near_x = KernelNearestOffset(row_x[m], x_lo, x_hi);
+        reaching[reach] = static_cast<uint32_t>(m);
+        reach += row_near_sq[m] - near_x * near_x > 0.0;
+      }
+      for (size_t i = 0; i < reach; ++i) {
+        const size_t m = reaching[i];
+        const double px = row_x[m];
         V dx_sq[kGroup];
 #pragma GCC unroll 4
         for (size_t v = 0; v < kGroup; ++v) {
-          const V dx = Load<V>(xs + (g + v) * kL) - p.x;
+          const V dx = Load<V>(xs + (g + v) * kL) - px;
           dx_sq[v] = dx * dx;
         }
         const double* parts = row_parts + m * kRows;
@@ -169,13 +179,15 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   const size_t vectors = b.stride / kL;
   alignas(64) double xs[1024 + kKernelLanes];
   for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + static_cast<double>(lx);
-  thread_local std::vector<uint32_t> row_points;
+  thread_local std::vector<double> row_x;
   thread_local std::vector<double> row_near_sq;
   thread_local std::vector<double> row_parts;
-  row_points.resize(b.count);
+  thread_local std::vector<uint32_t> reaching;
+  row_x.resize(b.count);
   row_near_sq.resize(b.count);
   row_parts.resize(b.count * kMaxRows);
-  const RowScratch scratch{row_points.data(), row_near_sq.data(), row_parts.data()};
+  reaching.resize(b.count);
+  const RowScratch scratch{row_x.data(), row_near_sq.data(), row_parts.data(), reaching.data()};
   for (size_t s = 0; s < b.slots; ++s) {
     const KernelPoint* points = b.points + b.slot_begin[s];
     const size_t count = b.slot_begin[s + 1] - b.slot_begin[s];
