@@ -28,11 +28,16 @@ constexpr uint64_t Mix64(uint64_t v) { return Mix64Of(v); }
 // HashCoords after its seed step: `seed_mix` is Mix64(seed ^ kHashSeedSalt), `a` and `b` the
 // coordinates as uint64_t (two's complement); T as for Mix64Of.
 inline constexpr uint64_t kHashSeedSalt = 0x9e3779b97f4a7c15ULL;
+// The part of HashCoordsFromSeedMix that does not depend on the salt, for callers that hash one
+// pair of coordinates under several salts: HashCoordsFromSeedMix = Mix64Of(prefix ^ salt).
+template <typename T>
+constexpr T HashCoordsPrefix(uint64_t seed_mix, T a, T b) {
+  T h = Mix64Of(seed_mix ^ a * 0xbf58476d1ce4e5b9ULL);
+  return Mix64Of(h ^ b * 0x94d049bb133111ebULL);
+}
 template <typename T>
 constexpr T HashCoordsFromSeedMix(uint64_t seed_mix, T a, T b, uint64_t salt = 0) {
-  T h = Mix64Of(seed_mix ^ a * 0xbf58476d1ce4e5b9ULL);
-  h = Mix64Of(h ^ b * 0x94d049bb133111ebULL);
-  return Mix64Of(h ^ salt);
+  return Mix64Of(HashCoordsPrefix(seed_mix, a, b) ^ salt);
 }
 
 // Hash of a seed and two signed lattice coordinates, with a salt that separates independent streams

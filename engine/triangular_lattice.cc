@@ -5,9 +5,15 @@
 #include "engine/hash.h"
 
 namespace worldgen {
+namespace {
+
+// Attempts of the rejection draw in Position (a miss has probability 1 - pi/4 + 0.01 pi).
+constexpr uint64_t kAttempts = 8;
+
+}  // namespace
 
 TriangularLattice::TriangularLattice(uint64_t seed, double interval, double jitter_fraction)
-    : seed_(seed),
+    : seed_mix_(Mix64(seed ^ kHashSeedSalt)),
       interval_(interval),
       jitter_(interval * jitter_fraction),
       row_height_(interval * (kSqrt3 * 0.5)) {}
@@ -15,9 +21,12 @@ TriangularLattice::TriangularLattice(uint64_t seed, double interval, double jitt
 void TriangularLattice::Position(int32_t i, int32_t j, double* x, double* z) const {
   // A direction drawn uniformly from the unit disc by rejection (bounded retries), then normalized.
   // Only integer hashing, multiplication and sqrt (correctly rounded in IEEE) are involved.
+  // Attempt k's hash is HashCoords(seed, i, j, k); the part before the salt is shared.
+  const uint64_t prefix = HashCoordsPrefix(seed_mix_, static_cast<uint64_t>(int64_t{i}),
+                                           static_cast<uint64_t>(int64_t{j}));
   double ux = 1.0, uz = 0.0;
-  for (uint64_t attempt = 0; attempt < 8; ++attempt) {
-    uint64_t h = HashCoords(seed_, i, j, attempt);
+  for (uint64_t attempt = 0; attempt < kAttempts; ++attempt) {
+    uint64_t h = Mix64(prefix ^ attempt);
     double a = static_cast<double>(h & 0xffffffffULL) * (2.0 / 4294967296.0) - 1.0;
     double b = static_cast<double>(h >> 32) * (2.0 / 4294967296.0) - 1.0;
     double len2 = a * a + b * b;

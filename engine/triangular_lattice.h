@@ -37,7 +37,7 @@ class TriangularLattice {
   LatticeIndex NearestVertex(double x, double z) const;
 
  private:
-  uint64_t seed_;
+  uint64_t seed_mix_;  // Mix64(seed ^ kHashSeedSalt): HashCoords' seed step, done once.
   double interval_;
   double jitter_;
   double row_height_;  // interval * sqrt(3) / 2
