@@ -4,6 +4,8 @@
 //                                    cached 0: the biome source runs at every gathered lattice point
 //                                    cached 1: every lattice sample already in the cache
 //   BM_ChunkSize/gi/r/size/cached    the same for chunk sizes 16, 32, 64 (per column must not grow)
+//   BM_Threads/gi/r/cached/threads   1 and 2 threads blending independent chunks through one shared
+//                                    cache: items_per_second = columns/s over all threads
 //   BM_Point/gi/r/cached/points      one point query (World::BlendPoint, SampleWeights' path), over
 //                                    `points` random points of a 32,768-block square: 4,096 spread
 //                                    their tiles over ~40 MB (mostly DRAM), 256 keep them in the
@@ -75,6 +77,37 @@ BENCHMARK(BM_Anchor)
     ->ArgsProduct({{4}, {48}, {0, 1}})
     ->ArgsProduct({{4}, {24}, {0, 1}})
     ->ArgsProduct({{8}, {48}, {0, 1}});
+
+// Threads blending independent chunks of one world through one shared sample cache, as the
+// server's blend pool does: columns/s over all threads (items_per_second, wall time); per thread it
+// must not fall as threads are added while the CPU has a core for each.
+void BM_Threads(benchmark::State& state) {
+  const bool cached = state.range(2) != 0;
+  static auto* shared = [] {
+    struct Shared {
+      std::shared_ptr<const World> world = MakeWorld(8, 24);
+      std::vector<std::pair<int64_t, int64_t>> chunks = SpreadChunks(16, 4096);
+      BiomeSampleCache cache{size_t{1} << 30};
+    };
+    auto* s = new Shared;
+    for (auto [cx, cz] : s->chunks) benchmark::DoNotOptimize(s->world->BlendChunk(cx, cz, 16, {}, &s->cache));
+    return s;
+  }();
+  // Each thread walks its own stretch of the chunk list.
+  size_t next = static_cast<size_t>(state.thread_index()) * shared->chunks.size() /
+                static_cast<size_t>(state.threads());
+  for (auto _ : state) {
+    auto [cx, cz] = shared->chunks[next++ % shared->chunks.size()];
+    benchmark::DoNotOptimize(
+        shared->world->BlendChunk(cx, cz, 16, {}, cached ? &shared->cache : nullptr));
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 256);
+}
+BENCHMARK(BM_Threads)
+    ->ArgNames({"gi", "r", "cached"})
+    ->ArgsProduct({{8}, {24}, {0, 1}})
+    ->ThreadRange(1, 2)
+    ->UseRealTime();
 
 void BM_ChunkSize(benchmark::State& state) {
   RunChunks(state, static_cast<double>(state.range(0)), static_cast<double>(state.range(1)),
