@@ -32,21 +32,8 @@ def queue_full_refusals(metrics):
     return 0.0
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--target", required=True)
-    parser.add_argument("--metrics", required=True)
-    parser.add_argument("--proto_dir", required=True)
-    parser.add_argument("--service_config", required=True)
-    args = parser.parse_args()
-    with open(args.service_config) as f:
-        config_text = f.read()
-    config = json.loads(config_text)
-    policy = config["methodConfig"][0]["retryPolicy"]
-    attempts = policy["maxAttempts"]
-
-    out = tempfile.mkdtemp(prefix="retry-policy-stubs-")
-    generate_stubs(args.proto_dir, out)
+def call_refused(args, config_text):
+    """The refused call through grpcio with the service config: (code, details, seconds, refusals)."""
     import grpc
     from worldgen.v1 import worldgen_pb2, worldgen_pb2_grpc
 
@@ -64,9 +51,28 @@ def main():
     except grpc.RpcError as error:
         code, details = error.code(), error.details()
     elapsed = time.monotonic() - start
-    refusals = queue_full_refusals(args.metrics) - before
+    channel.close()
+    return code, details, elapsed, queue_full_refusals(args.metrics) - before
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target", required=True)
+    parser.add_argument("--metrics", required=True)
+    parser.add_argument("--proto_dir", required=True)
+    parser.add_argument("--service_config", required=True)
+    args = parser.parse_args()
+    with open(args.service_config) as f:
+        config_text = f.read()
+    config = json.loads(config_text)
+    policy = config["methodConfig"][0]["retryPolicy"]
+    attempts = policy["maxAttempts"]
+
+    with tempfile.TemporaryDirectory(prefix="retry-policy-stubs-") as out:
+        generate_stubs(args.proto_dir, out)
+        code, details, elapsed, refusals = call_refused(args, config_text)
     failures = []
-    if code != grpc.StatusCode.RESOURCE_EXHAUSTED:
+    if code is None or code.name != "RESOURCE_EXHAUSTED":
         failures.append("status %s (%s), expected RESOURCE_EXHAUSTED" % (code, details))
     if refusals != attempts:
         failures.append("server refused %d attempts, expected maxAttempts = %d" % (refusals, attempts))
