@@ -41,12 +41,16 @@ void ChunkStreamPolicy::RunTask(int64_t index, const CallScheduler::Call* call) 
   // Shed by the scheduler: end the stream with the scheduler's status, blending nothing more.
   const bool shed = !stopped && call->shed();
   const bool cancelled = !stopped && !shed && hooks_.cancelled();
-  absl::StatusOr<Reply> reply = absl::CancelledError("not produced");
-  if (shed) {
-    reply = call->ShedStatus();
-  } else if (!stopped && !cancelled) {
-    reply = hooks_.produce(index);
-  }
+  if (shed) return TaskDone(call->ShedStatus(), false, false);
+  if (stopped || cancelled) return TaskDone(absl::CancelledError("not produced"), stopped, cancelled);
+  // Until `done` runs the task counts in tasks_, so the stream cannot finish (nor the policy be
+  // destroyed) before it.
+  hooks_.produce(index, [this](absl::StatusOr<Reply> reply) {
+    TaskDone(std::move(reply), false, false);
+  });
+}
+
+void ChunkStreamPolicy::TaskDone(absl::StatusOr<Reply> reply, bool stopped, bool cancelled) {
   Advance([&] {
     --tasks_;
     if (stopped || cancelled) {

@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -63,10 +64,15 @@ class ChunkStreamPolicy {
     std::unique_ptr<CallScheduler::Call> admission;
   };
 
+  // Hands a produced reply (non-null) or the production's error to the policy; call it once.
+  using Produced = absl::AnyInvocable<void(absl::StatusOr<Reply>) &&>;
+
   struct Hooks {
-    // Blends and encodes chunk `index` (non-null on success); runs on a pool thread, or for a
-    // one-chunk stream possibly on Start's thread.
-    std::function<absl::StatusOr<Reply>(int64_t index)> produce;
+    // Produces chunk `index` and hands it to `done`: before returning (blended here), or later on
+    // another thread (another call blending the same chunk publishes it), so that a task never
+    // waits on its thread for another. Called on a pool thread, or for a one-chunk stream possibly
+    // on Start's thread.
+    std::function<void(int64_t index, Produced done)> produce;
     // Whether the call was cancelled or its deadline passed (checked before each blend).
     std::function<bool()> cancelled;
     // Starts writing `reply`; WriteDone must follow. Never called while a write is pending.
@@ -101,6 +107,8 @@ class ChunkStreamPolicy {
   };
 
   void RunTask(int64_t index, const CallScheduler::Call* call);
+  // A task's outcome: `reply`, unless it found the stream stopped or the call cancelled.
+  void TaskDone(absl::StatusOr<Reply> reply, bool stopped, bool cancelled);
   // Applies `update` and decides under mu_, then acts outside it.
   void Advance(absl::FunctionRef<void()> update);
   Actions DecideLocked();

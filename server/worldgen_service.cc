@@ -2,10 +2,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
@@ -177,7 +175,9 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         record_(record),
         policy_(std::move(call), selection_.count(), buffer_chunks,
                 ChunkStreamPolicy::Hooks{
-                    [this](int64_t index) { return Produce(index); },
+                    [this](int64_t index, ChunkStreamPolicy::Produced done) {
+                      Produce(index, std::move(done));
+                    },
                     [this] { return context_->IsCancelled(); },
                     [this](ChunkStreamPolicy::Reply reply) {
                       writing_ = ByteBufferFrom(std::move(reply));
@@ -214,36 +214,28 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     StartWriteAndFinish(&writing_, grpc::WriteOptions(), std::move(status));
   }
 
-  // The encoded reply of chunk `index`, through the shared flights (see the header).
-  absl::StatusOr<ChunkStreamPolicy::Reply> Produce(int64_t index) {
+  // The encoded reply of chunk `index`, through the shared flights (see the header), handed to
+  // `done`: at once when it is cached or blended here; when another call is blending the same
+  // chunk, by that call's thread once it publishes, this task's thread going back to the pool.
+  void Produce(int64_t index, ChunkStreamPolicy::Produced done) {
     const ChunkSelection::Coord coord = selection_.at(index);
     const ChunkReplyKey key{world_->uid(), coord.x, coord.z, selection_.size(),
                             ChunkReplyOptionBits(options_)};
-    // Shared with the joiner callback, which runs on the leader's thread after we may have woken.
-    struct Landing {
-      std::mutex mu;
-      std::condition_variable cv;
-      bool done = false;
-      std::shared_ptr<const std::string> bytes;
-    };
-    auto landing = std::make_shared<Landing>();
     std::shared_ptr<const std::string> hit;
+    // Moved into the joiner callback only when the lookup joins (Lookup calls it at most then).
+    auto pending = std::make_shared<ChunkStreamPolicy::Produced>(std::move(done));
     const ChunkReplyFlights::Outcome outcome = deps_.replies->Lookup(
-        key, &hit, [landing](std::shared_ptr<const std::string> bytes) {
-          std::lock_guard<std::mutex> lock(landing->mu);
-          landing->bytes = std::move(bytes);
-          landing->done = true;
-          landing->cv.notify_all();
+        key, &hit, [this, coord, pending](std::shared_ptr<const std::string> bytes) {
+          // The leader failed or gave up (an engine error): blend it for this call alone, on the
+          // leader's thread, which has just finished the same chunk's work.
+          std::move(*pending)(bytes != nullptr ? absl::StatusOr<ChunkStreamPolicy::Reply>(bytes)
+                                                : Blend(coord));
         });
     switch (outcome) {
       case ChunkReplyFlights::Outcome::kHit:
-        return hit;
-      case ChunkReplyFlights::Outcome::kJoined: {
-        std::unique_lock<std::mutex> lock(landing->mu);
-        landing->cv.wait(lock, [&] { return landing->done; });
-        if (landing->bytes != nullptr) return landing->bytes;
-        break;  // The leader failed or gave up: blend it here, for this call alone.
-      }
+        return std::move(*pending)(hit);
+      case ChunkReplyFlights::Outcome::kJoined:
+        return;  // The callback above delivers it.
       case ChunkReplyFlights::Outcome::kLeader: {
         absl::StatusOr<ChunkStreamPolicy::Reply> bytes = Blend(coord);
         if (bytes.ok()) {
@@ -251,10 +243,9 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         } else {
           deps_.replies->Abandon(key);
         }
-        return bytes;
+        return std::move(*pending)(std::move(bytes));
       }
     }
-    return Blend(coord);
   }
 
   // Blends and encodes one chunk, and records what it cost (metrics, admission's estimate).

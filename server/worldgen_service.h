@@ -16,9 +16,10 @@
 // wait for before trying again.
 // - GenerateChunk: the stream's decisions (which chunk next, how many outstanding, when to finish)
 //   are ChunkStreamPolicy's; the reactor only moves bytes. Each chunk's encoded reply goes through
-//   ChunkReplyFlights: concurrent calls for the same chunk blend it once (a joiner waits for the
-//   running leader's bytes on its pool thread: bounded by one chunk's blend, and the leader waits on
-//   nothing), and with --chunk_cache_bytes repeats are served from encoded bytes without blending.
+//   ChunkReplyFlights: concurrent calls for the same chunk blend it once (a joiner's task returns
+//   its thread to the pool at once, and the leader's thread hands the bytes on when it publishes:
+//   no thread waits for another), and with --chunk_cache_bytes repeats are served from encoded
+//   bytes without blending.
 // - SampleWeights: one task, checking for cancellation every few points.
 // - DescribeWorld: answered on the gRPC thread (no blending).
 // Error messages never echo unbounded client input: a world name is escaped and cut to 64 bytes.

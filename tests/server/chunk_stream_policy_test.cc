@@ -41,18 +41,13 @@ class FakeStream {
     policy_ = std::make_unique<ChunkStreamPolicy>(
         *std::move(call), count, max_outstanding,
         ChunkStreamPolicy::Hooks{
-            [this](int64_t index) -> absl::StatusOr<ChunkStreamPolicy::Reply> {
-              produced_.fetch_add(1);
-              const int outstanding = in_flight_.fetch_add(1) + 1;
-              int seen = peak_.load();
-              while (outstanding > seen && !peak_.compare_exchange_weak(seen, outstanding)) {
-              }
-              if (index == fail_at_) return absl::InternalError("blend failed");
-              {
+            [this](int64_t index, ChunkStreamPolicy::Produced done) {
+              if (deferring_.load()) {
                 std::lock_guard<std::mutex> lock(mu_);
-                produced_on_.push_back(std::this_thread::get_id());
+                deferred_.emplace_back(index, std::move(done));
+                return;
               }
-              return std::make_shared<const std::string>(absl::StrCat("chunk ", index));
+              std::move(done)(Produce(index));
             },
             [this] { return cancelled_.load(); },
             [this](ChunkStreamPolicy::Reply reply) {
@@ -90,7 +85,37 @@ class FakeStream {
     writer_.join();
   }
 
+  // Blends chunk `index` (a string), counting how many are in flight at once.
+  absl::StatusOr<ChunkStreamPolicy::Reply> Produce(int64_t index) {
+    produced_.fetch_add(1);
+    const int outstanding = in_flight_.fetch_add(1) + 1;
+    int seen = peak_.load();
+    while (outstanding > seen && !peak_.compare_exchange_weak(seen, outstanding)) {
+    }
+    if (index == fail_at_) return absl::InternalError("blend failed");
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      produced_on_.push_back(std::this_thread::get_id());
+    }
+    return std::make_shared<const std::string>(absl::StrCat("chunk ", index));
+  }
+
   void Start() { policy_->Start(); }
+  // From now on `produce` returns at once and keeps its `done`, as a call joining another's blend
+  // of the same chunk does; CompleteDeferred hands the replies on, from the calling thread.
+  void Defer() { deferring_ = true; }
+  size_t deferred() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return deferred_.size();
+  }
+  void CompleteDeferred() {
+    std::vector<std::pair<int64_t, ChunkStreamPolicy::Produced>> taken;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      taken.swap(deferred_);
+    }
+    for (auto& [index, done] : taken) std::move(done)(Produce(index));
+  }
   void FailAt(int64_t index) { fail_at_ = index; }
   void SetReading(bool reading) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -159,7 +184,8 @@ class FakeStream {
   std::unique_ptr<ChunkStreamPolicy> policy_;
   std::atomic<int> produced_{0}, in_flight_{0}, peak_{0};
   std::atomic<int64_t> fail_at_{-1};
-  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> cancelled_{false}, deferring_{false};
+  std::vector<std::pair<int64_t, ChunkStreamPolicy::Produced>> deferred_;  // Guarded by mu_.
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::string> pending_;
@@ -297,6 +323,28 @@ TEST_F(ChunkStreamPolicyTest, AShedStreamStopsBlendingAndEndsWithTheSchedulersSt
   EXPECT_GT(CallScheduler::RetryAfter(status), absl::ZeroDuration());
   EXPECT_LE(stream.produced(), 4);
   EXPECT_LE(stream.written().size(), 4u);
+}
+
+// A chunk another call is blending is handed on later by that call's thread: the task returns its
+// pool thread at once, so other streams run meanwhile (here on a pool of one thread), and the
+// stream finishes once the deferred replies arrive.
+TEST_F(ChunkStreamPolicyTest, AProductionCompletedLaterFreesThePoolThreadMeanwhile) {
+  BlendPool pool(1);
+  CallScheduler scheduler(&pool, Options());
+  FakeStream joiner(scheduler, 3, 4);
+  joiner.Defer();
+  joiner.Start();
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (joiner.deferred() < 3 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_EQ(joiner.deferred(), 3u);
+  FakeStream other(scheduler, 5, 4);
+  other.Start();
+  EXPECT_TRUE(other.WaitFinished().ok());  // The only pool thread was free.
+  EXPECT_EQ(other.written().size(), 5u);
+  joiner.CompleteDeferred();
+  EXPECT_TRUE(joiner.WaitFinished().ok());
+  EXPECT_EQ(joiner.written(), (std::vector<std::string>{"chunk 0", "chunk 1", "chunk 2"}));
+  EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 0);
 }
 
 // A one-chunk stream on an idle pool: its chunk is produced on Start's thread (no hand-off), and
