@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -128,6 +129,15 @@ class CallRecord {
   absl::string_view method_;
   absl::Time start_;
 };
+
+// A call refused before any blending: counted under `reason` and finished with `status` (and the
+// scheduler's pushback, if any). The one place a refusal is recorded.
+grpc::Status Refused(grpc::CallbackServerContext* context, const CallRecord& record,
+                     const absl::Status& status, absl::string_view reason) {
+  record.Rejected(reason);
+  record.Finished(static_cast<grpc::StatusCode>(status.code()));
+  return PushbackStatus(context, status);
+}
 
 absl::StatusOr<std::shared_ptr<const World>> FindWorld(const WorldRegistry& worlds,
                                                        absl::string_view name) {
@@ -300,6 +310,62 @@ void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, gr
   reactor->Finish(std::move(status));
 }
 
+// SampleWeights' work: every point blended and encoded in order; CANCELLED as soon as `cancelled`
+// says so (asked every kPointsPerCancellationCheck points), INTERNAL (logged) if the engine fails.
+absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
+                                                       const v1::SampleWeightsRequest& request,
+                                                       BiomeSampleCache* cache,
+                                                       absl::FunctionRef<bool()> cancelled) {
+  BlendOptions options;
+  options.heights = request.include_heights();
+  options.dominant_biome = true;
+  options.source_biome = request.include_source_biome();
+  v1::SampleWeightsResponse response;
+  response.mutable_samples()->Reserve(request.points_size());
+  for (int i = 0; i < request.points_size(); ++i) {
+    if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
+      return absl::CancelledError("call cancelled");
+    }
+    const v1::Point& point = request.points(i);
+    absl::StatusOr<PointBlend> blend = world.BlendPoint(point.x(), point.z(), options, cache);
+    if (!blend.ok()) {
+      std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n", point.x(),
+                   point.z(), blend.status().ToString().c_str());
+      std::fflush(stderr);
+      return absl::InternalError(blend.status().message());
+    }
+    EncodePoint(*blend, options, response.add_samples());
+  }
+  return response;
+}
+
+// DescribeWorld's reply for `world`: its config with every default filled in, the blender and its
+// figures, the limits this server enforces, and the names of every served world.
+v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry& worlds,
+                                        const RequestLimits& request_limits) {
+  v1::WorldDescription response;
+  const WorldSpec& spec = world.spec();
+  *response.mutable_config() = WorldConfigFromSpec(spec);
+  const Blender& blender = world.blender();
+  response.set_blender(std::string(BlenderName(blender.kind())));
+  for (const BlenderFigure& figure : blender.Describe()) {
+    if (figure.name == "min_blend_radius") response.set_min_blend_radius(figure.value);
+    v1::BlenderFigure* out = response.add_blender_figures();
+    out->set_name(figure.name);
+    out->set_value(figure.value);
+  }
+  v1::ServerLimits* limits = response.mutable_limits();
+  limits->set_min_chunk_size(kMinServedChunkSize);
+  limits->set_max_chunk_size(kMaxServedChunkSize);
+  limits->set_max_chunks_per_request(static_cast<uint32_t>(request_limits.max_chunks_per_request));
+  limits->set_max_points_per_request(static_cast<uint32_t>(request_limits.max_points_per_request));
+  limits->set_world_coordinate_bound(kMaxWorldCoordinate);
+  limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
+  for (const BiomeSpec& biome : spec.biomes) response.add_splat_channel_biome_ids(biome.id);
+  for (const std::string& name : worlds.names()) response.add_available_worlds(name);
+  return response;
+}
+
 }  // namespace
 
 WorldGenService::WorldGenService(const WorldRegistry* worlds, CallScheduler* scheduler,
@@ -314,9 +380,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw_request) {
   CallRecord record(deps_.metrics, kGenerateChunk);
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
-    record.Rejected(reason);
-    record.Finished(static_cast<grpc::StatusCode>(status.code()));
-    return new RefusedStream(PushbackStatus(context, status));
+    return new RefusedStream(Refused(context, record, status, reason));
   };
   v1::GenerateChunkRequest request;
   if (!ParseRequest(*raw_request, &request)) {
@@ -359,8 +423,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   CallRecord record(deps_.metrics, kSampleWeights);
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    record.Rejected(reason);
-    FinishUnary(reactor, record, PushbackStatus(context, status));
+    reactor->Finish(Refused(context, record, status, reason));
     return reactor;
   };
   auto request = std::make_shared<v1::SampleWeightsRequest>();
@@ -392,33 +455,20 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       return;
     }
     const absl::Time start = absl::Now();
-    BlendOptions options;
-    options.heights = request->include_heights();
-    options.dominant_biome = true;
-    options.source_biome = request->include_source_biome();
-    v1::SampleWeightsResponse response;
-    response.mutable_samples()->Reserve(request->points_size());
-    for (int i = 0; i < request->points_size(); ++i) {
-      if (i % kPointsPerCancellationCheck == 0 && context->IsCancelled()) {
-        FinishUnary(reactor, record, AbandonedStatus(*context));
-        return;
-      }
-      const v1::Point& point = request->points(i);
-      absl::StatusOr<PointBlend> blend = world->BlendPoint(point.x(), point.z(), options,
-                                                           deps_.cache);
-      if (!blend.ok()) {
-        std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n",
-                     point.x(), point.z(), blend.status().ToString().c_str());
-        std::fflush(stderr);
-        FinishUnary(reactor, record,
-                    grpc::Status(grpc::StatusCode::INTERNAL, std::string(blend.status().message())));
-        return;
-      }
-      EncodePoint(*blend, options, response.add_samples());
+    absl::StatusOr<v1::SampleWeightsResponse> response =
+        SamplePoints(*world, *request, deps_.cache, [context] { return context->IsCancelled(); });
+    if (absl::IsCancelled(response.status())) {
+      FinishUnary(reactor, record, AbandonedStatus(*context));
+      return;
+    }
+    if (!response.ok()) {
+      FinishUnary(reactor, record, grpc::Status(grpc::StatusCode::INTERNAL,
+                                                std::string(response.status().message())));
+      return;
     }
     deps_.metrics->AddPointsSampled(request->points_size());
     deps_.scheduler->RecordTaskCost(request->points_size(), absl::Now() - start);
-    SerializeReply(response, raw_response);
+    SerializeReply(*response, raw_response);
     FinishUnary(reactor, record, grpc::Status::OK);
   };
   reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
@@ -431,44 +481,18 @@ grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerCon
                                                          grpc::ByteBuffer* raw_response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   CallRecord record(deps_.metrics, kDescribeWorld);
-  v1::DescribeWorldRequest parsed_request;
-  const v1::DescribeWorldRequest* request = &parsed_request;
-  if (!ParseRequest(*raw_request, &parsed_request)) {
-    record.Rejected("unparseable");
-    FinishUnary(reactor, record,
-                ToGrpcStatus(UnparseableError(*raw_request, parsed_request.GetTypeName())));
+  v1::DescribeWorldRequest request;
+  if (!ParseRequest(*raw_request, &request)) {
+    reactor->Finish(Refused(context, record, UnparseableError(*raw_request, request.GetTypeName()),
+                            "unparseable"));
     return reactor;
   }
-  v1::WorldDescription description;
-  v1::WorldDescription* response = &description;
-  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request->world());
+  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
   if (!world.ok()) {
-    record.Rejected("not_found");
-    FinishUnary(reactor, record, ToGrpcStatus(world.status()));
+    reactor->Finish(Refused(context, record, world.status(), "not_found"));
     return reactor;
   }
-  const WorldSpec& spec = (*world)->spec();
-  *response->mutable_config() = WorldConfigFromSpec(spec);
-  const Blender& blender = (*world)->blender();
-  response->set_blender(std::string(BlenderName(blender.kind())));
-  for (const BlenderFigure& figure : blender.Describe()) {
-    if (figure.name == "min_blend_radius") response->set_min_blend_radius(figure.value);
-    v1::BlenderFigure* out = response->add_blender_figures();
-    out->set_name(figure.name);
-    out->set_value(figure.value);
-  }
-  v1::ServerLimits* limits = response->mutable_limits();
-  limits->set_min_chunk_size(kMinServedChunkSize);
-  limits->set_max_chunk_size(kMaxServedChunkSize);
-  limits->set_max_chunks_per_request(
-      static_cast<uint32_t>(deps_.options.limits.max_chunks_per_request));
-  limits->set_max_points_per_request(
-      static_cast<uint32_t>(deps_.options.limits.max_points_per_request));
-  limits->set_world_coordinate_bound(kMaxWorldCoordinate);
-  limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
-  for (const BiomeSpec& biome : spec.biomes) response->add_splat_channel_biome_ids(biome.id);
-  for (const std::string& name : deps_.worlds->names()) response->add_available_worlds(name);
-  SerializeReply(description, raw_response);
+  SerializeReply(DescribeWorldReply(**world, *deps_.worlds, deps_.options.limits), raw_response);
   FinishUnary(reactor, record, grpc::Status::OK);
   return reactor;
 }
