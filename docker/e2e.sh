@@ -301,6 +301,19 @@ for s in $replicas; do
 done
 log "server processes run as uid $uid"
 
+# A container limited to one CPU (CFS quota, as a Kubernetes CPU limit sets) sizes its blend pool
+# by that limit, not by the host's cores.
+cpus_name=wge2e-cpus$$
+docker run -d --name "$cpus_name" --cpus=1 --network none worldgen-server \
+  >"$logs/cpus-run.log" 2>&1 || fail "docker run --cpus=1 failed: $(tail_of "$logs/cpus-run.log")"
+until_ok 30 sh -c "docker logs $cpus_name 2>&1 | grep -q 'listening on'" ||
+  fail "the --cpus=1 container printed no start line: $(docker logs "$cpus_name" 2>&1 | tail -n 5)"
+cpus_line=$(docker logs "$cpus_name" 2>&1 | grep -m1 'listening on')
+docker rm -f "$cpus_name" >/dev/null 2>&1
+[[ $cpus_line == *"blend_threads=1 (CPU budget: cgroup"* ]] ||
+  fail "with --cpus=1 on $(nproc) host CPUs the server did not size its pool by the quota: $cpus_line"
+log "docker run --cpus=1: ${cpus_line#*blend_threads=}"
+
 # ---- 5. through nginx: bit-identical to a local server ------------------------------------------------
 same() {  # same NAME ARGS...: the CLI's output through nginx equals the local server's
   local name=$1; shift

@@ -231,6 +231,7 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.seconds_per_column = seconds_per_column_;
   stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
   stats.shed_calls = shed_calls_;
+  stats.threads = pool_->threads();
   return stats;
 }
 

@@ -136,6 +136,7 @@ class CallScheduler {
     int64_t reserved_reply_bytes = 0;
     double seconds_per_column = 0;  // current estimate
     double queued_seconds = 0;      // pending_columns as seconds of blending on the pool
+    int threads = 0;                // the pool's
     int64_t shed_calls = 0;         // background calls shed since start
   };
   Stats stats() const;

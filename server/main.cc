@@ -34,6 +34,7 @@
 #include "prometheus/exposer.h"
 #include "server/blend_pool.h"
 #include "server/call_scheduler.h"
+#include "server/cpu_budget.h"
 #include "server/metrics.h"
 #include "server/tcp_listener.h"
 #include "server/world_config.h"
@@ -45,7 +46,9 @@ ABSL_FLAG(std::string, listen_address, "0.0.0.0",
           "Address for gRPC and metrics (0.0.0.0 in a container, 127.0.0.1 in tests)");
 ABSL_FLAG(int32_t, metrics_port, 9464,
           "Prometheus metrics port (path /metrics); 0 picks a free one (printed in the start line)");
-ABSL_FLAG(int32_t, blend_threads, 0, "Blending threads; 0 = hardware threads");
+ABSL_FLAG(int32_t, blend_threads, 0,
+          "Blending threads; 0 = the CPUs this process may use: the affinity mask, lowered by a "
+          "container's CPU limit (cgroup CFS quota), rounded up");
 ABSL_FLAG(uint64_t, cache_bytes, 64ull << 20,
           "Capacity of the biome sample cache shared by all worlds, in bytes; 0 disables it");
 ABSL_FLAG(uint64_t, chunk_cache_bytes, 0,
@@ -199,8 +202,10 @@ int Run(int argc, char** argv) {
     Die(kExitBadConfig, absl::StrCat("--metrics_port = ", metrics_port, " is not a port"));
   }
   int blend_threads = absl::GetFlag(FLAGS_blend_threads);
-  if (blend_threads < 0) Die(kExitBadConfig, "--blend_threads must be >= 0 (0 = hardware threads)");
-  if (blend_threads == 0) blend_threads = std::max(1u, std::thread::hardware_concurrency());
+  if (blend_threads < 0) Die(kExitBadConfig, "--blend_threads must be >= 0 (0 = the CPU budget)");
+  const CpuBudget cpu_budget = DetectCpuBudget();
+  const bool blend_threads_from_budget = blend_threads == 0;
+  if (blend_threads_from_budget) blend_threads = cpu_budget.cpus;
   CheckPositive("max_chunks_per_request", absl::GetFlag(FLAGS_max_chunks_per_request));
   CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
   const double max_queue_seconds = absl::GetFlag(FLAGS_max_queue_seconds);
@@ -310,7 +315,7 @@ int Run(int argc, char** argv) {
   absl::Duration relay_drain = absl::ZeroDuration();
   if (absl::GetFlag(FLAGS_http2_guard)) {
     ConnectionRelay::Options relay;
-    relay.threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 4, 1, 2);
+    relay.threads = std::clamp(cpu_budget.cpus / 4, 1, 2);
     relay.frame_limits.max_resets_per_second = absl::GetFlag(FLAGS_http2_max_resets_per_second);
     relay.frame_limits.max_control_frames_per_second =
         absl::GetFlag(FLAGS_http2_max_control_frames_per_second);
@@ -342,11 +347,13 @@ int Run(int argc, char** argv) {
   health->SetServingStatus(true);
   health->SetServingStatus(service_name, true);
 
-  std::printf("worldgen-server listening on %s metrics %s worlds=[%s] blend_threads=%d "
+  std::printf("worldgen-server listening on %s metrics %s worlds=[%s] blend_threads=%d (%s) "
               "cache_bytes=%llu simd=[%s]\n",
               HostPort(listen_address, bound_port).c_str(),
               HostPort(listen_address, bound_metrics_port).c_str(),
               absl::StrJoin((*worlds)->names(), ",").c_str(), blend_threads,
+              blend_threads_from_budget ? absl::StrCat("CPU budget: ", cpu_budget.why).c_str()
+                                        : "--blend_threads",
               static_cast<unsigned long long>(cache_bytes), SimdVariantsInUse().c_str());
   std::fflush(stdout);
 

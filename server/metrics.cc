@@ -69,6 +69,10 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
                                     "Admitted background calls shed (ended RESOURCE_EXHAUSTED with a "
                                     "retry-after) to make room for interactive calls.",
                                     MetricType::Counter, static_cast<double>(scheduled.shed_calls)));
+    families.push_back(ScalarFamily("worldgen_blend_threads",
+                                    "Threads of the blend pool (--blend_threads, or the CPU budget: "
+                                    "the affinity mask lowered by a cgroup CPU quota).",
+                                    MetricType::Gauge, static_cast<double>(scheduled.threads)));
     families.push_back(ScalarFamily("worldgen_admitted_calls",
                                     "Calls admitted by the scheduler and not yet finished.",
                                     MetricType::Gauge, static_cast<double>(scheduled.calls)));

@@ -11,6 +11,7 @@
 //   worldgen_queue_depth                          gauge      blend tasks waiting for a thread
 //   worldgen_queued_work_seconds, _limit_seconds  gauge      admitted unstarted work / --max_queue_seconds
 //   worldgen_shed_calls_total                     counter    background calls shed for interactive ones
+//   worldgen_blend_threads                        gauge      the blend pool's threads (CPU budget)
 //   worldgen_admitted_calls                       gauge      calls the scheduler holds
 //   worldgen_pending_columns                      gauge      admitted columns not yet started
 //   worldgen_reply_bytes_reserved, _limit         gauge      reply memory reserved / --max_reply_bytes
