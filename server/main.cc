@@ -25,6 +25,7 @@
 #include "absl/strings/strip.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/world.h"
+#include "grpc/health/v1/health.pb.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -80,7 +81,9 @@ ABSL_FLAG(double, admission_deadline_fill, 0.5,
           "ahead of it) may fill; a call that does not fit is refused at once with "
           "RESOURCE_EXHAUSTED. The rest is headroom for writing replies and the client's reading");
 ABSL_FLAG(int32_t, max_request_bytes, 1 << 20,
-          "Largest request message accepted, after decompression (bigger: RESOURCE_EXHAUSTED)");
+          "Largest request message accepted (bigger: RESOURCE_EXHAUSTED). Compressed requests are "
+          "refused before they are read (UNIMPLEMENTED naming the encoding): only identity is "
+          "accepted");
 ABSL_FLAG(int32_t, max_concurrent_streams, 256, "Calls one HTTP/2 connection may have open at once");
 ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
           "gRPC's own memory quota (connections, HTTP/2 buffers); under pressure it refuses new work");
@@ -287,9 +290,19 @@ int Run(int argc, char** argv) {
   WorldGenService service(worlds->get(), &scheduler, cache.get(), &replies, &metrics, options);
 
   grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service is built without protobuf descriptors, so reflection lists it but could
+  // not describe it (grpcurl: "Symbol not found"). Naming a message of our compiled health.proto
+  // links its descriptor into the binary and registers it in the pool reflection reads.
+  (void)grpc::health::v1::HealthCheckResponse::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  // Hostile or broken clients: bounded requests (checked after decompression), bounded streams per
+  // Compressed requests are refused when their headers arrive, before gRPC reads a byte of the
+  // message: gRPC 1.51 inflates a whole message before checking its size, so a 1 MB gzip bomb held
+  // a GiB. Only identity is accepted (and advertised); a gzip or deflate request gets UNIMPLEMENTED
+  // naming its encoding.
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
+  // Hostile or broken clients: bounded requests, bounded streams per
   // connection, idle connections closed, ping floods answered with GOAWAY (a client may ping at most
   // every 10 s without data, two strikes), and gRPC's own memory capped by a resource quota.
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_request_bytes));

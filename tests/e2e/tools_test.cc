@@ -73,6 +73,21 @@ TEST(PythonClientTest, ShippedServiceConfigRetriesRefusalsAfterTheServersPushbac
   EXPECT_NE(run->out.find("retry-policy: OK"), std::string::npos) << run->out << run->err;
 }
 
+// grpcurl's way, from Python with nothing compiled: every service reflection lists resolves, and
+// grpc.health.v1.Health/Check is called through the descriptors reflection sent.
+TEST(PythonClientTest, ResolvesEveryServiceThroughReflectionAndChecksHealth) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(server.ok()) << server.status();
+  absl::StatusOr<CommandResult> run = RunCommand(
+      {kPython, absl::StrCat(kSourceDir, "/tests/e2e/reflection_client.py"),
+       absl::StrCat("--target=", (*server)->target())},
+      absl::Seconds(60));
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::cerr << run->out;
+  EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
+  EXPECT_NE(run->out.find("reflection-client: OK"), std::string::npos) << run->out << run->err;
+}
+
 TEST(LoadCommandTest, JsonReportIsSaneForEveryPattern) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();

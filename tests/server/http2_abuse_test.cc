@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include <zlib.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -36,6 +38,9 @@ using ::worldgen::testing::ExpectPeakRssBelow;
 using ::worldgen::testing::Frame;
 using ::worldgen::testing::GenerateAll;
 using ::worldgen::testing::GenerateChunkHeaders;
+using ::worldgen::testing::GrpcRequestHeaders;
+using ::worldgen::testing::kAck;
+using ::worldgen::testing::kData;
 using ::worldgen::testing::HttpGet;
 using ::worldgen::testing::kCancel;
 using ::worldgen::testing::kEndHeaders;
@@ -45,6 +50,7 @@ using ::worldgen::testing::kHeaders;
 using ::worldgen::testing::kPing;
 using ::worldgen::testing::kRstStream;
 using ::worldgen::testing::kSettings;
+using ::worldgen::testing::kWindowUpdate;
 using ::worldgen::testing::MetricValue;
 using ::worldgen::testing::Preface;
 using ::worldgen::testing::RegionRequest;
@@ -233,6 +239,150 @@ void ExpectLegitimateCallAfterwards(const ServerProcess& server, const char* tes
 // per connection, so memory stays flat across the bursts (without the guard, gRPC 1.51 turned each
 // reset stream into a server call: 280-460 MiB for one burst of 20,000, creeping up with more), and
 // the legitimate client is served throughout.
+// A DescribeWorldRequest whose world name is `inflated` bytes of 'a', gzip- or deflate-compressed
+// (zlib format for deflate, as gRPC's "deflate" is), compressed a block at a time: the inflated
+// message is never held.
+std::string CompressedBomb(int64_t inflated, bool gzip) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, gzip ? 31 : 15, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out;
+  char buffer[1 << 16];
+  auto feed = [&](const std::string& in, int flush) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(in.size());
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buffer);
+      z.avail_out = sizeof buffer;
+      deflate(&z, flush);
+      out.append(buffer, sizeof buffer - z.avail_out);
+    } while (z.avail_out == 0);
+  };
+  std::string header = "\x0a";  // Field 1 (world), length-delimited.
+  for (uint64_t v = static_cast<uint64_t>(inflated); ; v >>= 7) {
+    header.push_back(static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
+    if (v < 0x80) break;
+  }
+  feed(header, Z_NO_FLUSH);
+  const std::string block(1 << 20, 'a');
+  for (int64_t left = inflated; left > 0; left -= static_cast<int64_t>(block.size())) {
+    feed(left >= static_cast<int64_t>(block.size()) ? block : block.substr(0, left), Z_NO_FLUSH);
+  }
+  feed("", Z_FINISH);
+  deflateEnd(&z);
+  return out;
+}
+
+// What came back for a request stream: whether the server ended it (HEADERS or RST_STREAM on it, or
+// GOAWAY) before, and how much of the message it let the client send.
+struct BombResult {
+  bool answered = false;
+  size_t sent = 0;
+};
+
+// Sends one gRPC request on stream 1 of a raw connection: `headers`, then `message` (already
+// compressed; the gRPC prefix says so) in DATA frames as fast as HTTP/2 flow control lets it,
+// answering SETTINGS and PING, until everything is sent or the server answers the stream. Bounded.
+BombResult SendCompressedRequest(int port, const std::string& headers, const std::string& message) {
+  BombResult result;
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return result;
+  std::string body = std::string(1, '\x01') + Be32(static_cast<uint32_t>(message.size())) + message;
+  int64_t connection_window = 65535, stream_window = 65535;
+  std::string bytes;  // Received, not yet parsed.
+  bool ok = SendAll(fd, Preface()) && SendAll(fd, Frame(kHeaders, kEndHeaders, 1, headers));
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (ok && !result.answered && absl::Now() < give_up) {
+    // Send what the windows allow, a frame of at most 16 KiB at a time.
+    while (result.sent < body.size() && connection_window > 0 && stream_window > 0) {
+      const size_t n = std::min<size_t>({body.size() - result.sent, 16384,
+                                         static_cast<size_t>(connection_window),
+                                         static_cast<size_t>(stream_window)});
+      const bool last = result.sent + n == body.size();
+      if (!SendAll(fd, Frame(kData, last ? 1 : 0, 1, body.substr(result.sent, n)))) {
+        ok = false;
+        break;
+      }
+      result.sent += n;
+      connection_window -= static_cast<int64_t>(n);
+      stream_window -= static_cast<int64_t>(n);
+    }
+    pollfd polled{fd, POLLIN, 0};
+    if (poll(&polled, 1, 100) <= 0) continue;
+    char buffer[16384];
+    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+    while (bytes.size() >= 9) {
+      const size_t length = (static_cast<uint8_t>(bytes[0]) << 16) |
+                            (static_cast<uint8_t>(bytes[1]) << 8) | static_cast<uint8_t>(bytes[2]);
+      if (bytes.size() < 9 + length) break;
+      const uint8_t type = static_cast<uint8_t>(bytes[3]), flags = static_cast<uint8_t>(bytes[4]);
+      const uint32_t stream = ((static_cast<uint8_t>(bytes[5]) & 0x7f) << 24) |
+                              (static_cast<uint8_t>(bytes[6]) << 16) |
+                              (static_cast<uint8_t>(bytes[7]) << 8) | static_cast<uint8_t>(bytes[8]);
+      const std::string payload = bytes.substr(9, length);
+      bytes.erase(0, 9 + length);
+      auto be32 = [&](size_t at) {
+        return (static_cast<uint32_t>(static_cast<uint8_t>(payload[at])) << 24) |
+               (static_cast<uint8_t>(payload[at + 1]) << 16) |
+               (static_cast<uint8_t>(payload[at + 2]) << 8) | static_cast<uint8_t>(payload[at + 3]);
+      };
+      if (type == kSettings && !(flags & kAck)) {
+        for (size_t at = 0; at + 6 <= payload.size(); at += 6) {
+          const int id = (static_cast<uint8_t>(payload[at]) << 8) | static_cast<uint8_t>(payload[at + 1]);
+          if (id == 4) stream_window += static_cast<int64_t>(be32(at + 2)) - 65535;  // INITIAL_WINDOW_SIZE
+        }
+        ok = SendAll(fd, Frame(kSettings, kAck, 0, ""));
+      } else if (type == kPing && !(flags & kAck)) {
+        ok = SendAll(fd, Frame(kPing, kAck, 0, payload));
+      } else if (type == kWindowUpdate && payload.size() == 4) {
+        (stream == 0 ? connection_window : stream_window) += be32(0) & 0x7fffffff;
+      } else if ((type == kHeaders || type == kRstStream) && stream == 1) {
+        result.answered = true;
+      } else if (type == kGoaway) {
+        result.answered = true;
+      }
+    }
+  }
+  close(fd);
+  return result;
+}
+
+// A request of about 1 MiB that inflates to 1 GiB (gzip, then deflate): gRPC 1.51 inflates a whole
+// message before checking its size, so it once took the server's RSS past 1 GiB. Compressed requests
+// are now refused when their headers arrive: the server answers the stream while most of the bomb
+// is unsent, its memory stays flat, and it serves on.
+TEST(Http2AbuseTest, ACompressedRequestThatInflatesToAGibibyteIsRefusedBeforeItIsRead) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  ASSERT_TRUE(GenerateAll(*stub, RegionRequest(0, 0, 0, 0, 16)).status.ok());
+  absl::StatusOr<int64_t> idle = server->PeakRssBytes();
+  ASSERT_TRUE(idle.ok()) << idle.status();
+  for (const bool gzip : {true, false}) {
+    const std::string bomb = CompressedBomb(int64_t{1} << 30, gzip);
+    const std::string encoding = gzip ? "gzip" : "deflate";
+    std::fprintf(stderr, "figure compression bomb: %s, %zu bytes inflating to 1 GiB\n",
+                 encoding.c_str(), bomb.size());
+    ASSERT_LT(bomb.size(), size_t{1} << 20) << "under --max_request_bytes, as an attack would be";
+    const BombResult result = SendCompressedRequest(
+        server->grpc_port(),
+        GrpcRequestHeaders("/worldgen.v1.WorldGen/DescribeWorld", {{"grpc-encoding", encoding}}),
+        bomb);
+    EXPECT_TRUE(result.answered) << encoding << ": the server never answered the stream";
+    std::fprintf(stderr, "figure compression bomb: %s answered after %zu of %zu bytes\n",
+                 encoding.c_str(), result.sent, bomb.size() + 5);
+  }
+  absl::StatusOr<int64_t> peak = server->PeakRssBytes();
+  ASSERT_TRUE(peak.ok()) << peak.status();
+  std::fprintf(stderr, "figure compression bomb: peak RSS %.1f MiB, %.1f MiB above idle\n",
+               *peak / 1048576.0, (*peak - *idle) / 1048576.0);
+  // 100 MiB above idle (AddressSanitizer's build: 2x + 512 MiB, still far below a GiB).
+  const int64_t allowed = testing::kRssUnderAsan ? (int64_t{712} << 20) : (int64_t{100} << 20);
+  EXPECT_LT(*peak - *idle, allowed) << "the bomb was inflated";
+  EXPECT_TRUE(GenerateAll(*stub, RegionRequest(1, 1, 2, 2, 16)).status.ok());
+}
+
 TEST(Http2AbuseTest, StreamsOpenedAndResetAtOnceAreCutOffAndStayFlat) {
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
   ASSERT_TRUE(server);

@@ -6,12 +6,15 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace worldgen::testing {
 
 enum Http2Type : uint8_t {
-  kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4, kPing = 6, kGoaway = 7
+  kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4, kPing = 6, kGoaway = 7,
+  kWindowUpdate = 8
 };
+inline constexpr uint8_t kAck = 0x1;  // SETTINGS and PING
 inline constexpr uint8_t kEndHeaders = 0x4;
 inline constexpr uint32_t kCancel = 0x8;
 inline constexpr uint32_t kEnhanceYourCalm = 0xb;
@@ -45,13 +48,14 @@ inline std::string Preface() {
 }
 
 // A header block of literal fields without indexing, new names (all shorter than 127 bytes), of a
-// GenerateChunk call.
-inline std::string GenerateChunkHeaders() {
-  const std::pair<std::string, std::string> fields[] = {
+// gRPC call of `path` ("/package.Service/Method") with `extra` fields after the standard ones.
+inline std::string GrpcRequestHeaders(const std::string& path,
+                                      const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+  std::vector<std::pair<std::string, std::string>> fields = {
       {":method", "POST"},       {":scheme", "http"},
-      {":path", "/worldgen.v1.WorldGen/GenerateChunk"},
-      {":authority", "127.0.0.1"}, {"content-type", "application/grpc"},
-      {"te", "trailers"}};
+      {":path", path},           {":authority", "127.0.0.1"},
+      {"content-type", "application/grpc"}, {"te", "trailers"}};
+  fields.insert(fields.end(), extra.begin(), extra.end());
   std::string block;
   for (const auto& [name, value] : fields) {
     block.push_back('\0');
@@ -61,6 +65,11 @@ inline std::string GenerateChunkHeaders() {
     block += value;
   }
   return block;
+}
+
+// The header block of a GenerateChunk call.
+inline std::string GenerateChunkHeaders() {
+  return GrpcRequestHeaders("/worldgen.v1.WorldGen/GenerateChunk");
 }
 
 }  // namespace worldgen::testing
