@@ -87,10 +87,13 @@ ABSL_FLAG(int32_t, max_request_bytes, 1 << 20,
 ABSL_FLAG(int32_t, max_concurrent_streams, 256, "Calls one HTTP/2 connection may have open at once");
 ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
           "gRPC's own memory quota (connections, HTTP/2 buffers); under pressure it refuses new work");
-ABSL_FLAG(bool, http2_guard, true,
-          "Relay each gRPC connection through the server's HTTP/2 frame guard, which closes a "
-          "connection (GOAWAY ENHANCE_YOUR_CALM) that resets streams faster than "
-          "--http2_max_resets_per_second (the rapid reset attack, which gRPC 1.51 does not limit)");
+ABSL_FLAG(bool, http2_guard, false,
+          "For a replica exposed to clients without a balancer: relay each gRPC connection through "
+          "the server's HTTP/2 frame guard, which closes a connection (GOAWAY ENHANCE_YOUR_CALM) "
+          "that resets streams faster than --http2_max_resets_per_second (the rapid reset attack, "
+          "which gRPC 1.51 does not limit) or floods PING/SETTINGS. Off by default: behind nginx "
+          "(docker/nginx/) the balancer holds these limits, and the relay would cost a thread "
+          "crossing and a copy each way per connection");
 ABSL_FLAG(int32_t, http2_max_resets_per_second, 200,
           "With --http2_guard: RST_STREAM frames one connection may send per second on average, in "
           "bursts of at most this many");

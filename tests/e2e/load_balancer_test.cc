@@ -15,6 +15,7 @@
 #include "client/worldgen_client.h"
 #include "tests/client/subprocess.h"
 #include "tests/e2e/e2e_paths.h"
+#include "tests/support/nginx_process.h"
 #include "tests/support/server_process.h"
 
 namespace worldgen::testing {
@@ -34,64 +35,6 @@ double MetricSum(const std::string& exposition, const std::string& metric) {
   return sum;
 }
 
-// nginx as a child process with its own prefix, pid file and logs in a temp dir; the http-level
-// config is docker/nginx/worldgen.conf.template rendered by docker/nginx/render-config.sh.
-class Nginx {
- public:
-  static absl::StatusOr<std::unique_ptr<Nginx>> Start(const std::vector<std::string>& upstreams) {
-    std::unique_ptr<Nginx> nginx(new Nginx());
-    auto dir = TempDir::Create("worldgen-nginx");
-    if (!dir.ok()) return dir.status();
-    nginx->dir_ = *std::move(dir);
-    absl::StatusOr<int> port = PickFreePort();
-    if (!port.ok()) return port.status();
-    nginx->port_ = *port;
-
-    std::vector<std::string> render = {"/bin/sh",
-                                       absl::StrCat(kSourceDir, "/docker/nginx/render-config.sh"),
-                                       absl::StrCat("127.0.0.1:", *port)};
-    render.insert(render.end(), upstreams.begin(), upstreams.end());
-    absl::StatusOr<CommandResult> rendered = RunCommand(render);
-    if (!rendered.ok()) return rendered.status();
-    if (rendered->exit_code != 0) return absl::InternalError("render-config.sh: " + rendered->err);
-    const std::string d = nginx->dir_->path();
-    if (auto s = WriteFile(d + "/worldgen.conf", rendered->out); !s.ok()) return s;
-    // The main context differs between a container and a test; the worldgen part is the same file.
-    // One process (no master/worker split), so the PR_SET_PDEATHSIG of ChildProcess covers all of
-    // nginx if the test dies.
-    const std::string main_conf = absl::StrCat(
-        "daemon off;\nmaster_process off;\npid ", d, "/nginx.pid;\nerror_log ", d,
-        "/error.log info;\n",
-        "events { worker_connections 1024; }\nhttp {\n  access_log ", d, "/access.log;\n",
-        "  client_body_temp_path ", d, "/client_body;\n  proxy_temp_path ", d, "/proxy;\n",
-        "  fastcgi_temp_path ", d, "/fastcgi;\n  uwsgi_temp_path ", d, "/uwsgi;\n",
-        "  scgi_temp_path ", d, "/scgi;\n  include ", d, "/worldgen.conf;\n}\n");
-    if (auto s = WriteFile(d + "/nginx.conf", main_conf); !s.ok()) return s;
-
-    const std::vector<std::string> argv = {kNginx, "-p", d, "-c", d + "/nginx.conf", "-e",
-                                           d + "/error.log"};
-    absl::StatusOr<CommandResult> syntax = RunCommand({kNginx, "-t", "-p", d, "-c", d + "/nginx.conf",
-                                                       "-e", d + "/error.log"});
-    if (!syntax.ok()) return syntax.status();
-    if (syntax->exit_code != 0) return absl::InternalError("nginx -t: " + syntax->err + syntax->out);
-    auto child = ChildProcess::Start(argv, d + "/nginx.out");
-    if (!child.ok()) return child.status();
-    nginx->child_ = *std::move(child);
-    return nginx;
-  }
-  ~Nginx() {
-    if (child_) child_->Stop(SIGQUIT, absl::Seconds(10));  // Graceful: finish requests, then exit.
-  }
-  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
-  std::string error_log() const { return ReadFile(dir_->File("error.log")).value_or(""); }
-
- private:
-  Nginx() = default;
-  std::unique_ptr<TempDir> dir_;
-  std::unique_ptr<ChildProcess> child_;
-  int port_ = 0;
-};
-
 ClientOptions ThroughNginxOptions() {
   ClientOptions options;
   options.deadline = absl::Seconds(60);
@@ -109,7 +52,7 @@ class LoadBalancerTest : public ::testing::Test {
       ASSERT_TRUE(server.ok()) << server.status();
       replicas_.push_back(*std::move(server));
     }
-    auto nginx = Nginx::Start({replicas_[0]->target(), replicas_[1]->target()});
+    auto nginx = NginxProcess::Start({replicas_[0]->target(), replicas_[1]->target()});
     ASSERT_TRUE(nginx.ok()) << nginx.status();
     nginx_ = *std::move(nginx);
     auto client = Client::Connect(nginx_->target(), ThroughNginxOptions());
@@ -130,7 +73,7 @@ class LoadBalancerTest : public ::testing::Test {
   }
 
   std::vector<std::unique_ptr<ServerProcess>> replicas_;
-  std::unique_ptr<Nginx> nginx_;
+  std::unique_ptr<NginxProcess> nginx_;
   std::unique_ptr<Client> lb_client_;
 };
 

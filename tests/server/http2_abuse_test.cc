@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,6 +27,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/support/http2_frames.h"
+#include "tests/support/nginx_process.h"
 #include "tests/support/worldgen_calls.h"
 
 namespace worldgen {
@@ -165,12 +167,20 @@ class RawConnections {
 
 constexpr absl::Duration kProbeBound = absl::Seconds(5);
 
+// Where a legitimate client calls: the replica itself, or the balancer in front of it; the scrape
+// always goes to the replica's /metrics.
+struct Entry {
+  std::string target;
+  int metrics_port;
+};
+Entry DirectTo(const ServerProcess& server) { return {server.target(), server.metrics_port()}; }
+
 // One GenerateChunk (a 16² chunk) on a fresh connection and one /metrics scrape; returns the slower
 // of the two, or an error naming what failed within `bound`.
-absl::StatusOr<absl::Duration> LegitimateCall(const ServerProcess& server, int index,
+absl::StatusOr<absl::Duration> LegitimateCall(const Entry& entry, int index,
                                               absl::Duration bound = kProbeBound) {
   const absl::Time start = absl::Now();
-  auto stub = Connect(server.target());
+  auto stub = Connect(entry.target);
   testing::StreamResult result = GenerateAll(*stub, RegionRequest(index, 3, index, 3, 16), bound);
   if (!result.status.ok() || result.chunks.size() != 1) {
     return absl::UnavailableError(absl::StrCat("GenerateChunk: ", result.status.error_code(), " ",
@@ -178,7 +188,7 @@ absl::StatusOr<absl::Duration> LegitimateCall(const ServerProcess& server, int i
   }
   const absl::Duration call = absl::Now() - start;
   const absl::Time scrape_start = absl::Now();
-  absl::StatusOr<std::string> scrape = HttpGet("127.0.0.1", server.metrics_port(), "/metrics", bound);
+  absl::StatusOr<std::string> scrape = HttpGet("127.0.0.1", entry.metrics_port, "/metrics", bound);
   if (!scrape.ok()) return scrape.status();
   return std::max(call, absl::Now() - scrape_start);
 }
@@ -187,10 +197,10 @@ absl::StatusOr<absl::Duration> LegitimateCall(const ServerProcess& server, int i
 // succeed within kProbeBound.
 class LegitimateClient {
  public:
-  explicit LegitimateClient(const ServerProcess& server)
-      : thread_([this, &server] {
+  explicit LegitimateClient(Entry entry)
+      : thread_([this, entry = std::move(entry)] {
           for (int i = 0; !stop_; ++i) {
-            absl::StatusOr<absl::Duration> took = LegitimateCall(server, i);
+            absl::StatusOr<absl::Duration> took = LegitimateCall(entry, i);
             absl::MutexLock lock(&mu_);
             ++calls_;
             if (!took.ok()) {
@@ -223,8 +233,8 @@ class LegitimateClient {
   std::thread thread_;
 };
 
-void ExpectLegitimateCallAfterwards(const ServerProcess& server, const char* test) {
-  absl::StatusOr<absl::Duration> took = LegitimateCall(server, 1000);
+void ExpectLegitimateCallAfterwards(const Entry& entry, const char* test) {
+  absl::StatusOr<absl::Duration> took = LegitimateCall(entry, 1000);
   ASSERT_TRUE(took.ok()) << took.status();
   std::fprintf(stderr, "figure %s: legitimate GenerateChunk+scrape after the abuse %.1f ms\n", test,
                absl::ToDoubleMilliseconds(*took));
@@ -383,21 +393,29 @@ TEST(Http2AbuseTest, ACompressedRequestThatInflatesToAGibibyteIsRefusedBeforeItI
   EXPECT_TRUE(GenerateAll(*stub, RegionRequest(1, 1, 2, 2, 16)).status.ok());
 }
 
-TEST(Http2AbuseTest, StreamsOpenedAndResetAtOnceAreCutOffAndStayFlat) {
-  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
-  ASSERT_TRUE(server);
+// What one burst of an abuse left: frames written before the connections were cut, how many the
+// far end closed, and each connection's end state.
+struct Burst {
+  int sent = 0;
+  int closed = 0;
+  std::vector<RawConnections::State> states;
+};
+
+// Bursts of kConnections connections to `port`, each trying to open and at once reset 5,000 streams
+// (HEADERS + RST_STREAM).
+std::vector<Burst> RapidResetBursts(int port, const char* front) {
   const std::string headers = GenerateChunkHeaders();
   constexpr int kBursts = 3;
   constexpr int kConnections = 4;
   constexpr int kStreamsPerConnection = 5000;
-  LegitimateClient legitimate(*server);
+  std::vector<Burst> bursts;
   for (int burst = 0; burst < kBursts; ++burst) {
-    RawConnections abuse(server->grpc_port(), kConnections);
-    ASSERT_EQ(abuse.size(), static_cast<size_t>(kConnections));
+    RawConnections abuse(port, kConnections);
+    EXPECT_EQ(abuse.size(), static_cast<size_t>(kConnections));
     const absl::Time start = absl::Now();
     std::vector<std::thread> writers;
     std::atomic<int> sent{0};
-    for (int c = 0; c < kConnections; ++c) {
+    for (size_t c = 0; c < abuse.size(); ++c) {
       writers.emplace_back([&, c] {
         std::string batch;
         for (int i = 0; i < kStreamsPerConnection; ++i) {
@@ -414,46 +432,110 @@ TEST(Http2AbuseTest, StreamsOpenedAndResetAtOnceAreCutOffAndStayFlat) {
     }
     for (std::thread& writer : writers) writer.join();
     const absl::Time give_up = absl::Now() + absl::Seconds(5);
-    while (abuse.CountClosed() < kConnections && absl::Now() < give_up) {
+    while (abuse.CountClosed() < static_cast<int>(abuse.size()) && absl::Now() < give_up) {
       absl::SleepFor(absl::Milliseconds(20));
     }
+    Burst result;
+    result.sent = sent.load();
+    result.closed = abuse.CountClosed();
+    for (size_t c = 0; c < abuse.size(); ++c) result.states.push_back(abuse.state(c));
     std::fprintf(stderr,
-                 "figure rapid reset: burst %d: %d HEADERS+RST_STREAM pairs written on %d connections "
-                 "in %.0f ms; %d closed by the server, GOAWAY code %u\n",
-                 burst, sent.load(), kConnections, absl::ToDoubleMilliseconds(absl::Now() - start),
-                 abuse.CountClosed(), abuse.state(0).goaway_code);
-    for (size_t c = 0; c < abuse.size(); ++c) {
-      const RawConnections::State state = abuse.state(c);
+                 "figure rapid reset (%s): burst %d: %d HEADERS+RST_STREAM pairs written on %zu "
+                 "connections in %.0f ms; %d closed by the far end, GOAWAY %s code %u\n",
+                 front, burst, result.sent, abuse.size(),
+                 absl::ToDoubleMilliseconds(absl::Now() - start), result.closed,
+                 result.states.empty() || !result.states[0].goaway ? "none" : "with",
+                 result.states.empty() ? 0 : result.states[0].goaway_code);
+    bursts.push_back(std::move(result));
+  }
+  return bursts;
+}
+
+// A replica exposed without a balancer (--http2_guard): three bursts of 4 connections, each trying
+// to open and at once reset 5,000 streams (60,000 in all). The HTTP/2 frame guard in front of
+// gRPC cuts every connection over --http2_max_resets_per_second (200 in a burst) with GOAWAY
+// ENHANCE_YOUR_CALM; the legitimate client is served throughout and memory stays flat.
+TEST(Http2AbuseTest, StreamsOpenedAndResetAtOnceAreCutOffAndStayFlat) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1", "--http2_guard=true"});
+  ASSERT_TRUE(server);
+  LegitimateClient legitimate(DirectTo(*server));
+  const std::vector<Burst> bursts = RapidResetBursts(server->grpc_port(), "replica's guard");
+  int cut = 0;
+  for (size_t burst = 0; burst < bursts.size(); ++burst) {
+    for (size_t c = 0; c < bursts[burst].states.size(); ++c) {
+      const RawConnections::State& state = bursts[burst].states[c];
       EXPECT_TRUE(state.goaway) << "burst " << burst << " connection " << c;
       EXPECT_EQ(state.goaway_code, kEnhanceYourCalm) << "burst " << burst << " connection " << c;
       EXPECT_TRUE(state.closed) << "burst " << burst << " connection " << c;
+      ++cut;
     }
   }
   WaitUntilIdle(*server);
   legitimate.Finish("rapid reset");
-  ExpectLegitimateCallAfterwards(*server, "rapid reset");
+  ExpectLegitimateCallAfterwards(DirectTo(*server), "rapid reset");
   EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_http2_connections_closed_total",
                         {{"reason", "rst_flood"}}),
-            kBursts * kConnections);
+            cut);
   ExpectPeakRssBelow(*server, int64_t{200} << 20, "rapid reset");
 }
 
-// PING and SETTINGS floods: each such frame makes the server queue an answer, which a client that
-// never reads leaves in the server's memory; the frame guard cuts a connection over
-// --http2_max_control_frames_per_second (200 in a burst) with GOAWAY ENHANCE_YOUR_CALM, so neither
-// flood grows memory nor delays others.
-TEST(Http2AbuseTest, PingAndSettingsFloodsAreCutOffAndStayFlat) {
+// Peak RSS (VmHWM) of process `pid`, in bytes; 0 if unreadable.
+int64_t PeakRssOf(int pid) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
+// The deployment's shape: replicas with the guard off (the default) behind nginx, which holds the
+// HTTP/2 limits (docker/nginx/: concurrent streams, requests per connection, connections per client,
+// and Debian's backport of nginx's rapid-reset mitigation). The same bursts at nginx: the
+// legitimate client, through nginx, is served throughout, and neither the replica's memory nor
+// nginx's grows.
+TEST(Http2AbuseTest, BehindNginxStreamsOpenedAndResetAtOnceStayFlat) {
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
   ASSERT_TRUE(server);
-  LegitimateClient legitimate(*server);
-  RawConnections pings(server->grpc_port(), 2);
-  RawConnections settings(server->grpc_port(), 2);
-  ASSERT_EQ(pings.size(), 2u);
-  ASSERT_EQ(settings.size(), 2u);
+  absl::StatusOr<std::unique_ptr<testing::NginxProcess>> nginx =
+      testing::NginxProcess::Start({server->target()});
+  ASSERT_TRUE(nginx.ok()) << nginx.status();
+  const Entry through_nginx{(*nginx)->target(), server->metrics_port()};
+  absl::StatusOr<absl::Duration> warm = LegitimateCall(through_nginx, 0, absl::Seconds(10));
+  ASSERT_TRUE(warm.ok()) << warm.status() << (*nginx)->error_log();
+  LegitimateClient legitimate(through_nginx);
+  const std::vector<Burst> bursts = RapidResetBursts((*nginx)->port(), "nginx");
+  WaitUntilIdle(*server);
+  legitimate.Finish("rapid reset behind nginx");
+  ExpectLegitimateCallAfterwards(through_nginx, "rapid reset behind nginx");
+  std::vector<testing::MetricSample> metrics = Scrape(*server);
+  std::fprintf(stderr,
+               "figure rapid reset behind nginx: the replica saw %.0f GenerateChunk calls end "
+               "CANCELLED; nginx peak RSS %.1f MiB\n",
+               MetricValue(metrics, "worldgen_rpc_duration_seconds_count",
+                           {{"method", "GenerateChunk"}, {"code", "CANCELLED"}}),
+               PeakRssOf((*nginx)->pid()) / 1048576.0);
+  EXPECT_LT(PeakRssOf((*nginx)->pid()), int64_t{200} << 20) << "nginx's memory grew";
+  ExpectPeakRssBelow(*server, int64_t{200} << 20, "rapid reset behind nginx");
+}
+
+// What the floods left: frames written, and each connection's end state.
+struct Floods {
+  int pings_sent = 0, settings_sent = 0;
+  std::vector<RawConnections::State> pings, settings;
+};
+
+// Two connections to `port` flooding 20,000 PINGs each and two flooding 20,000 SETTINGS each (every
+// one changing INITIAL_WINDOW_SIZE and MAX_FRAME_SIZE), none of them reading.
+Floods PingAndSettingsFloods(int port, const char* front) {
+  RawConnections pings(port, 2);
+  RawConnections settings(port, 2);
+  EXPECT_EQ(pings.size(), 2u);
+  EXPECT_EQ(settings.size(), 2u);
   constexpr int kFrames = 20000;  // per connection
   std::vector<std::thread> writers;
   std::atomic<int> pings_sent{0}, settings_sent{0};
-  for (int c = 0; c < 2; ++c) {
+  for (size_t c = 0; c < std::min(pings.size(), settings.size()); ++c) {
     writers.emplace_back([&, c] {
       std::string batch;
       for (int i = 0; i < kFrames; ++i) {
@@ -468,7 +550,6 @@ TEST(Http2AbuseTest, PingAndSettingsFloodsAreCutOffAndStayFlat) {
     writers.emplace_back([&, c] {
       std::string batch;
       for (int i = 0; i < kFrames; ++i) {
-        // INITIAL_WINDOW_SIZE (4) and MAX_FRAME_SIZE (5) changed in every frame.
         batch += Frame(kSettings, 0, 0,
                        std::string("\x00\x04", 2) + Be32(65535 + (i % 1000)) + std::string("\x00\x05", 2) +
                            Be32(16384 + (i % 1000)));
@@ -481,31 +562,66 @@ TEST(Http2AbuseTest, PingAndSettingsFloodsAreCutOffAndStayFlat) {
     });
   }
   for (std::thread& writer : writers) writer.join();
-  // Both kinds of flooder must be told off and cut within a bound.
   const absl::Time give_up = absl::Now() + absl::Seconds(5);
   while ((pings.CountClosed() < 2 || settings.CountClosed() < 2) && absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(20));
   }
-  for (RawConnections* flood : {&pings, &settings}) {
-    const char* kind = flood == &pings ? "ping" : "settings";
-    for (size_t c = 0; c < 2; ++c) {
-      const RawConnections::State state = flood->state(c);
-      EXPECT_TRUE(state.goaway) << kind << " connection " << c;
-      EXPECT_EQ(state.goaway_code, kEnhanceYourCalm) << kind << " connection " << c;
-      EXPECT_TRUE(state.closed) << kind << " connection " << c;
+  Floods floods;
+  floods.pings_sent = pings_sent.load();
+  floods.settings_sent = settings_sent.load();
+  for (size_t c = 0; c < pings.size(); ++c) floods.pings.push_back(pings.state(c));
+  for (size_t c = 0; c < settings.size(); ++c) floods.settings.push_back(settings.state(c));
+  std::fprintf(stderr,
+               "figure ping/settings floods (%s): %d PINGs and %d SETTINGS sent before the cut; "
+               "closed by the far end: %d of 2 ping and %d of 2 settings connections\n",
+               front, floods.pings_sent, floods.settings_sent, pings.CountClosed(),
+               settings.CountClosed());
+  return floods;
+}
+
+// PING and SETTINGS floods at a replica exposed without a balancer: each such frame makes the
+// server queue an answer, which a client that never reads leaves in the server's memory; the frame
+// guard cuts a connection over --http2_max_control_frames_per_second (200 in a burst) with GOAWAY
+// ENHANCE_YOUR_CALM, so neither flood grows memory nor delays others.
+TEST(Http2AbuseTest, PingAndSettingsFloodsAreCutOffAndStayFlat) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1", "--http2_guard=true"});
+  ASSERT_TRUE(server);
+  LegitimateClient legitimate(DirectTo(*server));
+  const Floods floods = PingAndSettingsFloods(server->grpc_port(), "replica's guard");
+  for (const auto* states : {&floods.pings, &floods.settings}) {
+    const char* kind = states == &floods.pings ? "ping" : "settings";
+    for (size_t c = 0; c < states->size(); ++c) {
+      EXPECT_TRUE((*states)[c].goaway) << kind << " connection " << c;
+      EXPECT_EQ((*states)[c].goaway_code, kEnhanceYourCalm) << kind << " connection " << c;
+      EXPECT_TRUE((*states)[c].closed) << kind << " connection " << c;
     }
   }
   EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_http2_connections_closed_total",
                         {{"reason", "control_flood"}}),
             4);
-  std::fprintf(stderr,
-               "figure ping/settings floods: %d PINGs sent before GOAWAY (code %u), %d SETTINGS sent, "
-               "settings connections closed by the server: %d of 2\n",
-               pings_sent.load(), pings.state(0).goaway_code, settings_sent.load(),
-               settings.CountClosed());
   legitimate.Finish("ping/settings floods");
-  ExpectLegitimateCallAfterwards(*server, "ping/settings floods");
+  ExpectLegitimateCallAfterwards(DirectTo(*server), "ping/settings floods");
   ExpectPeakRssBelow(*server, int64_t{200} << 20, "ping/settings floods");
+}
+
+// The same floods at nginx in front of a replica with the guard off: nginx answers or drops them
+// itself (its own flood limits), the replica never sees them, and the legitimate client through
+// nginx is served throughout with nginx's and the replica's memory flat.
+TEST(Http2AbuseTest, BehindNginxPingAndSettingsFloodsStayFlat) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
+  ASSERT_TRUE(server);
+  absl::StatusOr<std::unique_ptr<testing::NginxProcess>> nginx =
+      testing::NginxProcess::Start({server->target()});
+  ASSERT_TRUE(nginx.ok()) << nginx.status();
+  const Entry through_nginx{(*nginx)->target(), server->metrics_port()};
+  LegitimateClient legitimate(through_nginx);
+  PingAndSettingsFloods((*nginx)->port(), "nginx");
+  legitimate.Finish("ping/settings floods behind nginx");
+  ExpectLegitimateCallAfterwards(through_nginx, "ping/settings floods behind nginx");
+  std::fprintf(stderr, "figure ping/settings floods behind nginx: nginx peak RSS %.1f MiB\n",
+               PeakRssOf((*nginx)->pid()) / 1048576.0);
+  EXPECT_LT(PeakRssOf((*nginx)->pid()), int64_t{200} << 20) << "nginx's memory grew";
+  ExpectPeakRssBelow(*server, int64_t{200} << 20, "ping/settings floods behind nginx");
 }
 
 // 500 connections complete the preface and then say nothing: the legitimate client is served while
@@ -518,7 +634,7 @@ TEST(Http2AbuseTest, IdleConnectionsAreClosedAfterTheIdleLimit) {
   const absl::Time opened = absl::Now();
   RawConnections idle(server->grpc_port(), kIdle);
   ASSERT_EQ(idle.size(), static_cast<size_t>(kIdle));
-  LegitimateClient legitimate(*server);
+  LegitimateClient legitimate(DirectTo(*server));
   const absl::Time give_up = opened + absl::Seconds(12);
   while (idle.CountClosed() < kIdle && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(50));
   const absl::Duration took = absl::Now() - opened;
@@ -530,7 +646,7 @@ TEST(Http2AbuseTest, IdleConnectionsAreClosedAfterTheIdleLimit) {
                idle.CountClosed(), kIdle, goaways, absl::ToDoubleSeconds(took));
   EXPECT_EQ(idle.CountClosed(), kIdle);
   legitimate.Finish("idle connections");
-  ExpectLegitimateCallAfterwards(*server, "idle connections");
+  ExpectLegitimateCallAfterwards(DirectTo(*server), "idle connections");
   ExpectPeakRssBelow(*server, int64_t{200} << 20, "idle connections");
 }
 
@@ -550,7 +666,7 @@ int OpenFds(pid_t pid) {
 TEST(Http2AbuseTest, RecoversOnceFileDescriptorsAreFreedAgain) {
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
   ASSERT_TRUE(server);
-  ASSERT_TRUE(LegitimateCall(*server, 0).ok());  // Warm: the server's fds settle.
+  ASSERT_TRUE(LegitimateCall(DirectTo(*server), 0).ok());  // Warm: the server's fds settle.
   const int in_use = OpenFds(server->pid());
   ASSERT_GT(in_use, 0);
   rlimit limit{};
@@ -576,7 +692,7 @@ TEST(Http2AbuseTest, RecoversOnceFileDescriptorsAreFreedAgain) {
   const absl::Time released = absl::Now();
   absl::StatusOr<absl::Duration> took = absl::UnavailableError("not tried");
   while (absl::Now() - released < absl::Seconds(10)) {
-    took = LegitimateCall(*server, 7, absl::Seconds(2));
+    took = LegitimateCall(DirectTo(*server), 7, absl::Seconds(2));
     if (took.ok()) break;
   }
   ASSERT_TRUE(took.ok()) << "not served 10 s after the pressure was gone: " << took.status();
