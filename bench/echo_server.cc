@@ -24,8 +24,8 @@
 #include "engine/world.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
-#include "server/request_validation.h"
-#include "server/wire_encoding.h"
+#include "server/service/request_validation.h"
+#include "server/service/wire_encoding.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
 
 ABSL_FLAG(int32_t, port, 50070, "gRPC port on 127.0.0.1; 0 picks a free one (printed)");

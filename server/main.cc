@@ -33,14 +33,14 @@
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_posix.h"
 #include "prometheus/exposer.h"
-#include "server/blend_pool.h"
-#include "server/call_scheduler.h"
-#include "server/cpu_budget.h"
-#include "server/metrics.h"
-#include "server/tcp_listener.h"
-#include "server/world_config.h"
-#include "server/world_registry.h"
-#include "server/worldgen_service.h"
+#include "server/scheduling/blend_pool.h"
+#include "server/scheduling/call_scheduler.h"
+#include "server/scheduling/cpu_budget.h"
+#include "server/service/metrics.h"
+#include "server/network/tcp_listener.h"
+#include "proto/world_config.h"
+#include "server/service/world_registry.h"
+#include "server/service/worldgen_service.h"
 
 ABSL_FLAG(int32_t, port, 50051, "gRPC port; 0 picks a free one (printed in the start line)");
 ABSL_FLAG(std::string, listen_address, "0.0.0.0",

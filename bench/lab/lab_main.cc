@@ -45,7 +45,7 @@
 #include "engine/world.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "server/world_config.h"
+#include "proto/world_config.h"
 
 ABSL_FLAG(std::string, world, "", "World config (protobuf JSON WorldConfig); empty = the embedded default");
 ABSL_FLAG(std::string, region, "-256,-256,255,255", "Block columns minx,minz,maxx,maxz (inclusive)");

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "server/http2_frame_guard.h"
+#include "server/network/http2_frame_guard.h"
 
 namespace {
 

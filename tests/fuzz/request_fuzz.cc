@@ -8,7 +8,7 @@
 
 #include "engine/world.h"
 #include "engine/world_spec.h"
-#include "server/request_validation.h"
+#include "server/service/request_validation.h"
 #include "worldgen/v1/worldgen.pb.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "engine/world.h"
-#include "server/world_config.h"
+#include "proto/world_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string json(reinterpret_cast<const char*>(data), size);

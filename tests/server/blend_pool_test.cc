@@ -1,4 +1,4 @@
-#include "server/blend_pool.h"
+#include "server/scheduling/blend_pool.h"
 
 #include <atomic>
 #include <latch>

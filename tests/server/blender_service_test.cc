@@ -24,8 +24,8 @@
 #include "engine/world.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
-#include "server/wire_encoding.h"
-#include "server/world_config.h"
+#include "server/service/wire_encoding.h"
+#include "proto/world_config.h"
 #include "tests/server/service_calls.h"
 #include "tests/support/server_process.h"
 

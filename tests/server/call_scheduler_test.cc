@@ -1,4 +1,4 @@
-#include "server/call_scheduler.h"
+#include "server/scheduling/call_scheduler.h"
 
 #include <atomic>
 #include <latch>
@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "server/blend_pool.h"
+#include "server/scheduling/blend_pool.h"
 
 // std::latch and std::mutex, not Abseil's: these tests also run under ThreadSanitizer
 // (scripts/tsan.sh), which sees std's synchronization but not that of apt's uninstrumented Abseil.

@@ -1,4 +1,4 @@
-#include "server/chunk_flights.h"
+#include "server/scheduling/chunk_flights.h"
 
 #include <atomic>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "server/chunk_stream_policy.h"
+#include "server/scheduling/chunk_stream_policy.h"
 
 #include <algorithm>
 #include <atomic>
@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "server/blend_pool.h"
-#include "server/call_scheduler.h"
+#include "server/scheduling/blend_pool.h"
+#include "server/scheduling/call_scheduler.h"
 
 // std synchronization only: these tests also run under ThreadSanitizer (scripts/tsan.sh).
 namespace worldgen {

@@ -3,7 +3,7 @@
 // not read stalls its writer within a bounded number of bytes, reset floods and non-HTTP/2 bytes are
 // cut, either side closing closes the other, Drain() lets the server's last bytes through, and
 // Shutdown() closes everything.
-#include "server/connection_relay.h"
+#include "server/network/connection_relay.h"
 
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -24,8 +24,8 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
-#include "server/http2_frame_guard.h"
-#include "server/tcp_listener.h"
+#include "server/network/http2_frame_guard.h"
+#include "server/network/tcp_listener.h"
 #include "tests/support/http2_frames.h"
 
 namespace worldgen {

@@ -1,4 +1,4 @@
-#include "server/cpu_budget.h"
+#include "server/scheduling/cpu_budget.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "server/http2_frame_guard.h"
+#include "server/network/http2_frame_guard.h"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "server/wire_encoding.h"
+#include "server/service/wire_encoding.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "server/world_config.h"
+#include "proto/world_config.h"
 
 #include <sys/stat.h>
 

@@ -1,0 +1,143 @@
+#include "server/network/tcp_listener.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace worldgen {
+
+absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Bind(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = absl::StrCat(port);
+  if (int error = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+      error != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot resolve ", host, ": ", gai_strerror(error)));
+  }
+  std::string why = "no address";
+  for (addrinfo* at = found; at != nullptr; at = at->ai_next) {
+    const int fd = socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, at->ai_addr, at->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+      why = strerror(errno);
+      close(fd);
+      continue;
+    }
+    sockaddr_storage bound{};
+    socklen_t length = sizeof(bound);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+    const int bound_port =
+        bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                    : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    freeaddrinfo(found);
+    return std::unique_ptr<TcpListener>(new TcpListener(fd, bound_port));
+  }
+  freeaddrinfo(found);
+  return absl::UnavailableError(why);
+}
+
+TcpListener::TcpListener(int fd, int port)
+    : listen_fd_(fd), port_(port), spare_fd_(open("/dev/null", O_RDONLY | O_CLOEXEC)) {
+  if (pipe2(wake_fds_, O_CLOEXEC | O_NONBLOCK) != 0) wake_fds_[0] = wake_fds_[1] = -1;
+}
+
+TcpListener::~TcpListener() {
+  Stop();
+  CloseRelayedConnections(absl::ZeroDuration());
+  for (int fd : {spare_fd_, wake_fds_[0], wake_fds_[1]}) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void TcpListener::GuardHttp2(ConnectionRelay::Options options) {
+  relay_ = std::make_unique<ConnectionRelay>(std::move(options));
+}
+
+void TcpListener::CloseRelayedConnections(absl::Duration drain) {
+  if (relay_) relay_->Drain(drain);
+}
+
+void TcpListener::Start(std::function<void(int fd)> on_connection) {
+  on_connection_ = std::move(on_connection);
+  thread_ = std::thread([this] { AcceptLoop(); });
+}
+
+void TcpListener::Stop() {
+  if (listen_fd_ < 0) return;
+  if (thread_.joinable()) {
+    const char byte = 0;
+    (void)!write(wake_fds_[1], &byte, 1);
+    thread_.join();
+  }
+  close(listen_fd_);
+  listen_fd_ = -1;
+}
+
+void TcpListener::AcceptLoop() {
+  pollfd polled[2] = {{listen_fd_, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+  while (true) {
+    if (poll(polled, 2, -1) < 0 && errno != EINTR) return;
+    if (polled[1].revents != 0) return;
+    if ((polled[0].revents & POLLIN) == 0) continue;
+    while (true) {
+      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) {
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (relay_ == nullptr) {
+          on_connection_(fd);
+          continue;
+        }
+        // Out of descriptors for the pair: the relay closed the client's socket (refused at once).
+        absl::StatusOr<int> served = relay_->Add(fd);
+        if (served.ok()) {
+          on_connection_(*served);
+        } else {
+          ++refused_;
+        }
+        continue;
+      }
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: refuse the waiting connection with the spare, then take it back.
+        ++refused_;
+        if (spare_fd_ >= 0) {
+          close(spare_fd_);
+          const int refused = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+          const int accept_error = errno;
+          if (refused >= 0) close(refused);
+          spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+          if (refused < 0 && (accept_error == EAGAIN || accept_error == EWOULDBLOCK)) {
+            --refused_;  // Nobody was waiting after all.
+            break;
+          }
+        }
+        // Without a spare (or if it is gone again) do not spin: let descriptors free up.
+        if (spare_fd_ < 0) {
+          poll(&polled[1], 1, 100);
+          if (polled[1].revents != 0) return;
+          spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        }
+        continue;
+      }
+      break;  // EAGAIN: nothing more waiting (other errors: poll again).
+    }
+  }
+}
+
+}  // namespace worldgen

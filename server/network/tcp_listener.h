@@ -1,0 +1,80 @@
+// TcpListener: the server's own accept loop for the gRPC port, so that running out of file
+// descriptors never stops the server from accepting (gRPC 1.51's listener gives up for good after
+// accept4 fails with EMFILE). Each accepted connection is handed to a callback (main() gives it to
+// gRPC with grpc::AddInsecureChannelFromFd, which applies the server's channel arguments).
+//
+// Under descriptor exhaustion a spare descriptor kept for the purpose is released, the waiting
+// connection is accepted and closed at once (the client sees the connection refused fast instead of
+// hanging in the backlog), and the spare is taken back; accepting resumes by itself as soon as
+// descriptors are free again.
+//
+// With GuardHttp2(), each connection is relayed through a ConnectionRelay (an HTTP/2 frame guard
+// against stream-reset floods, server/connection_relay.h) and the callback gets the relay's end of a
+// socket pair instead of the client's socket: three descriptors per connection instead of one. A
+// connection for which no pair can be made is closed at once and counted as refused.
+//
+// Thread safety: GuardHttp2(), Start(), Stop() and CloseRelayedConnections() from one thread; the
+// callback runs on the listener's thread.
+#ifndef WORLDGEN_SERVER_NETWORK_TCP_LISTENER_H_
+#define WORLDGEN_SERVER_NETWORK_TCP_LISTENER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/network/connection_relay.h"
+
+namespace worldgen {
+
+class TcpListener {
+ public:
+  // Binds host:port (port 0 = any free port; no SO_REUSEPORT, so a taken port is an error) and
+  // listens; accepting starts with Start().
+  static absl::StatusOr<std::unique_ptr<TcpListener>> Bind(const std::string& host, int port);
+  ~TcpListener();  // Stop() and CloseRelayedConnections() without waiting.
+  TcpListener(const TcpListener&) = delete;
+  TcpListener& operator=(const TcpListener&) = delete;
+
+  int port() const { return port_; }
+  // Connections refused because no descriptor was free.
+  int64_t refused() const { return refused_.load(); }
+  // Connections relayed now (0 without GuardHttp2()).
+  int64_t relayed_connections() const { return relay_ ? relay_->connections() : 0; }
+
+  // Before Start(): relay every connection through an HTTP/2 frame guard with these options.
+  void GuardHttp2(ConnectionRelay::Options options);
+
+  // Accepts on a thread of its own; each connection's descriptor (non-blocking, close-on-exec) is
+  // handed to `on_connection`, which owns it from then on.
+  void Start(std::function<void(int fd)> on_connection);
+  // Stops accepting and closes the listening socket; connections already handed over are untouched
+  // (relayed ones keep being relayed).
+  void Stop();
+  // Waits at most `drain` for the relayed connections to close by themselves (call it after the
+  // server stopped serving them and closed its ends: its last words, such as a stream's final
+  // messages and status or GOAWAY, still reach the clients), then stops the relay threads and closes
+  // what is left.
+  void CloseRelayedConnections(absl::Duration drain);
+
+ private:
+  TcpListener(int fd, int port);
+  void AcceptLoop();
+
+  int listen_fd_;
+  int port_;
+  int spare_fd_;
+  int wake_fds_[2] = {-1, -1};  // A pipe: Stop() writes to wake the loop.
+  std::function<void(int)> on_connection_;
+  std::unique_ptr<ConnectionRelay> relay_;  // With GuardHttp2().
+  std::atomic<int64_t> refused_{0};
+  std::thread thread_;
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_NETWORK_TCP_LISTENER_H_

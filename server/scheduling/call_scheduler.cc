@@ -1,0 +1,373 @@
+#include "server/scheduling/call_scheduler.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/types/optional.h"
+
+namespace worldgen {
+namespace {
+
+// Weight of the newest task in the seconds-per-column average.
+constexpr double kCostSmoothing = 0.2;
+
+constexpr absl::string_view kRefusalReasonKey = "worldgen/refusal_reason";
+constexpr absl::string_view kRetryAfterKey = "worldgen/retry_after_ms";
+
+std::string Millis(absl::Duration d) {
+  return absl::StrFormat("%.1f ms", absl::ToDoubleMilliseconds(d));
+}
+
+int64_t WholeMillisUp(absl::Duration d) {
+  return std::max<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(d, absl::Milliseconds(1))), 1);
+}
+
+// RESOURCE_EXHAUSTED saying why (`reason`, for metrics), what, and when to come back.
+absl::Status Refuse(absl::string_view reason, absl::string_view message, absl::Duration retry_after) {
+  const int64_t retry_ms = WholeMillisUp(retry_after);
+  absl::Status status =
+      absl::ResourceExhaustedError(absl::StrCat(message, "; retry in ", retry_ms, " ms"));
+  if (!reason.empty()) status.SetPayload(kRefusalReasonKey, absl::Cord(reason));
+  status.SetPayload(kRetryAfterKey, absl::Cord(absl::StrCat(retry_ms)));
+  return status;
+}
+
+}  // namespace
+
+CallScheduler::CallScheduler(BlendPool* pool, Options options)
+    : pool_(pool), options_(options), seconds_per_column_(options.initial_seconds_per_column) {
+  if (!(options_.deadline_fill > 0 && options_.deadline_fill <= 1)) options_.deadline_fill = 1;
+  if (!(options_.max_queue_seconds > 0)) options_.max_queue_seconds = 1;
+  if (!(options_.interactive_reply_share >= 0 && options_.interactive_reply_share < 1)) {
+    options_.interactive_reply_share = 0;
+  }
+}
+
+CallScheduler::~CallScheduler() {
+  // A pool thread may still be inside RunNext after the last call ended (its task's bookkeeping, or
+  // a token whose task was dropped with its call): wait until none is.
+  std::unique_lock<std::mutex> lock(mu_);
+  tokens_done_.wait(lock, [this] { return pool_tokens_ == 0; });
+}
+
+std::string CallScheduler::RefusalReason(const absl::Status& status) {
+  absl::optional<absl::Cord> reason = status.GetPayload(kRefusalReasonKey);
+  return reason.has_value() ? std::string(*reason) : std::string();
+}
+
+absl::Duration CallScheduler::RetryAfter(const absl::Status& status) {
+  absl::optional<absl::Cord> millis = status.GetPayload(kRetryAfterKey);
+  int64_t ms = 0;
+  if (!millis.has_value() || !absl::SimpleAtoi(std::string(*millis), &ms) || ms < 0) {
+    return absl::ZeroDuration();
+  }
+  return absl::Milliseconds(ms);
+}
+
+absl::Duration CallScheduler::WorkLocked(int64_t columns) const {
+  return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads());
+}
+
+absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
+  return WorkLocked(columns) / options_.deadline_fill;
+}
+
+absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const CallShape& shape,
+                                                                        absl::Time now) {
+  const int64_t tasks = std::max<int64_t>(shape.tasks, 1);
+  const int64_t columns_per_task = std::max<int64_t>(shape.columns_per_task, 1);
+  const int64_t own = tasks * columns_per_task;
+  const CallClass call_class = own <= options_.interactive_max_columns ? CallClass::kInteractive
+                                                                       : CallClass::kBackground;
+  const bool interactive = call_class == CallClass::kInteractive;
+  std::unique_ptr<Call> call(new Call(this, call_class));
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t reply_limit = interactive ? options_.max_reply_bytes : BackgroundReplyLimit();
+  if (reserved_reply_bytes_ + shape.reply_bytes_per_task > reply_limit) {
+    return Refuse("reply_memory", absl::StrCat(
+        "reply memory is full: ", reserved_reply_bytes_, " bytes reserved for unsent replies, this "
+        "call needs ", shape.reply_bytes_per_task, ", ",
+        interactive ? "max_reply_bytes = " : "background calls may reserve ", reply_limit),
+        kReplyMemoryRetry);
+  }
+  // Unstarted work that counts against this call: interactive work alone for an interactive call.
+  const int64_t queued =
+      interactive_pending_columns_ + (interactive ? 0 : background_pending_columns_);
+  const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
+  if (WorkLocked(queued + own) > bound) {
+    return Refuse("queue_full", absl::StrCat(
+        "blend queue is full: ", Millis(WorkLocked(queued)), " of blending queued",
+        interactive ? " for interactive calls" : "", ", this call adds ", Millis(WorkLocked(own)),
+        ", max_queue_seconds = ", options_.max_queue_seconds), WorkLocked(queued + own) - bound);
+  }
+  const OrderKey key{shape.deadline, next_admission_};
+  if (interactive) {
+    const absl::Time finish = now + EstimateLocked(interactive_pending_columns_ + own);
+    if (finish > shape.deadline) {
+      return Refuse("deadline", absl::StrCat(
+          "server cannot finish this call before its deadline (estimated ",
+          Millis(finish - now), " with headroom, deadline in ", Millis(shape.deadline - now), ")"),
+          WorkLocked(interactive_pending_columns_));
+    }
+  } else {
+    // Work of background calls with a later deadline than this one (they would run after it).
+    int64_t later = 0;
+    for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
+      later += it->second->tasks_unstarted_ * it->second->columns_per_task_;
+    }
+    const int64_t ahead = interactive_pending_columns_ + background_pending_columns_ - later;
+    int64_t cumulative = ahead + own;
+    const absl::Time finish = now + EstimateLocked(cumulative);
+    if (finish > shape.deadline) {
+      return Refuse("deadline", absl::StrCat(
+          "server cannot finish this call before its deadline (estimated ",
+          Millis(finish - now), " with headroom for the ", cumulative,
+          " columns ahead of and in it, deadline in ", Millis(shape.deadline - now), ")"),
+          WorkLocked(ahead));
+    }
+    for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
+      const Call& other = *it->second;
+      cumulative += other.tasks_unstarted_ * other.columns_per_task_;
+      const absl::Time other_deadline = it->first.first;
+      // Refuse only if this call is what would make the other one late.
+      if (now + EstimateLocked(cumulative) > other_deadline &&
+          now + EstimateLocked(cumulative - own) <= other_deadline) {
+        return Refuse("deadline", absl::StrCat(
+            "server cannot take this call without delaying an admitted call past its deadline "
+            "(estimated ", Millis(EstimateLocked(own)), " of work)"),
+            WorkLocked(cumulative - own));
+      }
+    }
+  }
+  ++next_admission_;
+  call->columns_per_task_ = columns_per_task;
+  call->reply_bytes_per_task_ = shape.reply_bytes_per_task;
+  call->tasks_unstarted_ = tasks;
+  call->order_ = key;
+  reserved_reply_bytes_ += shape.reply_bytes_per_task;  // The floor.
+  if (interactive) {
+    interactive_pending_columns_ += own;
+    ShedLocked();
+  } else {
+    background_pending_columns_ += own;
+    background_.emplace(key, call.get());
+  }
+  calls_.insert(call.get());
+  return call;
+}
+
+int64_t CallScheduler::BackgroundReplyLimit() const {
+  return static_cast<int64_t>(static_cast<double>(options_.max_reply_bytes) *
+                              (1 - options_.interactive_reply_share));
+}
+
+void CallScheduler::ShedLocked() {
+  const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
+  while (WorkLocked(interactive_pending_columns_ + background_pending_columns_) > bound) {
+    Call* newest = nullptr;
+    for (const auto& [key, call] : background_) {
+      if (call->tasks_unstarted_ > 0 && (newest == nullptr || key.second > newest->order_.second)) {
+        newest = call;
+      }
+    }
+    if (newest == nullptr) return;
+    const int64_t dropped = newest->tasks_unstarted_ * newest->columns_per_task_;
+    background_pending_columns_ -= dropped;
+    newest->tasks_unstarted_ = 0;
+    newest->shed_status_ = Refuse("", absl::StrCat(
+        "server overloaded: this background call was shed with ", dropped, " columns not started, "
+        "to serve interactive calls first (", Millis(WorkLocked(interactive_pending_columns_ +
+        background_pending_columns_)), " of blending still queued)"),
+        WorkLocked(interactive_pending_columns_ + background_pending_columns_));
+    newest->shed_.store(true, std::memory_order_release);
+    ++shed_calls_;
+  }
+}
+
+int64_t CallScheduler::HeldReplyBytes(const Call& call) {
+  return std::max<int64_t>(call.reservations_, 1) * call.reply_bytes_per_task_;
+}
+
+void CallScheduler::RemoveCallLocked(Call* call) {
+  queued_tasks_ -= static_cast<int64_t>(call->lane_.size());
+  const int64_t unstarted = call->tasks_unstarted_ * call->columns_per_task_;
+  reserved_reply_bytes_ -= HeldReplyBytes(*call);
+  if (call->class_ == CallClass::kInteractive) {
+    interactive_pending_columns_ -= unstarted;
+    auto it = std::find(interactive_runnable_.begin(), interactive_runnable_.end(), call);
+    if (it != interactive_runnable_.end()) interactive_runnable_.erase(it);
+  } else {
+    background_pending_columns_ -= unstarted;
+    background_.erase(call->order_);
+    background_runnable_.erase(call->order_);
+  }
+  calls_.erase(call);
+}
+
+void CallScheduler::RecordTaskCost(int64_t columns, absl::Duration elapsed) {
+  if (columns <= 0) return;
+  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(columns);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!cost_measured_) {
+    seconds_per_column_ = sample;
+    cost_measured_ = true;
+  } else {
+    seconds_per_column_ += kCostSmoothing * (sample - seconds_per_column_);
+  }
+}
+
+CallScheduler::Stats CallScheduler::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stats stats;
+  stats.calls = static_cast<int64_t>(calls_.size());
+  stats.queued_tasks = queued_tasks_;
+  stats.pending_columns = interactive_pending_columns_ + background_pending_columns_;
+  stats.reserved_reply_bytes = reserved_reply_bytes_;
+  stats.seconds_per_column = seconds_per_column_;
+  stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
+  stats.shed_calls = shed_calls_;
+  stats.threads = pool_->threads();
+  return stats;
+}
+
+void CallScheduler::RunNext() {
+  std::unique_lock<std::mutex> lock(mu_);
+  RunNextLocked(lock);
+  // The last touch of `this` (the destructor waits for it under mu_).
+  if (--pool_tokens_ == 0) tokens_done_.notify_all();
+}
+
+void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
+  while (true) {
+    if (running_tasks_ >= pool_->threads()) {
+      // Callers' threads hold the slots (SubmitOrRunHere): the first of them to end re-issues this.
+      ++deferred_tokens_;
+      return;
+    }
+    Call* call = nullptr;
+    const bool interactive_turn =
+        !interactive_runnable_.empty() &&
+        (background_runnable_.empty() || interactive_picks_in_a_row_ < kBackgroundTurn - 1);
+    if (interactive_turn) {
+      call = interactive_runnable_.front();
+      interactive_runnable_.pop_front();
+      ++interactive_picks_in_a_row_;
+    } else if (!background_runnable_.empty()) {
+      call = background_.at(*background_runnable_.begin());
+      interactive_picks_in_a_row_ = 0;
+    } else {
+      return;  // The token of a task dropped with its call.
+    }
+    absl::AnyInvocable<void() &&> task = std::move(call->lane_.front());
+    call->lane_.pop_front();
+    --queued_tasks_;
+    StartedLocked(call);
+    if (call->class_ == CallClass::kInteractive) {
+      if (!call->lane_.empty()) interactive_runnable_.push_back(call);
+    } else if (call->lane_.empty()) {
+      background_runnable_.erase(call->order_);
+    }
+    lock.unlock();
+    std::move(task)();
+    lock.lock();
+    --running_tasks_;
+    // A deferred token's task: run it on this thread now rather than hand it to another.
+    if (deferred_tokens_ == 0) return;
+    --deferred_tokens_;
+  }
+}
+
+void CallScheduler::StartedLocked(Call* call) {
+  ++running_tasks_;
+  if (call->tasks_unstarted_ > 0) {
+    --call->tasks_unstarted_;
+    (call->class_ == CallClass::kInteractive ? interactive_pending_columns_
+                                             : background_pending_columns_) -=
+        call->columns_per_task_;
+  }
+}
+
+CallScheduler::Call::~Call() {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  scheduler_->RemoveCallLocked(this);
+}
+
+bool CallScheduler::Call::TryReserveReply() {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  if (reservations_ == 0) {  // Covered by the admission floor.
+    reservations_ = 1;
+    return true;
+  }
+  const int64_t limit = class_ == CallClass::kInteractive ? scheduler_->options_.max_reply_bytes
+                                                          : scheduler_->BackgroundReplyLimit();
+  if (scheduler_->reserved_reply_bytes_ + reply_bytes_per_task_ > limit) return false;
+  scheduler_->reserved_reply_bytes_ += reply_bytes_per_task_;
+  ++reservations_;
+  return true;
+}
+
+absl::Status CallScheduler::Call::ShedStatus() const {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  return shed_status_;
+}
+
+void CallScheduler::Call::ReleaseReply() {
+  std::lock_guard<std::mutex> lock(scheduler_->mu_);
+  if (reservations_ > 1) scheduler_->reserved_reply_bytes_ -= reply_bytes_per_task_;
+  if (reservations_ > 0) --reservations_;
+}
+
+void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
+  // Read before the task is queued: from then on any pool thread's token may pick it, and the task
+  // may end the call (a stream's last chunk), so `this` must not be touched after the unlock.
+  CallScheduler* const scheduler = scheduler_;
+  {
+    std::lock_guard<std::mutex> lock(scheduler->mu_);
+    const bool was_idle = lane_.empty();
+    lane_.push_back(std::move(task));
+    ++scheduler->queued_tasks_;
+    ++scheduler->pool_tokens_;
+    if (was_idle) {
+      if (class_ == CallClass::kInteractive) {
+        scheduler->interactive_runnable_.push_back(this);
+      } else {
+        scheduler->background_runnable_.insert(order_);
+      }
+    }
+  }
+  scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
+}
+
+void CallScheduler::Call::SubmitOrRunHere(absl::AnyInvocable<void() &&> task) {
+  CallScheduler* const scheduler = scheduler_;
+  bool run_here = false;
+  {
+    std::lock_guard<std::mutex> lock(scheduler->mu_);
+    run_here = scheduler->queued_tasks_ == 0 &&
+               scheduler->running_tasks_ < scheduler->pool_->threads();
+    if (run_here) scheduler->StartedLocked(this);
+  }
+  if (!run_here) {
+    Submit(std::move(task));
+    return;
+  }
+  std::move(task)();  // May destroy this Call: only the scheduler is touched after it.
+  bool reissue = false;
+  {
+    std::lock_guard<std::mutex> lock(scheduler->mu_);
+    --scheduler->running_tasks_;
+    reissue = scheduler->deferred_tokens_ > 0;
+    if (reissue) {
+      --scheduler->deferred_tokens_;
+      ++scheduler->pool_tokens_;
+    }
+  }
+  if (reissue) scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
+}
+
+}  // namespace worldgen

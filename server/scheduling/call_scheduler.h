@@ -1,0 +1,234 @@
+// CallScheduler: admission and fair ordering of blend work across calls. gRPC-free (std and Abseil),
+// so its unit tests also run under ThreadSanitizer (scripts/tsan.sh).
+//
+// Work is counted in columns (a chunk of size s is s^2 of them, a point one) and turned into seconds
+// by the measured cost per column (an EWMA over finished tasks) divided by the pool's threads. Calls
+// whose whole work is at most interactive_max_columns are "interactive", the others "background".
+//
+// Admission (Admit): a call declares its shape up front (how many tasks, columns per task, the
+// worst-case encoded bytes of one task's reply, its deadline) and is refused at once with
+// RESOURCE_EXHAUSTED, naming the reason and when to come back (RetryAfter), only when
+//   - "deadline": the work that would run before it plus its own would not finish before its
+//     deadline, within deadline_fill of the time left. For an interactive call that work is the
+//     interactive work already admitted, nothing else: it runs ahead of background work. For a
+//     background call it is all interactive work and the background calls due earlier; a background
+//     call is also refused if admitting it would push an admitted background call past its deadline;
+//   - "queue_full": the admitted, unstarted work would exceed max_queue_seconds of blending. For an
+//     interactive call only interactive work counts; background work past the bound is shed instead
+//     (below);
+//   - "reply_memory": the reply bytes reserved would exceed the call's share of max_reply_bytes. Each
+//     call reserves one task's worst-case reply from admission to its end, so it can always
+//     progress; background calls together may hold at most (1 - interactive_reply_share) of the
+//     budget, so interactive calls always find room beside bulk streams.
+// So an interactive call is refused only when interactive work alone is more than the server can do
+// in time; background work never makes it wait or be refused.
+//
+// Shedding: when admitting an interactive call takes the unstarted work of all calls past
+// max_queue_seconds, background calls are shed, newest admission first, until it fits (or none is
+// left). A shed call keeps what it has produced, starts no more tasks (its unstarted work no longer
+// counts), and its tasks learn of it through Call::shed() / ShedStatus(): RESOURCE_EXHAUSTED with a
+// time to come back, which the stream ends with.
+//
+// Ordering: interactive calls take turns task by task (round robin), and go before background work,
+// except that background work gets every kBackgroundTurn-th pick while any is waiting, so it never
+// starves. Background calls are served earliest deadline first (ties: admission order), which is
+// what lets admission promise their deadlines. So a one-chunk call never waits behind a 1024-chunk
+// stream, and a big stream keeps at least a quarter of the threads.
+//
+// Retry-after: every refusal (and a shed call's status) carries the time after which the same call
+// would likely be admitted: the work ahead of it drained (deadline), the excess over the bound
+// drained (queue_full), or kReplyMemoryRetry (reply_memory: replies are freed as clients read, which
+// the server cannot estimate). The service sends it as gRPC's grpc-retry-pushback-ms trailer.
+//
+// Reply memory: Call::TryReserveReply reserves one task's worst-case reply before the task is
+// submitted; ReleaseReply gives it back when the reply has been sent or dropped. A call's first
+// outstanding reservation is its admission floor, so TryReserveReply never fails for a call with
+// nothing outstanding. The sum over all calls never exceeds max_reply_bytes.
+//
+// Tasks run on a BlendPool: each Submit queues the task in its call's lane and hands the pool one
+// token; a token runs whichever task the policy picks when a thread is free. SubmitOrRunHere skips
+// the pool hand-off (a queue push, a thread wake-up and the switch to it) when it would gain nothing:
+// with no task waiting and fewer tasks running than the pool has threads, the task would be picked
+// at once anyway, so the calling thread runs it itself, standing in for the idle pool thread. Either
+// way at most as many tasks run at once as the pool has threads.
+//
+// Thread safety: all methods are safe for concurrent use. A Call must be destroyed only when none of
+// its tasks is queued (a queued task of a destroyed call is dropped unrun). The scheduler must outlive
+// its calls, and the pool must outlive the scheduler and keep running tasks until the scheduler is
+// gone: destroying the scheduler waits until none of the pool tokens it handed out is left (a pool
+// thread may still be in the scheduler's bookkeeping after a stream's last task ended its call).
+#ifndef WORLDGEN_SERVER_SCHEDULING_CALL_SCHEDULER_H_
+#define WORLDGEN_SERVER_SCHEDULING_CALL_SCHEDULER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/scheduling/blend_pool.h"
+
+namespace worldgen {
+
+// What a call will ask of the pool.
+struct CallShape {
+  int64_t tasks = 1;                 // >= 1
+  int64_t columns_per_task = 1;      // >= 1: the work of one task, in blended columns (or points)
+  int64_t reply_bytes_per_task = 0;  // worst-case encoded reply of one task
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+enum class CallClass { kInteractive, kBackground };
+
+class CallScheduler {
+ public:
+  struct Options {
+    // Most admitted, unstarted work, in seconds of blending on the whole pool (> 0).
+    double max_queue_seconds = 30;
+    int64_t max_reply_bytes = int64_t{256} << 20;
+    // Share of max_reply_bytes background calls may not take: kept for interactive calls, [0, 1).
+    double interactive_reply_share = 0.125;
+    int64_t interactive_max_columns = 16384;  // e.g. four 64x64 chunks or 64 chunks of 16x16
+    // Cost assumed before any task was measured.
+    double initial_seconds_per_column = 2e-7;
+    // Share of a call's remaining time (0, 1] that the estimated work may fill. The estimate counts
+    // blending only; writing replies and the client's reading take the rest.
+    double deadline_fill = 0.5;
+  };
+  // Background work gets at least one pick in this many while it is waiting.
+  static constexpr int kBackgroundTurn = 4;
+  // Retry-after of a "reply_memory" refusal.
+  static constexpr absl::Duration kReplyMemoryRetry = absl::Milliseconds(100);
+
+  class Call;
+
+  // `pool` must outlive the scheduler.
+  CallScheduler(BlendPool* pool, Options options);
+  ~CallScheduler();
+  CallScheduler(const CallScheduler&) = delete;
+  CallScheduler& operator=(const CallScheduler&) = delete;
+
+  // Admits a call (reserving its reply floor) or refuses it with RESOURCE_EXHAUSTED and a message
+  // that says why and what limit was hit. `now` is the admission time (absl::Now() in production).
+  absl::StatusOr<std::unique_ptr<Call>> Admit(const CallShape& shape, absl::Time now);
+
+  // "deadline", "reply_memory" or "queue_full" for a status Admit refused with; empty otherwise.
+  static std::string RefusalReason(const absl::Status& status);
+  // When the refused (or shed) call should come back, from the status Admit refused it with or
+  // ShedStatus(); absl::ZeroDuration() when the status says nothing.
+  static absl::Duration RetryAfter(const absl::Status& status);
+
+  // Feeds the cost estimate: a task blended `columns` columns in `elapsed` (wall time on its thread).
+  void RecordTaskCost(int64_t columns, absl::Duration elapsed);
+
+  struct Stats {
+    int64_t calls = 0;           // admitted and not yet destroyed
+    int64_t queued_tasks = 0;    // waiting for a thread
+    int64_t pending_columns = 0; // columns of admitted work not yet started
+    int64_t reserved_reply_bytes = 0;
+    double seconds_per_column = 0;  // current estimate
+    double queued_seconds = 0;      // pending_columns as seconds of blending on the pool
+    int threads = 0;                // the pool's
+    int64_t shed_calls = 0;         // background calls shed since start
+  };
+  Stats stats() const;
+  const Options& options() const { return options_; }
+
+  // One admitted call. Destroying it releases its reservations and its unstarted work.
+  class Call {
+   public:
+    ~Call();
+    Call(const Call&) = delete;
+    Call& operator=(const Call&) = delete;
+
+    CallClass call_class() const { return class_; }
+    // Reserves one task's reply bytes; false if the scheduler's budget cannot take them. Always true
+    // while the call holds no reservation.
+    bool TryReserveReply();
+    // Gives back one reservation made by TryReserveReply.
+    void ReleaseReply();
+    // Whether the scheduler shed this call; then ShedStatus() is what it should end with
+    // (RESOURCE_EXHAUSTED with a RetryAfter), and its further tasks should do no work.
+    bool shed() const { return shed_.load(std::memory_order_acquire); }
+    absl::Status ShedStatus() const;
+    // Queues `task` (one of the tasks declared in the shape) in this call's lane.
+    void Submit(absl::AnyInvocable<void() &&> task);
+    // Like Submit, except that when no task is waiting and a pool thread is idle, `task` runs on the
+    // calling thread before this returns (it overtakes no one: the policy would pick it first). The
+    // task may destroy this Call.
+    void SubmitOrRunHere(absl::AnyInvocable<void() &&> task);
+
+   private:
+    friend class CallScheduler;
+    Call(CallScheduler* scheduler, CallClass call_class) : scheduler_(scheduler), class_(call_class) {}
+
+    CallScheduler* const scheduler_;
+    const CallClass class_;
+    // Guarded by scheduler_->mu_:
+    int64_t columns_per_task_ = 0;
+    int64_t reply_bytes_per_task_ = 0;
+    int64_t tasks_unstarted_ = 0;  // declared tasks not yet picked
+    int64_t reservations_ = 0;     // outstanding TryReserveReply successes
+    std::deque<absl::AnyInvocable<void() &&>> lane_;
+    std::pair<absl::Time, uint64_t> order_;  // (deadline, admission number): EDF key
+    absl::Status shed_status_;
+    std::atomic<bool> shed_{false};  // Written under scheduler_->mu_.
+  };
+
+ private:
+  using OrderKey = std::pair<absl::Time, uint64_t>;
+
+  // Runs the task the policy picks now (one pool token).
+  void RunNext();
+  void RunNextLocked(std::unique_lock<std::mutex>& lock);
+  // Counts one task of `call` as started (no longer pending for admission's estimate).
+  void StartedLocked(Call* call);
+  // Reply bytes a call holds: its floor or its reservations, whichever is more.
+  static int64_t HeldReplyBytes(const Call& call);
+  void RemoveCallLocked(Call* call);
+  // Reply bytes background calls together may reserve.
+  int64_t BackgroundReplyLimit() const;
+  // Seconds of blending `columns` take on the pool, without headroom.
+  absl::Duration WorkLocked(int64_t columns) const;
+  // The same within deadline_fill: what a deadline must leave for them.
+  absl::Duration EstimateLocked(int64_t columns) const;
+  // Sheds background calls, newest first, until all unstarted work fits max_queue_seconds.
+  void ShedLocked();
+
+  BlendPool* const pool_;
+  Options options_;
+
+  mutable std::mutex mu_;
+  uint64_t next_admission_ = 0;
+  int64_t queued_tasks_ = 0;
+  // Tasks running, on pool threads or (SubmitOrRunHere) on callers' threads: at most one per pool
+  // thread. A pool token that finds every slot taken is deferred, and re-issued when a task ends.
+  int64_t running_tasks_ = 0;
+  int64_t deferred_tokens_ = 0;
+  // Tokens handed to the pool whose RunNext has not returned; the destructor waits for zero.
+  int64_t pool_tokens_ = 0;
+  std::condition_variable tokens_done_;
+  int64_t reserved_reply_bytes_ = 0;
+  int64_t interactive_pending_columns_ = 0;
+  int64_t background_pending_columns_ = 0;
+  double seconds_per_column_;
+  bool cost_measured_ = false;
+  int interactive_picks_in_a_row_ = 0;
+  int64_t shed_calls_ = 0;
+  std::set<Call*> calls_;
+  std::map<OrderKey, Call*> background_;           // every admitted background call, EDF order
+  std::set<OrderKey> background_runnable_;         // background calls with a queued task
+  std::deque<Call*> interactive_runnable_;         // interactive calls with a queued task, in turn
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_SCHEDULING_CALL_SCHEDULER_H_

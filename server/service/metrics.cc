@@ -1,0 +1,220 @@
+#include "server/service/metrics.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "prometheus/client_metric.h"
+#include "prometheus/metric_family.h"
+
+namespace worldgen {
+namespace {
+
+// Latency buckets from 100 us to ~30 s, roughly x2.5 apart.
+prometheus::Histogram::BucketBoundaries RpcBuckets() {
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+          0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30};
+}
+
+// One chunk: 10 us (single-biome 4x4) to ~1 s (256x256 with wide kernels).
+prometheus::Histogram::BucketBoundaries ChunkBuckets() {
+  return {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+          0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   0.5,   1};
+}
+
+prometheus::MetricFamily ScalarFamily(std::string name, std::string help, prometheus::MetricType type,
+                                      double value) {
+  prometheus::MetricFamily family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  prometheus::ClientMetric metric;
+  if (type == prometheus::MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+  return family;
+}
+
+}  // namespace
+
+// Values owned elsewhere (the cache's stats, the scheduler's), read when /metrics is scraped.
+class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
+ public:
+  ScrapeTimeCollector(const BiomeSampleCache* cache, const CallScheduler* scheduler,
+                      const ChunkReplyFlights* replies)
+      : cache_(cache), scheduler_(scheduler), replies_(replies) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    using prometheus::MetricType;
+    BiomeSampleCache::Stats stats;
+    if (cache_ != nullptr) stats = cache_->stats();
+    const CallScheduler::Stats scheduled = scheduler_->stats();
+    const CallScheduler::Options& limits = scheduler_->options();
+    std::vector<prometheus::MetricFamily> families;
+    families.push_back(ScalarFamily("worldgen_queue_depth", "Blend tasks waiting for a thread.",
+                                    MetricType::Gauge, static_cast<double>(scheduled.queued_tasks)));
+    families.push_back(ScalarFamily("worldgen_queued_work_seconds",
+                                    "Admitted, unstarted blending work in seconds of the pool's time "
+                                    "(pending columns x estimated cost / threads).",
+                                    MetricType::Gauge, scheduled.queued_seconds));
+    families.push_back(ScalarFamily("worldgen_queued_work_limit_seconds",
+                                    "Queued work past which background calls are refused or shed "
+                                    "(--max_queue_seconds).",
+                                    MetricType::Gauge, limits.max_queue_seconds));
+    families.push_back(ScalarFamily("worldgen_shed_calls_total",
+                                    "Admitted background calls shed (ended RESOURCE_EXHAUSTED with a "
+                                    "retry-after) to make room for interactive calls.",
+                                    MetricType::Counter, static_cast<double>(scheduled.shed_calls)));
+    families.push_back(ScalarFamily("worldgen_blend_threads",
+                                    "Threads of the blend pool (--blend_threads, or the CPU budget: "
+                                    "the affinity mask lowered by a cgroup CPU quota).",
+                                    MetricType::Gauge, static_cast<double>(scheduled.threads)));
+    families.push_back(ScalarFamily("worldgen_admitted_calls",
+                                    "Calls admitted by the scheduler and not yet finished.",
+                                    MetricType::Gauge, static_cast<double>(scheduled.calls)));
+    families.push_back(ScalarFamily("worldgen_pending_columns",
+                                    "Columns of admitted work not yet started.",
+                                    MetricType::Gauge,
+                                    static_cast<double>(scheduled.pending_columns)));
+    families.push_back(ScalarFamily("worldgen_reply_bytes_reserved",
+                                    "Bytes reserved for replies blended and not yet sent.",
+                                    MetricType::Gauge,
+                                    static_cast<double>(scheduled.reserved_reply_bytes)));
+    families.push_back(ScalarFamily("worldgen_reply_bytes_limit",
+                                    "Most bytes replies may reserve (--max_reply_bytes).",
+                                    MetricType::Gauge,
+                                    static_cast<double>(limits.max_reply_bytes)));
+    families.push_back(ScalarFamily("worldgen_estimated_seconds_per_column",
+                                    "Blend cost per column admission assumes (moving average).",
+                                    MetricType::Gauge, scheduled.seconds_per_column));
+    families.push_back(ScalarFamily("worldgen_cache_hits_total",
+                                    "Biome sample cache lookups answered from the cache.",
+                                    MetricType::Counter, static_cast<double>(stats.hits)));
+    families.push_back(ScalarFamily("worldgen_cache_misses_total",
+                                    "Biome sample cache lookups that computed the tile.",
+                                    MetricType::Counter, static_cast<double>(stats.misses)));
+    families.push_back(ScalarFamily("worldgen_cache_evictions_total",
+                                    "Biome sample cache tiles evicted to stay within --cache_bytes.",
+                                    MetricType::Counter, static_cast<double>(stats.evictions)));
+    families.push_back(ScalarFamily("worldgen_cache_bytes",
+                                    "Bytes held by the biome sample cache (tiles plus overhead).",
+                                    MetricType::Gauge, static_cast<double>(stats.bytes)));
+    const ChunkReplyFlights::Stats replies = replies_->stats();
+    prometheus::MetricFamily by_source;
+    by_source.name = "worldgen_chunk_replies_total";
+    by_source.help =
+        "GenerateChunk replies by where their bytes came from: blended for this call (computed), "
+        "shared with a concurrent call blending the same chunk (joined), or the encoded-chunk cache "
+        "(cached).";
+    by_source.type = MetricType::Counter;
+    for (const auto& [source, count] : {std::pair{"computed", replies.leaders},
+                                        std::pair{"joined", replies.joined},
+                                        std::pair{"cached", replies.hits}}) {
+      prometheus::ClientMetric metric;
+      metric.label.push_back({"source", source});
+      metric.counter.value = static_cast<double>(count);
+      by_source.metric.push_back(std::move(metric));
+    }
+    families.push_back(std::move(by_source));
+    families.push_back(ScalarFamily("worldgen_chunk_cache_bytes",
+                                    "Bytes held by the encoded-chunk cache (--chunk_cache_bytes).",
+                                    MetricType::Gauge, static_cast<double>(replies.bytes)));
+    families.push_back(ScalarFamily("worldgen_chunk_cache_evictions_total",
+                                    "Encoded chunks evicted to stay within --chunk_cache_bytes.",
+                                    MetricType::Counter, static_cast<double>(replies.evictions)));
+    return families;
+  }
+
+ private:
+  const BiomeSampleCache* cache_;
+  const CallScheduler* scheduler_;
+  const ChunkReplyFlights* replies_;
+};
+
+ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler,
+                             const ChunkReplyFlights* replies)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      scrape_time_(std::make_shared<ScrapeTimeCollector>(cache, scheduler, replies)),
+      rpc_duration_(prometheus::BuildHistogram()
+                        .Name("worldgen_rpc_duration_seconds")
+                        .Help("Latency of WorldGen RPCs from start to final status, by method and "
+                              "status code.")
+                        .Register(*registry_)),
+      chunk_generation_(prometheus::BuildHistogram()
+                            .Name("worldgen_chunk_generation_seconds")
+                            .Help("Time to blend and encode one chunk on a blend thread.")
+                            .Register(*registry_)
+                            .Add({}, ChunkBuckets())),
+      chunks_generated_(prometheus::BuildCounter()
+                            .Name("worldgen_chunks_generated_total")
+                            .Help("Chunks blended by GenerateChunk.")
+                            .Register(*registry_)
+                            .Add({})),
+      points_sampled_(prometheus::BuildCounter()
+                          .Name("worldgen_points_sampled_total")
+                          .Help("Points blended by SampleWeights.")
+                          .Register(*registry_)
+                          .Add({})),
+      rejected_(prometheus::BuildCounter()
+                    .Name("worldgen_rejected_calls_total")
+                    .Help("Calls refused before any blending, by reason (queue_full, deadline, "
+                          "reply_memory, unparseable, invalid_argument, not_found).")
+                    .Register(*registry_)),
+      connections_cut_(prometheus::BuildCounter()
+                           .Name("worldgen_http2_connections_closed_total")
+                           .Help("Client connections the HTTP/2 frame guard closed, by reason "
+                                 "(rst_flood: over the stream reset rate; control_flood: over the "
+                                 "SETTINGS/PING rate; not_http2).")
+                           .Register(*registry_)),
+      inflight_(prometheus::BuildGauge()
+                    .Name("worldgen_inflight_calls")
+                    .Help("WorldGen calls started and not yet finished.")
+                    .Register(*registry_)
+                    .Add({})) {
+  // Pre-create the rejection series so they read 0 rather than being absent.
+  for (const char* reason :
+       {"queue_full", "deadline", "reply_memory", "unparseable", "invalid_argument", "not_found"}) {
+    rejected_.Add({{"reason", reason}});
+  }
+  for (const char* reason : {"rst_flood", "control_flood", "not_http2"}) connections_cut_.Add({{"reason", reason}});
+}
+
+ServerMetrics::~ServerMetrics() = default;
+
+void ServerMetrics::RecordRpc(absl::string_view method, grpc::StatusCode code,
+                              absl::Duration latency) {
+  rpc_duration_
+      .Add({{"method", std::string(method)}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}},
+           RpcBuckets())
+      .Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServerMetrics::RecordChunk(absl::Duration latency) {
+  chunks_generated_.Increment();
+  chunk_generation_.Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServerMetrics::AddPointsSampled(int64_t points) {
+  points_sampled_.Increment(static_cast<double>(points));
+}
+
+void ServerMetrics::RecordRejected(absl::string_view reason) {
+  rejected_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void ServerMetrics::RecordConnectionCut(absl::string_view reason) {
+  connections_cut_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void ServerMetrics::CallStarted() { inflight_.Increment(); }
+void ServerMetrics::CallFinished() { inflight_.Decrement(); }
+
+std::vector<std::weak_ptr<prometheus::Collectable>> ServerMetrics::collectables() const {
+  return {registry_, scrape_time_};
+}
+
+}  // namespace worldgen

@@ -1,0 +1,90 @@
+// ServerMetrics: the server's Prometheus metrics (prometheus-cpp), exposed by main() on /metrics.
+//
+//   worldgen_rpc_duration_seconds{method, code}   histogram  RPC latency, by method and final status
+//   worldgen_chunk_generation_seconds             histogram  time to blend and encode one chunk
+//   worldgen_chunks_generated_total               counter    chunks blended (sent or not)
+//   worldgen_points_sampled_total                 counter    points blended by SampleWeights
+//   worldgen_rejected_calls_total{reason}         counter    calls refused: queue_full (queued work),
+//                                                            deadline, reply_memory, unparseable,
+//                                                            invalid_argument, not_found
+//   worldgen_inflight_calls                       gauge      calls started and not yet finished
+//   worldgen_queue_depth                          gauge      blend tasks waiting for a thread
+//   worldgen_queued_work_seconds, _limit_seconds  gauge      admitted unstarted work / --max_queue_seconds
+//   worldgen_shed_calls_total                     counter    background calls shed for interactive ones
+//   worldgen_blend_threads                        gauge      the blend pool's threads (CPU budget)
+//   worldgen_admitted_calls                       gauge      calls the scheduler holds
+//   worldgen_pending_columns                      gauge      admitted columns not yet started
+//   worldgen_reply_bytes_reserved, _limit         gauge      reply memory reserved / --max_reply_bytes
+//   worldgen_estimated_seconds_per_column         gauge      admission's cost estimate
+//   (the scheduler's gauges are read at scrape)
+//   worldgen_cache_{hits,misses,evictions}_total  counter    BiomeSampleCache::stats() (read at scrape)
+//   worldgen_cache_bytes                          gauge      bytes the cache holds (read at scrape)
+//   worldgen_chunk_replies_total{source}          counter    GenerateChunk replies: blended ("computed"),
+//                                                            shared with a concurrent call ("joined"),
+//                                                            served encoded from the cache ("cached")
+//   worldgen_chunk_cache_bytes, _evictions_total  gauge/ctr  the encoded-chunk cache (--chunk_cache_bytes)
+//   worldgen_http2_connections_closed_total{reason} counter  connections the HTTP/2 frame guard cut:
+//                                                            rst_flood (over --http2_max_resets_per_second),
+//                                                            control_flood (over
+//                                                            --http2_max_control_frames_per_second),
+//                                                            not_http2 (no client preface)
+//
+// Thread safety: all methods are safe for concurrent use (prometheus-cpp metrics are atomic).
+#ifndef WORLDGEN_SERVER_SERVICE_METRICS_H_
+#define WORLDGEN_SERVER_SERVICE_METRICS_H_
+
+#include <functional>
+#include <memory>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "engine/biome_sample_cache.h"
+#include "grpcpp/support/status.h"
+#include "prometheus/collectable.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "server/scheduling/call_scheduler.h"
+#include "server/service/chunk_reply_flights.h"
+
+namespace worldgen {
+
+class ServerMetrics {
+ public:
+  // `cache` may be null (cache disabled: its metrics read 0); `scheduler` and `replies` are read at
+  // each scrape. All must outlive this object.
+  ServerMetrics(const BiomeSampleCache* cache, const CallScheduler* scheduler,
+                const ChunkReplyFlights* replies);
+  ~ServerMetrics();
+
+  void RecordRpc(absl::string_view method, grpc::StatusCode code, absl::Duration latency);
+  void RecordChunk(absl::Duration latency);
+  void AddPointsSampled(int64_t points);
+  void RecordRejected(absl::string_view reason);
+  // A connection the HTTP/2 frame guard closed: "rst_flood", "control_flood" or "not_http2".
+  void RecordConnectionCut(absl::string_view reason);
+  void CallStarted();
+  void CallFinished();
+
+  // What to register with a prometheus::Exposer: the registry and the scrape-time collector.
+  std::vector<std::weak_ptr<prometheus::Collectable>> collectables() const;
+
+ private:
+  class ScrapeTimeCollector;
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<ScrapeTimeCollector> scrape_time_;
+  prometheus::Family<prometheus::Histogram>& rpc_duration_;
+  prometheus::Histogram& chunk_generation_;
+  prometheus::Counter& chunks_generated_;
+  prometheus::Counter& points_sampled_;
+  prometheus::Family<prometheus::Counter>& rejected_;
+  prometheus::Family<prometheus::Counter>& connections_cut_;
+  prometheus::Gauge& inflight_;
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_SERVICE_METRICS_H_

@@ -1,0 +1,176 @@
+#include "server/service/request_validation.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/numeric/int128.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/splat.h"
+
+namespace worldgen {
+namespace {
+
+constexpr int64_t kWorldBound = static_cast<int64_t>(kMaxWorldCoordinate);
+
+// Chunk coordinates whose columns [c*size, c*size + size - 1] all lie within ±kWorldBound.
+// kWorldBound is a multiple of every allowed size, so the range is [-bound/size, bound/size - 1].
+bool ChunkCoordInWorld(int64_t c, int size) {
+  const int64_t limit = kWorldBound / size;
+  return c >= -limit && c <= limit - 1;
+}
+
+absl::Status ChunkCoordError(absl::string_view field, int64_t value, int size) {
+  const int64_t limit = kWorldBound / size;
+  return absl::InvalidArgumentError(absl::StrCat(
+      field, " = ", value, " is outside [", -limit, ", ", limit - 1, "]: with chunk_size ", size,
+      " its columns would leave the world bound of +-", kWorldBound));
+}
+
+absl::Status CheckCoord(absl::string_view field, double value) {
+  if (!std::isfinite(value)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s = %g is not finite", field, value));
+  }
+  if (std::fabs(value) > kMaxWorldCoordinate) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s = %.17g is outside the world bound of +-%d", field, value, kWorldBound));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ChunkSelection::Coord ChunkSelection::at(int64_t index) const {
+  if (!list_.empty()) return list_[static_cast<size_t>(index)];
+  return Coord{region_min_x_ + index % region_width_, region_min_z_ + index / region_width_};
+}
+
+absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkRequest& request,
+                                                    int world_chunk_size,
+                                                    const RequestLimits& limits) {
+  ChunkSelection selection;
+  if (request.chunk_size() == 0) {
+    selection.size_ = world_chunk_size;
+  } else {
+    if (!IsServedChunkSize(request.chunk_size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "chunk_size = ", request.chunk_size(), " is not a power of two in [",
+          kMinServedChunkSize, ", ", kMaxServedChunkSize, "]"));
+    }
+    selection.size_ = static_cast<int>(request.chunk_size());
+  }
+  const int size = selection.size_;
+
+  switch (request.selection_case()) {
+    case v1::GenerateChunkRequest::kChunks: {
+      const auto& coords = request.chunks().coords();
+      if (coords.empty()) {
+        return absl::InvalidArgumentError("chunks.coords is empty: name at least one chunk");
+      }
+      if (coords.size() > limits.max_chunks_per_request) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "chunks.coords has ", coords.size(),
+            " entries; the limit is max_chunks_per_request = ", limits.max_chunks_per_request));
+      }
+      selection.list_.reserve(coords.size());
+      for (int i = 0; i < coords.size(); ++i) {
+        const v1::ChunkCoord& c = coords[i];
+        if (!ChunkCoordInWorld(c.x(), size)) {
+          return ChunkCoordError(absl::StrCat("chunks.coords[", i, "].x"), c.x(), size);
+        }
+        if (!ChunkCoordInWorld(c.z(), size)) {
+          return ChunkCoordError(absl::StrCat("chunks.coords[", i, "].z"), c.z(), size);
+        }
+        selection.list_.push_back({c.x(), c.z()});
+      }
+      // Duplicates are refused, not answered once: a client that lists a chunk twice has a bug it
+      // should hear about, and the reply stays one message per listed coordinate.
+      absl::flat_hash_map<std::pair<int64_t, int64_t>, int> first_index;
+      first_index.reserve(coords.size());
+      for (int i = 0; i < coords.size(); ++i) {
+        auto [it, inserted] = first_index.try_emplace({coords[i].x(), coords[i].z()}, i);
+        if (!inserted) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "chunks.coords[", i, "] = (", coords[i].x(), ", ", coords[i].z(),
+              ") repeats chunks.coords[", it->second, "]: list each chunk once"));
+        }
+      }
+      selection.count_ = coords.size();
+      return selection;
+    }
+    case v1::GenerateChunkRequest::kRegion: {
+      const v1::ChunkRegion& r = request.region();
+      if (r.min_x() > r.max_x()) {
+        return absl::InvalidArgumentError(absl::StrCat("region.min_x = ", r.min_x(),
+                                                       " is greater than region.max_x = ", r.max_x()));
+      }
+      if (r.min_z() > r.max_z()) {
+        return absl::InvalidArgumentError(absl::StrCat("region.min_z = ", r.min_z(),
+                                                       " is greater than region.max_z = ", r.max_z()));
+      }
+      const struct {
+        const char* field;
+        int64_t value;
+      } corners[] = {{"region.min_x", r.min_x()},
+                     {"region.max_x", r.max_x()},
+                     {"region.min_z", r.min_z()},
+                     {"region.max_z", r.max_z()}};
+      for (const auto& corner : corners) {
+        if (!ChunkCoordInWorld(corner.value, size)) {
+          return ChunkCoordError(corner.field, corner.value, size);
+        }
+      }
+      // Corners inside the world keep widths below 2^23, but compute in 128 bits anyway and compare
+      // each width with the limit before multiplying.
+      const absl::int128 width = absl::int128(r.max_x()) - absl::int128(r.min_x()) + 1;
+      const absl::int128 depth = absl::int128(r.max_z()) - absl::int128(r.min_z()) + 1;
+      const absl::int128 limit = limits.max_chunks_per_request;
+      if (width > limit || depth > limit || width * depth > limit) {
+        std::ostringstream covers;
+        covers << width << " x " << depth;
+        if (width <= limit && depth <= limit) covers << " = " << width * depth;
+        return absl::InvalidArgumentError(absl::StrCat(
+            "region covers ", covers.str(), " chunks; the limit is max_chunks_per_request = ",
+            limits.max_chunks_per_request));
+      }
+      selection.region_min_x_ = r.min_x();
+      selection.region_min_z_ = r.min_z();
+      selection.region_width_ = static_cast<int64_t>(width);
+      selection.count_ = static_cast<int64_t>(width * depth);
+      return selection;
+    }
+    case v1::GenerateChunkRequest::SELECTION_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      "selection is not set: give either chunks (a list of coordinates) or region");
+}
+
+absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
+                                  const ChunkSelection& selection, int biome_count) {
+  if (!request.include_splat()) return absl::OkStatus();
+  absl::Status fits = ValidateSplatSize(biome_count, selection.size());
+  if (fits.ok()) return fits;
+  return absl::InvalidArgumentError(absl::StrCat("include_splat: ", fits.message()));
+}
+
+absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
+                                   const RequestLimits& limits) {
+  if (request.points_size() > limits.max_points_per_request) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("points has ", request.points_size(),
+                     " entries; the limit is max_points_per_request = ",
+                     limits.max_points_per_request));
+  }
+  for (int i = 0; i < request.points_size(); ++i) {
+    absl::Status x = CheckCoord(absl::StrCat("points[", i, "].x"), request.points(i).x());
+    if (!x.ok()) return x;
+    absl::Status z = CheckCoord(absl::StrCat("points[", i, "].z"), request.points(i).z());
+    if (!z.ok()) return z;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace worldgen

@@ -1,0 +1,72 @@
+// Validation of WorldGen requests against the engine's world bounds and the server's limits.
+//
+// Every error is INVALID_ARGUMENT and names the offending field, its value and the limit, e.g.
+//   "chunk_size = 12 is not a power of two in [4, 256]"
+//   "region covers 40 x 40 = 1600 chunks; the limit is max_chunks_per_request = 1024"
+//   "points[3].x = nan is not finite"
+// Arithmetic on request values is overflow-safe for every int64 input.
+//
+// Thread safety: ChunkSelection is a plain value; the functions have no shared state.
+#ifndef WORLDGEN_SERVER_SERVICE_REQUEST_VALIDATION_H_
+#define WORLDGEN_SERVER_SERVICE_REQUEST_VALIDATION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/world_spec.h"
+#include "worldgen/v1/worldgen.pb.h"
+
+namespace worldgen {
+
+// Limits a server enforces (flags); reported in DescribeWorld's ServerLimits.
+// Chunk sizes: the engine's served range (IsServedChunkSize in engine/world_spec.h).
+struct RequestLimits {
+  int64_t max_chunks_per_request = 1024;
+  int64_t max_points_per_request = 4096;
+};
+
+// The validated chunks of a GenerateChunkRequest: count() chunks of size() columns, addressed by index.
+class ChunkSelection {
+ public:
+  struct Coord {
+    int64_t x = 0;
+    int64_t z = 0;
+  };
+
+  int size() const { return size_; }
+  int64_t count() const { return count_; }
+  // Chunk `index` in [0, count()): list order, or row-major (x fastest) over a region.
+  Coord at(int64_t index) const;
+
+ private:
+  friend absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkRequest&, int,
+                                                             const RequestLimits&);
+  int size_ = 0;
+  int64_t count_ = 0;
+  std::vector<Coord> list_;  // Empty for a region.
+  int64_t region_min_x_ = 0;
+  int64_t region_min_z_ = 0;
+  int64_t region_width_ = 0;
+};
+
+// Checks chunk size (0 = `world_chunk_size`), the selection, the chunk count, that a list names no
+// chunk twice, and that every column of every chunk lies within
+// [-kMaxWorldCoordinate, kMaxWorldCoordinate].
+absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkRequest& request,
+                                                    int world_chunk_size,
+                                                    const RequestLimits& limits);
+
+// OK if the request asks for no splat textures or they fit kMaxSplatBytesPerChunk (engine/splat.h)
+// for a world of `biome_count` biomes at the selection's chunk size; else INVALID_ARGUMENT naming
+// include_splat and the numbers.
+absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
+                                  const ChunkSelection& selection, int biome_count);
+
+// Checks the point count and that every point is finite and within the world bounds.
+absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
+                                   const RequestLimits& limits);
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_SERVICE_REQUEST_VALIDATION_H_

@@ -1,0 +1,42 @@
+// WorldRegistry: the worlds a server answers for, by name. Always holds the embedded world "default"
+// (DefaultWorldSpec()) plus any loaded from configs.
+//
+// Thread safety: immutable after Create; all methods are safe for concurrent use.
+#ifndef WORLDGEN_SERVER_SERVICE_WORLD_REGISTRY_H_
+#define WORLDGEN_SERVER_SERVICE_WORLD_REGISTRY_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "engine/world.h"
+#include "engine/world_spec.h"
+
+namespace worldgen {
+
+class WorldRegistry {
+ public:
+  static constexpr absl::string_view kDefaultWorldName = "default";
+
+  // Builds "default" and every world of `extra_worlds`. INVALID_ARGUMENT if a name repeats (including
+  // "default") or a spec is invalid; the message names the world.
+  static absl::StatusOr<std::unique_ptr<const WorldRegistry>> Create(
+      std::vector<WorldSpec> extra_worlds);
+
+  // The world called `name` (empty = "default"), or null if there is none.
+  std::shared_ptr<const World> Find(absl::string_view name) const;
+
+  // Every world name, sorted.
+  std::vector<std::string> names() const;
+
+ private:
+  WorldRegistry() = default;
+  std::map<std::string, std::shared_ptr<const World>, std::less<>> worlds_;
+};
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_SERVICE_WORLD_REGISTRY_H_

@@ -1,0 +1,500 @@
+#include "server/service/worldgen_service.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/escaping.h"
+#include "absl/time/clock.h"
+#include "engine/splat.h"
+#include "engine/world.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/proto_buffer_reader.h"
+#include "grpcpp/support/proto_buffer_writer.h"
+#include "server/scheduling/chunk_stream_policy.h"
+#include "server/service/wire_encoding.h"
+#include "proto/world_config.h"
+
+namespace worldgen {
+namespace {
+
+constexpr absl::string_view kGenerateChunk = "GenerateChunk";
+constexpr absl::string_view kSampleWeights = "SampleWeights";
+constexpr absl::string_view kDescribeWorld = "DescribeWorld";
+
+// SampleWeights checks for cancellation before every this many points.
+constexpr int kPointsPerCancellationCheck = 64;
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+// The trailer in which gRPC clients with a retry policy read when to retry (gRFC A6).
+constexpr char kRetryPushbackTrailer[] = "grpc-retry-pushback-ms";
+
+// ToGrpcStatus, and the scheduler's retry-after of a refusal or shed call as the pushback trailer.
+grpc::Status PushbackStatus(grpc::CallbackServerContext* context, const absl::Status& status) {
+  const absl::Duration retry_after = CallScheduler::RetryAfter(status);
+  if (retry_after > absl::ZeroDuration()) {
+    context->AddTrailingMetadata(kRetryPushbackTrailer,
+                                 absl::StrCat(absl::ToInt64Milliseconds(retry_after)));
+  }
+  return ToGrpcStatus(status);
+}
+
+// The status of a call that stopped because the client went away or its deadline passed. A client
+// cancels at its own deadline, which the server (having received the timeout a little later) places
+// slightly after; a cancel that close to the deadline is the deadline passing.
+grpc::Status AbandonedStatus(const grpc::CallbackServerContext& context) {
+  constexpr auto kDeadlineSkew = std::chrono::milliseconds(100);
+  if (context.deadline() <= std::chrono::system_clock::now() + kDeadlineSkew) {
+    return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "deadline exceeded");
+  }
+  return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");
+}
+
+// Client input quoted in an error message is escaped and cut to this many bytes.
+constexpr size_t kMaxEchoedBytes = 64;
+// At most this many world names are listed in NOT_FOUND.
+constexpr size_t kMaxListedWorlds = 16;
+
+// `text` escaped (C style, so control bytes and quotes cannot break a log line) and cut to
+// kMaxEchoedBytes input bytes, saying how long it was when cut.
+std::string Quoted(absl::string_view text) {
+  if (text.size() <= kMaxEchoedBytes) return absl::StrCat("\"", absl::CHexEscape(text), "\"");
+  return absl::StrCat("\"", absl::CHexEscape(text.substr(0, kMaxEchoedBytes)), "\"... (",
+                      text.size(), " bytes)");
+}
+
+// Parses the raw request of `method`; false if the bytes are not a `Request`.
+template <typename Request>
+bool ParseRequest(const grpc::ByteBuffer& raw, Request* request) {
+  grpc::ByteBuffer copy(raw);  // Shares the slices; the reader consumes its buffer.
+  grpc::ProtoBufferReader reader(&copy);
+  return request->ParseFromZeroCopyStream(&reader) && reader.status().ok();
+}
+
+absl::Status UnparseableError(const grpc::ByteBuffer& raw, absl::string_view type) {
+  return absl::InvalidArgumentError(absl::StrCat("request is not a valid ", type, " (", raw.Length(),
+                                                 " bytes that do not parse as that message)"));
+}
+
+void SerializeReply(const google::protobuf::Message& message, grpc::ByteBuffer* out) {
+  bool own_buffer = false;
+  grpc::GenericSerialize<grpc::ProtoBufferWriter, google::protobuf::Message>(message, out,
+                                                                             &own_buffer);
+}
+
+// Shared bytes as one slice without copying them; the slice holds a reference until gRPC drops it.
+grpc::ByteBuffer ByteBufferFrom(std::shared_ptr<const std::string> bytes) {
+  using Owner = std::shared_ptr<const std::string>;
+  auto* owner = new Owner(std::move(bytes));
+  grpc::Slice slice(const_cast<char*>((*owner)->data()), (*owner)->size(),
+                    [](void* p) { delete static_cast<Owner*>(p); }, owner);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
+  const auto deadline = context.deadline();
+  // gRPC reports "no deadline" as the largest time point; anything years away is as good as none.
+  if (deadline > std::chrono::system_clock::now() + std::chrono::hours(24 * 365)) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
+}
+
+// Latency and in-flight accounting of one call, from its start to its final status.
+class CallRecord {
+ public:
+  CallRecord(ServerMetrics* metrics, absl::string_view method)
+      : metrics_(metrics), method_(method), start_(absl::Now()) {
+    metrics_->CallStarted();
+  }
+  void Finished(grpc::StatusCode code) const {
+    metrics_->RecordRpc(method_, code, absl::Now() - start_);
+    metrics_->CallFinished();
+  }
+  // Counts a refusal (before any blending) under its reason label.
+  void Rejected(absl::string_view reason) const { metrics_->RecordRejected(reason); }
+
+ private:
+  ServerMetrics* metrics_;
+  absl::string_view method_;
+  absl::Time start_;
+};
+
+// A call refused before any blending: counted under `reason` and finished with `status` (and the
+// scheduler's pushback, if any). The one place a refusal is recorded.
+grpc::Status Refused(grpc::CallbackServerContext* context, const CallRecord& record,
+                     const absl::Status& status, absl::string_view reason) {
+  record.Rejected(reason);
+  record.Finished(static_cast<grpc::StatusCode>(status.code()));
+  return PushbackStatus(context, status);
+}
+
+absl::StatusOr<std::shared_ptr<const World>> FindWorld(const WorldRegistry& worlds,
+                                                       absl::string_view name) {
+  std::shared_ptr<const World> world = worlds.Find(name);
+  if (world == nullptr) {
+    std::vector<std::string> names = worlds.names();
+    const size_t listed = std::min(names.size(), kMaxListedWorlds);
+    std::string available = absl::StrJoin(names.begin(), names.begin() + listed, ", ");
+    if (listed < names.size()) absl::StrAppend(&available, ", ... (", names.size(), " worlds)");
+    return absl::NotFoundError(
+        absl::StrCat("world = ", Quoted(name), " is not served; available: ", available));
+  }
+  return world;
+}
+
+// A stream refused before it started: finishes at once, deletes itself when done.
+class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  explicit RefusedStream(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+// The status of a call whose policy or task ended with `status` (absl CANCELLED = abandoned,
+// RESOURCE_EXHAUSTED = shed by the scheduler, sent with its pushback).
+grpc::Status CallStatus(grpc::CallbackServerContext* context, const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  if (absl::IsCancelled(status)) return AbandonedStatus(*context);
+  if (absl::IsResourceExhausted(status)) return PushbackStatus(context, status);
+  return grpc::Status(grpc::StatusCode::INTERNAL, std::string(status.message()));
+}
+
+// One GenerateChunk call: blends and encodes chunks when its ChunkStreamPolicy says so, writes the
+// bytes it is handed, and finishes with the policy's status. Deletes itself in OnDone, which gRPC
+// calls after Finish, so never while a task or write of the policy is alive.
+class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  ChunkStream(const WorldGenService::Deps& deps, grpc::CallbackServerContext* context,
+              std::shared_ptr<const World> world, ChunkSelection selection, BlendOptions options,
+              CallRecord record, std::unique_ptr<CallScheduler::Call> call, int buffer_chunks)
+      : deps_(deps),
+        context_(context),
+        world_(std::move(world)),
+        selection_(std::move(selection)),
+        options_(options),
+        record_(record),
+        policy_(std::move(call), selection_.count(), buffer_chunks,
+                ChunkStreamPolicy::Hooks{
+                    [this](int64_t index, ChunkStreamPolicy::Produced done) {
+                      Produce(index, std::move(done));
+                    },
+                    [this] { return context_->IsCancelled(); },
+                    [this](ChunkStreamPolicy::Reply reply) {
+                      writing_ = ByteBufferFrom(std::move(reply));
+                      StartWrite(&writing_);
+                    },
+                    [this](ChunkStreamPolicy::Ending ending) { End(std::move(ending)); }}) {}
+
+  void Begin() { policy_.Start(); }
+  void OnWriteDone(bool ok) override { policy_.WriteDone(ok); }
+  void OnCancel() override {
+    cancelled_.store(true, std::memory_order_relaxed);
+    policy_.Cancel();
+  }
+  // The call's outcome is recorded here, when gRPC is done with it: a stream that ended with its
+  // last reply may still be cancelled (deadline, client gone) before that reply is delivered, and
+  // then OnCancel came first. Deleting the stream drops last_admission_: gRPC released the last
+  // reply's bytes by now.
+  void OnDone() override {
+    const bool abandoned = final_code_ == grpc::StatusCode::OK && cancelled_.load();
+    record_.Finished(abandoned ? AbandonedStatus(*context_).error_code() : final_code_);
+    delete this;
+  }
+
+ private:
+  void End(ChunkStreamPolicy::Ending ending) {
+    grpc::Status status = CallStatus(context_, ending.status);
+    final_code_ = status.error_code();
+    if (ending.last_reply == nullptr) {
+      Finish(std::move(status));
+      return;
+    }
+    last_admission_ = std::move(ending.admission);
+    writing_ = ByteBufferFrom(std::move(ending.last_reply));
+    StartWriteAndFinish(&writing_, grpc::WriteOptions(), std::move(status));
+  }
+
+  // The encoded reply of chunk `index`, through the shared flights (see the header), handed to
+  // `done`: at once when it is cached or blended here; when another call is blending the same
+  // chunk, by that call's thread once it publishes, this task's thread going back to the pool.
+  void Produce(int64_t index, ChunkStreamPolicy::Produced done) {
+    const ChunkSelection::Coord coord = selection_.at(index);
+    const ChunkReplyKey key{world_->uid(), coord.x, coord.z, selection_.size(),
+                            ChunkReplyOptionBits(options_)};
+    std::shared_ptr<const std::string> hit;
+    // Moved into the joiner callback only when the lookup joins (Lookup calls it at most then).
+    auto pending = std::make_shared<ChunkStreamPolicy::Produced>(std::move(done));
+    const ChunkReplyFlights::Outcome outcome = deps_.replies->Lookup(
+        key, &hit, [this, coord, pending](std::shared_ptr<const std::string> bytes) {
+          // The leader failed or gave up (an engine error): blend it for this call alone, on the
+          // leader's thread, which has just finished the same chunk's work.
+          std::move(*pending)(bytes != nullptr ? absl::StatusOr<ChunkStreamPolicy::Reply>(bytes)
+                                                : Blend(coord));
+        });
+    switch (outcome) {
+      case ChunkReplyFlights::Outcome::kHit:
+        return std::move(*pending)(hit);
+      case ChunkReplyFlights::Outcome::kJoined:
+        return;  // The callback above delivers it.
+      case ChunkReplyFlights::Outcome::kLeader: {
+        absl::StatusOr<ChunkStreamPolicy::Reply> bytes = Blend(coord);
+        if (bytes.ok()) {
+          deps_.replies->Publish(key, *bytes, ChunkReplyEntryBytes(**bytes));
+        } else {
+          deps_.replies->Abandon(key);
+        }
+        return std::move(*pending)(std::move(bytes));
+      }
+    }
+  }
+
+  // Blends and encodes one chunk, and records what it cost (metrics, admission's estimate).
+  absl::StatusOr<ChunkStreamPolicy::Reply> Blend(const ChunkSelection::Coord& coord) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<ChunkBlend> blend =
+        world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
+    if (!blend.ok()) {
+      std::fprintf(stderr, "worldgen-server: GenerateChunk chunk (%lld, %lld) size %d: %s\n",
+                   static_cast<long long>(coord.x), static_cast<long long>(coord.z),
+                   selection_.size(), blend.status().ToString().c_str());
+      std::fflush(stderr);
+      return blend.status();
+    }
+    v1::ChunkData data;
+    EncodeChunk(*blend, &data);
+    auto bytes = std::make_shared<const std::string>(data.SerializeAsString());
+    const absl::Duration elapsed = absl::Now() - start;
+    deps_.metrics->RecordChunk(elapsed);
+    deps_.scheduler->RecordTaskCost(int64_t{selection_.size()} * selection_.size(), elapsed);
+    return bytes;
+  }
+
+  const WorldGenService::Deps& deps_;
+  grpc::CallbackServerContext* const context_;
+  const std::shared_ptr<const World> world_;
+  const ChunkSelection selection_;
+  const BlendOptions options_;
+  const CallRecord record_;
+  grpc::ByteBuffer writing_;  // The reply being written (one at a time).
+  // The scheduler call after the policy handed it over with the last reply: its reservation covers
+  // that reply until OnDone.
+  std::unique_ptr<CallScheduler::Call> last_admission_;
+  grpc::StatusCode final_code_ = grpc::StatusCode::UNKNOWN;  // Set by End, read in OnDone.
+  std::atomic<bool> cancelled_{false};                      // OnCancel was called.
+  ChunkStreamPolicy policy_;
+};
+
+// One SampleWeights call: holds its admission until gRPC is done with the reply.
+class SampleCall final : public grpc::ServerUnaryReactor {
+ public:
+  explicit SampleCall(std::unique_ptr<CallScheduler::Call> call) : call_(std::move(call)) {}
+  CallScheduler::Call* call() const { return call_.get(); }
+  void OnDone() override { delete this; }
+
+ private:
+  std::unique_ptr<CallScheduler::Call> call_;
+};
+
+void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, grpc::Status status) {
+  record.Finished(status.error_code());
+  reactor->Finish(std::move(status));
+}
+
+// SampleWeights' work: every point blended and encoded in order; CANCELLED as soon as `cancelled`
+// says so (asked every kPointsPerCancellationCheck points), INTERNAL (logged) if the engine fails.
+absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
+                                                       const v1::SampleWeightsRequest& request,
+                                                       BiomeSampleCache* cache,
+                                                       absl::FunctionRef<bool()> cancelled) {
+  BlendOptions options;
+  options.heights = request.include_heights();
+  options.dominant_biome = true;
+  options.source_biome = request.include_source_biome();
+  v1::SampleWeightsResponse response;
+  response.mutable_samples()->Reserve(request.points_size());
+  for (int i = 0; i < request.points_size(); ++i) {
+    if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
+      return absl::CancelledError("call cancelled");
+    }
+    const v1::Point& point = request.points(i);
+    absl::StatusOr<PointBlend> blend = world.BlendPoint(point.x(), point.z(), options, cache);
+    if (!blend.ok()) {
+      std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n", point.x(),
+                   point.z(), blend.status().ToString().c_str());
+      std::fflush(stderr);
+      return absl::InternalError(blend.status().message());
+    }
+    EncodePoint(*blend, options, response.add_samples());
+  }
+  return response;
+}
+
+// DescribeWorld's reply for `world`: its config with every default filled in, the blender and its
+// figures, the limits this server enforces, and the names of every served world.
+v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry& worlds,
+                                        const RequestLimits& request_limits) {
+  v1::WorldDescription response;
+  const WorldSpec& spec = world.spec();
+  *response.mutable_config() = WorldConfigFromSpec(spec);
+  const Blender& blender = world.blender();
+  response.set_blender(std::string(BlenderName(blender.kind())));
+  for (const BlenderFigure& figure : blender.Describe()) {
+    if (figure.name == "min_blend_radius") response.set_min_blend_radius(figure.value);
+    v1::BlenderFigure* out = response.add_blender_figures();
+    out->set_name(figure.name);
+    out->set_value(figure.value);
+  }
+  v1::ServerLimits* limits = response.mutable_limits();
+  limits->set_min_chunk_size(kMinServedChunkSize);
+  limits->set_max_chunk_size(kMaxServedChunkSize);
+  limits->set_max_chunks_per_request(static_cast<uint32_t>(request_limits.max_chunks_per_request));
+  limits->set_max_points_per_request(static_cast<uint32_t>(request_limits.max_points_per_request));
+  limits->set_world_coordinate_bound(kMaxWorldCoordinate);
+  limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
+  for (const BiomeSpec& biome : spec.biomes) response.add_splat_channel_biome_ids(biome.id);
+  for (const std::string& name : worlds.names()) response.add_available_worlds(name);
+  return response;
+}
+
+}  // namespace
+
+WorldGenService::WorldGenService(const WorldRegistry* worlds, CallScheduler* scheduler,
+                                 BiomeSampleCache* cache, ChunkReplyFlights* replies,
+                                 ServerMetrics* metrics, ServiceOptions options)
+    : deps_{worlds, scheduler, cache, replies, metrics, options} {
+  if (deps_.options.stream_buffer_chunks < 1) deps_.options.stream_buffer_chunks = 1;
+  if (deps_.options.stream_buffer_bytes < 1) deps_.options.stream_buffer_bytes = 1;
+}
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw_request) {
+  CallRecord record(deps_.metrics, kGenerateChunk);
+  auto refuse = [&](const absl::Status& status, absl::string_view reason) {
+    return new RefusedStream(Refused(context, record, status, reason));
+  };
+  v1::GenerateChunkRequest request;
+  if (!ParseRequest(*raw_request, &request)) {
+    return refuse(UnparseableError(*raw_request, request.GetTypeName()), "unparseable");
+  }
+  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
+  if (!world.ok()) return refuse(world.status(), "not_found");
+  absl::StatusOr<ChunkSelection> selection =
+      ValidateChunkRequest(request, (*world)->spec().chunk_size, deps_.options.limits);
+  if (!selection.ok()) return refuse(selection.status(), "invalid_argument");
+  const int biome_count = static_cast<int>((*world)->spec().biomes.size());
+  if (absl::Status s = ValidateSplatRequest(request, *selection, biome_count); !s.ok()) {
+    return refuse(s, "invalid_argument");
+  }
+  BlendOptions options;
+  options.heights = request.include_heights();
+  options.dominant_biome = request.include_dominant_biome();
+  options.source_biome = request.include_source_biome();
+  options.splat = request.include_splat();
+  CallShape shape;
+  shape.tasks = selection->count();
+  shape.columns_per_task = int64_t{selection->size()} * selection->size();
+  shape.reply_bytes_per_task = MaxEncodedChunkBytes(selection->size(), biome_count, options);
+  shape.deadline = CallDeadline(*context);
+  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
+      deps_.scheduler->Admit(shape, absl::Now());
+  if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
+  const int buffer_chunks = ChunkStreamPolicy::BufferChunks(
+      deps_.options.stream_buffer_chunks, deps_.options.stream_buffer_bytes,
+      shape.reply_bytes_per_task);
+  auto* stream = new ChunkStream(deps_, context, *std::move(world), *std::move(selection), options,
+                                 record, *std::move(call), buffer_chunks);
+  stream->Begin();
+  return stream;
+}
+
+grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerContext* context,
+                                                         const grpc::ByteBuffer* raw_request,
+                                                         grpc::ByteBuffer* raw_response) {
+  CallRecord record(deps_.metrics, kSampleWeights);
+  auto refuse = [&](const absl::Status& status, absl::string_view reason) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(Refused(context, record, status, reason));
+    return reactor;
+  };
+  auto request = std::make_shared<v1::SampleWeightsRequest>();
+  if (!ParseRequest(*raw_request, request.get())) {
+    return refuse(UnparseableError(*raw_request, request->GetTypeName()), "unparseable");
+  }
+  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request->world());
+  if (!world.ok()) return refuse(world.status(), "not_found");
+  absl::Status valid = ValidateSampleRequest(*request, deps_.options.limits);
+  if (!valid.ok()) return refuse(valid, "invalid_argument");
+  CallShape shape;
+  shape.tasks = 1;
+  shape.columns_per_task = std::max(request->points_size(), 1);
+  BlendOptions reply_options;
+  reply_options.heights = request->include_heights();
+  reply_options.source_biome = request->include_source_biome();
+  shape.reply_bytes_per_task = MaxEncodedSampleBytes(
+      request->points_size(), static_cast<int>((*world)->spec().biomes.size()), reply_options);
+  shape.deadline = CallDeadline(*context);
+  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
+      deps_.scheduler->Admit(shape, absl::Now());
+  if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
+  auto* reactor = new SampleCall(*std::move(call));
+
+  auto blend_points = [this, context, request, raw_response, reactor, record,
+                       world = *std::move(world)] {
+    if (reactor->call()->shed()) {
+      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()));
+      return;
+    }
+    const absl::Time start = absl::Now();
+    absl::StatusOr<v1::SampleWeightsResponse> response =
+        SamplePoints(*world, *request, deps_.cache, [context] { return context->IsCancelled(); });
+    if (absl::IsCancelled(response.status())) {
+      FinishUnary(reactor, record, AbandonedStatus(*context));
+      return;
+    }
+    if (!response.ok()) {
+      FinishUnary(reactor, record, grpc::Status(grpc::StatusCode::INTERNAL,
+                                                std::string(response.status().message())));
+      return;
+    }
+    deps_.metrics->AddPointsSampled(request->points_size());
+    deps_.scheduler->RecordTaskCost(request->points_size(), absl::Now() - start);
+    SerializeReply(*response, raw_response);
+    FinishUnary(reactor, record, grpc::Status::OK);
+  };
+  reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
+  reactor->call()->Submit(std::move(blend_points));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerContext* context,
+                                                         const grpc::ByteBuffer* raw_request,
+                                                         grpc::ByteBuffer* raw_response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  CallRecord record(deps_.metrics, kDescribeWorld);
+  v1::DescribeWorldRequest request;
+  if (!ParseRequest(*raw_request, &request)) {
+    reactor->Finish(Refused(context, record, UnparseableError(*raw_request, request.GetTypeName()),
+                            "unparseable"));
+    return reactor;
+  }
+  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
+  if (!world.ok()) {
+    reactor->Finish(Refused(context, record, world.status(), "not_found"));
+    return reactor;
+  }
+  SerializeReply(DescribeWorldReply(**world, *deps_.worlds, deps_.options.limits), raw_response);
+  FinishUnary(reactor, record, grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace worldgen

@@ -1,0 +1,408 @@
+// End-to-end tests of how calls flow through a server of their own: identical bytes across processes
+// and cache settings, cancellation, slow readers, a full queue, SIGTERM draining and the metrics.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "engine/world.h"
+#include "engine/world_spec.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "reflection_probe.grpc.pb.h"
+#include "server/service/wire_encoding.h"
+#include "proto/world_config.h"
+#include "tests/support/server_process.h"
+#include "worldgen/v1/worldgen.grpc.pb.h"
+#include "tests/support/worldgen_calls.h"
+
+namespace worldgen {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using namespace ::worldgen::testing;  // NOLINT: the shared test helpers (tests/support).
+
+// --- Tests that need a server of their own ----------------------------------------------------------
+
+TEST(WorldGenServerProcessTest, CacheOnAndOffAndSeparateProcessesGiveIdenticalBytes) {
+  std::unique_ptr<ServerProcess> cached = StartServer({"--blend_threads=2"});
+  std::unique_ptr<ServerProcess> uncached =
+      StartServer({"--blend_threads=1", "--cache_bytes=0", "--stream_buffer_chunks=1"});
+  ASSERT_TRUE(cached && uncached);
+  v1::GenerateChunkRequest request = RegionRequest(-10, -6, 9, 5, 16);
+  request.set_include_heights(true);
+  request.set_include_dominant_biome(true);
+  auto cached_stub = Connect(cached->target());
+  auto uncached_stub = Connect(uncached->target());
+  StreamResult cold = GenerateAll(*cached_stub, request);
+  StreamResult warm = GenerateAll(*cached_stub, request);  // Answered from a warm cache.
+  StreamResult off = GenerateAll(*uncached_stub, request);
+  ASSERT_TRUE(cold.status.ok() && warm.status.ok() && off.status.ok());
+  ASSERT_EQ(cold.chunks.size(), 240u);
+  EXPECT_TRUE(ByCoord(cold.chunks) == ByCoord(warm.chunks));
+  EXPECT_TRUE(ByCoord(cold.chunks) == ByCoord(off.chunks));
+
+  std::vector<MetricSample> metrics = Scrape(*cached);
+  EXPECT_GT(MetricValue(metrics, "worldgen_cache_hits_total"), 0);
+  EXPECT_GT(MetricValue(metrics, "worldgen_cache_bytes"), 0);
+  std::vector<MetricSample> off_metrics = Scrape(*uncached);
+  EXPECT_EQ(MetricValue(off_metrics, "worldgen_cache_bytes"), 0);
+}
+
+// The encoded-chunk cache (--chunk_cache_bytes) serves repeats without blending, with the very bytes
+// a fresh blend gives; every request option is part of the key; concurrent calls for the same chunks
+// blend each chunk once between them (joined or cached), and only then does the cache hold it.
+TEST(WorldGenServerProcessTest, ChunkRepliesAreSharedAndCachedByEveryOption) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=2", "--chunk_cache_bytes=33554432"});
+  std::unique_ptr<ServerProcess> plain = StartServer({"--blend_threads=2"});
+  ASSERT_TRUE(server && plain);
+  auto stub = Connect(server->target());
+  auto plain_stub = Connect(plain->target());
+  v1::GenerateChunkRequest request = RegionRequest(-6, -4, 5, 3, 16);  // 96 chunks
+  request.set_include_heights(true);
+  const StreamResult first = GenerateAll(*stub, request);
+  const StreamResult again = GenerateAll(*stub, request);
+  const StreamResult fresh = GenerateAll(*plain_stub, request);
+  ASSERT_TRUE(first.status.ok() && again.status.ok() && fresh.status.ok());
+  ASSERT_EQ(first.chunks.size(), 96u);
+  EXPECT_TRUE(ByCoord(again.chunks) == ByCoord(first.chunks));
+  EXPECT_TRUE(ByCoord(fresh.chunks) == ByCoord(first.chunks)) << "cached bytes are a fresh blend's";
+  WaitUntilIdle(*server);
+  std::vector<MetricSample> metrics = Scrape(*server);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "cached"}}), 96);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "computed"}}), 96);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunks_generated_total"), 96) << "repeats blend nothing";
+  EXPECT_GT(MetricValue(metrics, "worldgen_chunk_cache_bytes"), 96 * 100);
+
+  // Each option is its own entry: another combination blends again and answers differently.
+  for (int variant = 0; variant < 3; ++variant) {
+    v1::GenerateChunkRequest other = request;
+    if (variant == 0) other.set_include_heights(false);
+    if (variant == 1) other.set_include_dominant_biome(true);
+    if (variant == 2) other.set_include_source_biome(true);
+    const StreamResult result = GenerateAll(*stub, other);
+    ASSERT_TRUE(result.status.ok()) << variant;
+    EXPECT_FALSE(ByCoord(result.chunks) == ByCoord(first.chunks)) << variant;
+    EXPECT_TRUE(ByCoord(result.chunks) == ByCoord(GenerateAll(*plain_stub, other).chunks)) << variant;
+  }
+  WaitUntilIdle(*server);
+  EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_chunks_generated_total"), 4 * 96);
+
+  // Without the cache (the default), concurrent identical calls still blend each chunk at most once
+  // between calls that overlap in time, and every call gets every chunk, bit-identical.
+  v1::GenerateChunkRequest hot = RegionRequest(20, 20, 27, 27, 16);  // 64 chunks
+  hot.set_include_heights(true);
+  const auto expected = ByCoord(GenerateAll(*plain_stub, hot).chunks);
+  WaitUntilIdle(*plain);
+  const double before = MetricValue(Scrape(*plain), "worldgen_chunks_generated_total");
+  std::vector<StreamResult> results(6);
+  std::vector<std::thread> callers;
+  for (size_t t = 0; t < results.size(); ++t) {
+    callers.emplace_back([&, t] { results[t] = GenerateAll(*Connect(plain->target()), hot); });
+  }
+  for (std::thread& caller : callers) caller.join();
+  for (const StreamResult& result : results) {
+    ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+    EXPECT_TRUE(ByCoord(result.chunks) == expected);
+  }
+  WaitUntilIdle(*plain);
+  metrics = Scrape(*plain);
+  const double computed = MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "computed"}});
+  const double joined = MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "joined"}});
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "cached"}}), 0);
+  // Before: 4 x 96 chunks (one heights request and three variants) and the 64 of `expected`.
+  EXPECT_EQ(computed + joined, 96 * 4 + 64 * 7) << "every reply is counted once";
+  EXPECT_EQ(MetricValue(metrics, "worldgen_chunks_generated_total"), computed)
+      << "a joined reply blends nothing";
+  EXPECT_LE(computed - before, 6 * 64);
+  std::fprintf(stderr, "figure single-flight: 6 concurrent calls of 64 chunks: %.0f blended, %.0f joined\n",
+               computed - before, joined);
+}
+
+TEST(WorldGenServerProcessTest, CancellationStopsQueuedWork) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--stream_buffer_chunks=2"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  // 1024 chunks of 256 x 256 columns: many seconds of blending on one thread.
+  v1::GenerateChunkRequest request = RegionRequest(0, 0, 31, 31, 256);
+  request.set_include_heights(true);
+  {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(kCallTimeout));
+    auto reader = stub->GenerateChunk(&context, request);
+    v1::ChunkData chunk;
+    ASSERT_TRUE(reader->Read(&chunk));
+    context.TryCancel();
+    while (reader->Read(&chunk)) {
+    }
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  WaitUntilIdle(*server);
+  const double after_cancel = MetricValue(Scrape(*server), "worldgen_chunks_generated_total");
+  EXPECT_GE(after_cancel, 1);
+  EXPECT_LT(after_cancel, 64) << "a cancelled stream kept blending";
+
+  // A deadline that passes while the client reads nothing stops the stream the same way. (Four
+  // chunks of 256 x 256, far more than HTTP/2 flow control lets through unread, yet few enough to be
+  // admitted within the deadline; 1024 of them would be refused at once.)
+  {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(absl::Milliseconds(1500)));
+    v1::GenerateChunkRequest small = RegionRequest(0, 0, 1, 1, 256);
+    small.set_include_heights(true);
+    auto reader = stub->GenerateChunk(&context, small);
+    absl::SleepFor(absl::Milliseconds(2000));
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  WaitUntilIdle(*server);
+  std::vector<MetricSample> metrics = Scrape(*server);
+  EXPECT_LT(MetricValue(metrics, "worldgen_chunks_generated_total") - after_cancel, 64);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_rpc_duration_seconds_count",
+                        {{"method", "GenerateChunk"}, {"code", "CANCELLED"}}),
+            1);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_rpc_duration_seconds_count",
+                        {{"method", "GenerateChunk"}, {"code", "DEADLINE_EXCEEDED"}}),
+            1);
+  // Nothing moves once idle.
+  EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_chunks_generated_total"),
+            MetricValue(metrics, "worldgen_chunks_generated_total"));
+}
+
+// The chunks blended so far, once that count has stopped moving (five scrapes 100 ms apart alike;
+// at most a minute).
+double WaitUntilBlendingStops(ServerProcess& server) {
+  double last = -1;
+  int unchanged = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (unchanged < 5 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(100));
+    double now = MetricValue(Scrape(server), "worldgen_chunks_generated_total");
+    unchanged = now == last ? unchanged + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+TEST(WorldGenServerProcessTest, SlowReaderHoldsOnlyAFewChunks) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=2", "--stream_buffer_chunks=2"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  auto reader = stub->GenerateChunk(&context, RegionRequest(0, 0, 31, 31, 256));
+  v1::ChunkData chunk;
+  ASSERT_TRUE(reader->Read(&chunk));
+  // Stop reading. The server may fill its stream buffer and the transport's flow-control window, then
+  // must stop blending.
+  const double last = WaitUntilBlendingStops(*server);
+  EXPECT_LT(last, 64) << "the server kept blending for a client that does not read";
+  RecordProperty("chunks_blended_for_a_stalled_reader", static_cast<int>(last));
+  context.TryCancel();
+  while (reader->Read(&chunk)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+// With the default flags (--stream_buffer_chunks 16, --stream_buffer_bytes 8 MiB), a stalled stream of
+// 256 x 256 chunks (3.1 MB each at worst with heights) keeps two outstanding, not sixteen:
+// the bytes it reserves stay within 8 MiB.
+TEST(WorldGenServerProcessTest, BigChunksGetAShallowerStreamBuffer) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=2"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  v1::GenerateChunkRequest request = RegionRequest(0, 0, 31, 31, 256);
+  request.set_include_heights(true);
+  auto reader = stub->GenerateChunk(&context, request);
+  v1::ChunkData chunk;
+  ASSERT_TRUE(reader->Read(&chunk));
+  const double blended = WaitUntilBlendingStops(*server);
+  const double reserved = MetricValue(Scrape(*server), "worldgen_reply_bytes_reserved");
+  EXPECT_GT(reserved, 0);
+  EXPECT_LE(reserved, 8 << 20) << "a stalled stream of big chunks holds more than --stream_buffer_bytes";
+  EXPECT_LT(blended, 32);
+  std::fprintf(stderr, "figure stalled 256x256 stream: %.0f chunks blended, %.0f reply bytes reserved\n",
+               blended, reserved);
+  context.TryCancel();
+  while (reader->Read(&chunk)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+}
+
+// Work past --max_queue_seconds is refused at once with the reason, the figures and a
+// grpc-retry-pushback-ms trailer; smaller calls and calls that need no blending go on meanwhile.
+TEST(WorldGenServerProcessTest, QueuedWorkPastTheBoundIsRefusedWithPushbackWhileOtherCallsSucceed) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--max_queue_seconds=0.2"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  // 64 chunks of 256^2 columns: 0.84 s at the estimate a fresh server starts from (2e-7 s/column).
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  auto reader = stub->GenerateChunk(&context, RegionRequest(0, 0, 7, 7, 256));
+  v1::ChunkData chunk;
+  EXPECT_FALSE(reader->Read(&chunk));
+  grpc::Status status = reader->Finish();
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("max_queue_seconds = 0.2"));
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto pushback = trailers.find("grpc-retry-pushback-ms");
+  ASSERT_NE(pushback, trailers.end()) << "no pushback trailer";
+  int64_t millis = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(absl::string_view(pushback->second.data(), pushback->second.size()),
+                               &millis));
+  EXPECT_GT(millis, 0);
+  EXPECT_LT(millis, 5000);
+  EXPECT_THAT(status.error_message(), HasSubstr(absl::StrCat("retry in ", millis, " ms")));
+
+  // A call within the bound, a point query and a call that blends nothing all succeed.
+  EXPECT_TRUE(GenerateAll(*stub, RegionRequest(0, 0, 3, 3, 16)).status.ok());
+  v1::SampleWeightsRequest probe;
+  v1::Point* point = probe.add_points();
+  point->set_x(1);
+  point->set_z(2);
+  v1::SampleWeightsResponse response;
+  EXPECT_TRUE(Sample(*stub, probe, &response).ok());
+  v1::WorldDescription description;
+  EXPECT_TRUE(Describe(*stub, "", &description).ok());
+  std::vector<MetricSample> metrics = Scrape(*server);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_rejected_calls_total", {{"reason", "queue_full"}}), 1);
+  EXPECT_EQ(MetricValue(metrics, "worldgen_queued_work_limit_seconds"), 0.2);
+}
+
+TEST(WorldGenServerProcessTest, SigtermTurnsHealthNotServingDrainsStreamsAndExitsZero) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=2"});
+  ASSERT_TRUE(server);
+  auto channel = grpc::CreateChannel(server->target(), grpc::InsecureChannelCredentials());
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  auto stub = v1::WorldGen::NewStub(channel);
+
+  grpc::ClientContext watch_context;
+  watch_context.set_deadline(Deadline(kCallTimeout));
+  grpc::health::v1::HealthCheckRequest watch_request;
+  watch_request.set_service("worldgen.v1.WorldGen");
+  auto watch = health->Watch(&watch_context, watch_request);
+  grpc::health::v1::HealthCheckResponse update;
+  ASSERT_TRUE(watch->Read(&update));
+  EXPECT_EQ(update.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+
+  // A stream in flight when the signal arrives still delivers every chunk.
+  grpc::ClientContext stream_context;
+  stream_context.set_deadline(Deadline(kCallTimeout));
+  auto reader = stub->GenerateChunk(&stream_context, RegionRequest(0, 0, 7, 7, 64));
+  v1::ChunkData chunk;
+  ASSERT_TRUE(reader->Read(&chunk));
+  int chunks = 1;
+
+  ASSERT_EQ(kill(server->pid(), SIGTERM), 0);
+  ASSERT_TRUE(watch->Read(&update));
+  EXPECT_EQ(update.status(), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  watch_context.TryCancel();
+  watch->Finish();
+
+  while (reader->Read(&chunk)) ++chunks;
+  grpc::Status status = reader->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(chunks, 64);
+
+  absl::StatusOr<int> code = server->Wait();
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0);
+}
+
+TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=2"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  for (int i = 0; i < 3; ++i) {
+    v1::SampleWeightsRequest request;
+    for (int p = 0; p < 5; ++p) {
+      v1::Point* point = request.add_points();
+      point->set_x(p * 17.5);
+      point->set_z(i * 100.25);
+    }
+    v1::SampleWeightsResponse response;
+    ASSERT_TRUE(Sample(*stub, request, &response).ok());
+  }
+  ASSERT_TRUE(GenerateAll(*stub, ListRequest({{0, 0}, {1, 0}, {5, 5}, {-9, 2}}, 16)).status.ok());
+  ASSERT_TRUE(GenerateAll(*stub, RegionRequest(10, 10, 11, 12, 32)).status.ok());
+  EXPECT_EQ(GenerateAll(*stub, ListRequest({{0, 0}}, 7)).status.error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  v1::WorldDescription description;
+  EXPECT_EQ(Describe(*stub, "nowhere", &description).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_TRUE(Describe(*stub, "", &description).ok());
+
+  WaitUntilIdle(*server);
+  absl::StatusOr<std::string> text = HttpGet("127.0.0.1", server->metrics_port(), "/metrics");
+  ASSERT_TRUE(text.ok()) << text.status();
+  for (const char* name :
+       {"worldgen_rpc_duration_seconds", "worldgen_chunk_generation_seconds",
+        "worldgen_chunks_generated_total", "worldgen_points_sampled_total", "worldgen_queue_depth",
+        "worldgen_inflight_calls", "worldgen_cache_hits_total", "worldgen_cache_misses_total",
+        "worldgen_cache_evictions_total", "worldgen_cache_bytes", "worldgen_rejected_calls_total",
+        "worldgen_queued_work_seconds", "worldgen_queued_work_limit_seconds",
+        "worldgen_shed_calls_total"}) {
+    EXPECT_THAT(*text, HasSubstr(absl::StrCat("# TYPE ", name, " "))) << name;
+  }
+  std::vector<MetricSample> m = ParseMetrics(*text);
+  auto rpcs = [&](const char* method, const char* code) {
+    return MetricValue(m, "worldgen_rpc_duration_seconds_count", {{"method", method}, {"code", code}});
+  };
+  EXPECT_EQ(rpcs("SampleWeights", "OK"), 3);
+  EXPECT_EQ(rpcs("GenerateChunk", "OK"), 2);
+  EXPECT_EQ(rpcs("GenerateChunk", "INVALID_ARGUMENT"), 1);
+  EXPECT_EQ(rpcs("DescribeWorld", "NOT_FOUND"), 1);
+  EXPECT_EQ(rpcs("DescribeWorld", "OK"), 1);
+  EXPECT_EQ(MetricValue(m, "worldgen_chunks_generated_total"), 10);
+  EXPECT_EQ(MetricValue(m, "worldgen_chunk_generation_seconds_count"), 10);
+  EXPECT_EQ(MetricValue(m, "worldgen_points_sampled_total"), 15);
+  EXPECT_EQ(MetricValue(m, "worldgen_rejected_calls_total", {{"reason", "invalid_argument"}}), 1);
+  EXPECT_EQ(MetricValue(m, "worldgen_rejected_calls_total", {{"reason", "not_found"}}), 1);
+  EXPECT_EQ(MetricValue(m, "worldgen_rejected_calls_total", {{"reason", "queue_full"}}), 0);
+  EXPECT_EQ(MetricValue(m, "worldgen_inflight_calls"), 0);
+  EXPECT_EQ(MetricValue(m, "worldgen_queue_depth"), 0);
+  EXPECT_EQ(MetricValue(m, "worldgen_queued_work_seconds"), 0);
+  EXPECT_EQ(MetricValue(m, "worldgen_queued_work_limit_seconds"), 30);
+  EXPECT_EQ(MetricValue(m, "worldgen_shed_calls_total"), 0);
+  EXPECT_GT(MetricValue(m, "worldgen_cache_misses_total"), 0);
+  EXPECT_GE(MetricValue(m, "worldgen_cache_hits_total"), 0);
+  EXPECT_GE(MetricValue(m, "worldgen_cache_evictions_total"), 0);
+  EXPECT_GT(MetricValue(m, "worldgen_cache_bytes"), 0);
+
+  // SIGINT shuts down as cleanly as SIGTERM.
+  ASSERT_EQ(kill(server->pid(), SIGINT), 0);
+  absl::StatusOr<int> code = server->Wait();
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 0);
+  EXPECT_THAT(server->output(), HasSubstr("Interrupt: draining"));
+}
+
+}  // namespace
+}  // namespace worldgen

@@ -1,0 +1,139 @@
+// worldgen-server start-up: bad flags and world configs exit 2 with a message, taken ports exit 1,
+// --help lists the flags.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "engine/world.h"
+#include "engine/world_spec.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "reflection_probe.grpc.pb.h"
+#include "server/service/wire_encoding.h"
+#include "proto/world_config.h"
+#include "tests/support/scratch_dir_test.h"
+#include "tests/support/server_process.h"
+#include "worldgen/v1/worldgen.grpc.pb.h"
+#include "tests/support/worldgen_calls.h"
+
+namespace worldgen {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using namespace ::worldgen::testing;  // NOLINT: the shared test helpers (tests/support).
+
+// --- Startup failures -------------------------------------------------------------------------------
+
+class WorldGenServerStartupTest : public ScratchDirTest {
+ protected:
+  static ServerExit Run(std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {"--listen_address=127.0.0.1", "--port=0", "--metrics_port=0"});
+    absl::StatusOr<ServerExit> exit = RunServerToExit(flags);
+    EXPECT_TRUE(exit.ok()) << exit.status();
+    return exit.ok() ? *exit : ServerExit{-1, ""};
+  }
+};
+
+TEST_F(WorldGenServerStartupTest, BadWorldConfigsExitWithCodeTwoAndAMessage) {
+  struct Case {
+    std::string file;
+    std::string json;
+    std::string needle;
+  } cases[] = {
+      {"malformed.json", R"({"name": "w", "biomes": [)", "WorldConfig"},
+      {"invalid.json", R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "blendRadius": 1})",
+       "blend_radius"},
+      {"clash.json", R"({"name": "default", "biomes": [{"id": 1, "name": "a"}]})", "twice"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = Write(c.file, c.json);
+    ServerExit exit = Run({"--world_config=" + path});
+    EXPECT_EQ(exit.exit_code, 2) << c.file << ": " << exit.output;
+    EXPECT_THAT(exit.output, HasSubstr(c.needle)) << c.file;
+    EXPECT_THAT(exit.output, HasSubstr("--world_config")) << c.file;
+  }
+  ServerExit missing = Run({"--world_config=" + (dir_ / "missing.json").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("missing.json"));
+  // Special files and loops stop start-up too, at once (RunServerToExit is bounded in time).
+  ASSERT_EQ(mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
+  std::filesystem::create_directory_symlink(dir_ / "loop", dir_ / "loop");
+  for (const std::string& path : {(dir_ / "fifo.json").string(), std::string("/dev/zero"),
+                                  (dir_ / "loop").string()}) {
+    ServerExit exit = Run({"--world_config=" + path});
+    EXPECT_EQ(exit.exit_code, 2) << path << ": " << exit.output;
+    EXPECT_THAT(exit.output, HasSubstr("--world_config: " + path)) << path;
+  }
+}
+
+TEST_F(WorldGenServerStartupTest, RepeatedAndCommaSeparatedWorldConfigsAllLoad) {
+  const std::string a = Write("a.json", R"({"name": "alpha", "biomes": [{"id": 1, "name": "x"}]})");
+  const std::string b = Write("b.json", R"({"name": "bravo", "biomes": [{"id": 1, "name": "x"}]})");
+  const std::string c = Write("c.json", R"({"name": "charlie", "biomes": [{"id": 1, "name": "x"}]})");
+  auto server = ServerProcess::Start({"--world_config=" + a + "," + b, "--world_config=" + c});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_THAT((*server)->output(), HasSubstr("worlds=[alpha,bravo,charlie,default]"));
+}
+
+TEST_F(WorldGenServerStartupTest, MetricsPortInUseExitsWithCodeOne) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ServerExit exit = Run({absl::StrCat("--metrics_port=", ntohs(addr.sin_port))});
+  close(fd);
+  EXPECT_EQ(exit.exit_code, 1) << exit.output;
+  EXPECT_THAT(exit.output, HasSubstr("metrics"));
+}
+
+TEST_F(WorldGenServerStartupTest, GrpcPortInUseExitsWithCodeOne) {
+  auto first = ServerProcess::Start();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ServerExit exit = Run({absl::StrCat("--port=", (*first)->grpc_port())});
+  EXPECT_EQ(exit.exit_code, 1) << exit.output;
+  EXPECT_THAT(exit.output, HasSubstr("cannot serve gRPC"));
+}
+
+TEST_F(WorldGenServerStartupTest, HelpListsTheFlags) {
+  absl::StatusOr<ServerExit> exit = RunServerToExit({"--help"});
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  for (const char* flag :
+       {"--port", "--listen_address", "--metrics_port", "--blend_threads", "--cache_bytes",
+        "--world_config", "--max_chunks_per_request", "--max_points_per_request", "--max_queue_seconds",
+        "--stream_buffer_chunks", "--stream_buffer_bytes", "--shutdown_grace_seconds"}) {
+    EXPECT_THAT(exit->output, HasSubstr(flag)) << flag;
+  }
+}
+
+
+}  // namespace
+}  // namespace worldgen

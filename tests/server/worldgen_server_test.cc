@@ -1,0 +1,465 @@
+// End-to-end tests of the calls of one shared worldgen-server (127.0.0.1): results compared
+// bit-for-bit with the engine run in this process, every bad input's code and message, DescribeWorld,
+// JSON worlds, health and reflection.
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/synchronization/notification.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "engine/scattered_blender.h"
+#include "engine/world.h"
+#include "engine/world_spec.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "reflection_probe.grpc.pb.h"
+#include "server/service/wire_encoding.h"
+#include "proto/world_config.h"
+#include "tests/support/server_process.h"
+#include "worldgen/v1/worldgen.grpc.pb.h"
+#include "tests/support/worldgen_calls.h"
+
+namespace worldgen {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using namespace ::worldgen::testing;  // NOLINT: the shared test helpers (tests/support).
+
+// A world served from a JSON config (protobuf JSON mapping, camelCase and original names mixed).
+constexpr char kTinyWorldJson[] = R"json({
+  "name": "tiny",
+  "seed": "7",
+  "biomes": [
+    {"id": 1, "name": "low", "temperature": -0.6, "humidity": 0.1, "heightBase": 40},
+    {"id": 2, "name": "mid", "temperature": 0.0, "humidity": -0.2},
+    {"id": 5, "name": "high", "temperature": 0.7, "humidity": 0.4, "height_amplitude": 30,
+     "blendRadius": 28}
+  ],
+  "climate": {"temperatureFrequency": 0.004, "humidityFrequency": 0.003},
+  "samplingInterval": 8,
+  "blendRadius": 20,
+  "chunkSize": 16
+})json";
+
+// --- One shared server (default flags plus a JSON world) for the tests that only make calls ---------
+
+class WorldGenServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    config_dir_ = new std::filesystem::path(std::filesystem::temp_directory_path() /
+                                            absl::StrCat("worldgen_server_test_", getpid()));
+    std::filesystem::create_directories(*config_dir_);
+    std::ofstream(*config_dir_ / "tiny.json") << kTinyWorldJson;
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
+        {"--blend_threads=2", absl::StrCat("--world_config=", config_dir_->string())});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    std::filesystem::remove_all(*config_dir_);
+    delete config_dir_;
+  }
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    stub_ = Connect(server_->target());
+  }
+
+  static std::shared_ptr<const World> DefaultWorld() {
+    static auto* world = new std::shared_ptr<const World>(*World::Create(DefaultWorldSpec()));
+    return *world;
+  }
+
+  // A chunk of size 16 whose blend has more than one biome (a border), found by scanning a region.
+  v1::ChunkData BorderChunk(bool with_extras) {
+    v1::GenerateChunkRequest request = RegionRequest(-16, -16, 15, 15, 16);
+    request.set_include_heights(with_extras);
+    request.set_include_dominant_biome(with_extras);
+    StreamResult result = GenerateAll(*stub_, request);
+    EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+    for (const v1::ChunkData& chunk : result.chunks) {
+      if (!chunk.single_biome()) return chunk;
+    }
+    ADD_FAILURE() << "no border chunk in a 512-block square of the default world";
+    return {};
+  }
+
+  static ServerProcess* server_;
+  static std::filesystem::path* config_dir_;
+  std::unique_ptr<v1::WorldGen::Stub> stub_;
+};
+
+ServerProcess* WorldGenServerTest::server_ = nullptr;
+std::filesystem::path* WorldGenServerTest::config_dir_ = nullptr;
+
+TEST_F(WorldGenServerTest, GenerateChunkEqualsTheEngineBitForBit) {
+  const std::vector<std::pair<int64_t, int64_t>> coords = {
+      {0, 0}, {-1, -1}, {3, -2}, {20, -3}, {-7, 11}, {100, 100}, {-2000, 4321}, {65535, -65536}};
+  for (uint32_t size : {4u, 16u, 64u}) {
+    for (bool extras : {false, true}) {
+      v1::GenerateChunkRequest request = ListRequest(coords, size);
+      request.set_include_heights(extras);
+      request.set_include_dominant_biome(extras);
+      StreamResult result = GenerateAll(*stub_, request);
+      ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+      ASSERT_EQ(result.chunks.size(), coords.size());
+      for (const v1::ChunkData& got : result.chunks) {
+        BlendOptions options;
+        options.heights = extras;
+        options.dominant_biome = extras;
+        absl::StatusOr<ChunkBlend> blend = DefaultWorld()->BlendChunk(
+            got.coord().x(), got.coord().z(), static_cast<int>(size), options);
+        ASSERT_TRUE(blend.ok()) << blend.status();
+        v1::ChunkData expected;
+        EncodeChunk(*blend, &expected);
+        EXPECT_EQ(got.SerializeAsString(), expected.SerializeAsString())
+            << "chunk (" << got.coord().x() << ", " << got.coord().z() << ") size " << size;
+        EXPECT_EQ(got.chunk_size(), size);
+        if (extras) {
+          EXPECT_EQ(got.heights_size(), static_cast<int>(size * size));
+          EXPECT_EQ(got.dominant_biome_size(), static_cast<int>(size * size));
+        } else {
+          EXPECT_EQ(got.heights_size(), 0);
+          EXPECT_EQ(got.dominant_biome_size(), 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(WorldGenServerTest, SingleBiomeChunksHaveOneEntryAndNoArray) {
+  StreamResult result = GenerateAll(*stub_, RegionRequest(-8, -8, 7, 7, 16));
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  int single = 0, mixed = 0;
+  for (const v1::ChunkData& chunk : result.chunks) {
+    if (chunk.single_biome()) {
+      ++single;
+      ASSERT_EQ(chunk.biomes_size(), 1);
+      EXPECT_EQ(chunk.biomes(0).weights_size(), 0);
+    } else {
+      ++mixed;
+      ASSERT_GE(chunk.biomes_size(), 2);
+      for (int b = 0; b < chunk.biomes_size(); ++b) {
+        EXPECT_EQ(chunk.biomes(b).weights_size(), 256);
+        if (b > 0) {
+          EXPECT_LT(chunk.biomes(b - 1).biome_id(), chunk.biomes(b).biome_id());
+        }
+      }
+      for (int column = 0; column < 256; ++column) {
+        double sum = 0;
+        for (const v1::BiomeWeights& biome : chunk.biomes()) sum += biome.weights(column);
+        EXPECT_NEAR(sum, 1.0, 1e-5);
+      }
+    }
+  }
+  EXPECT_GT(single, 0);
+  EXPECT_GT(mixed, 0);
+}
+
+TEST_F(WorldGenServerTest, SampleWeightsEqualsGenerateChunkAtIntegerColumns) {
+  const v1::ChunkData chunk = BorderChunk(/*with_extras=*/true);
+  ASSERT_FALSE(chunk.single_biome());
+  const int n = static_cast<int>(chunk.chunk_size());
+  v1::SampleWeightsRequest request;
+  request.set_include_heights(true);
+  for (int lz = 0; lz < n; ++lz) {
+    for (int lx = 0; lx < n; ++lx) {
+      v1::Point* point = request.add_points();
+      point->set_x(static_cast<double>(chunk.coord().x() * n + lx));
+      point->set_z(static_cast<double>(chunk.coord().z() * n + lz));
+    }
+  }
+  v1::SampleWeightsResponse response;
+  grpc::Status status = Sample(*stub_, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.samples_size(), n * n);
+  for (int column = 0; column < n * n; ++column) {
+    const v1::PointWeights& sample = response.samples(column);
+    std::map<uint32_t, float> expected;  // Non-zero chunk weights at this column.
+    for (const v1::BiomeWeights& biome : chunk.biomes()) {
+      if (biome.weights(column) != 0.0f) expected[biome.biome_id()] = biome.weights(column);
+    }
+    ASSERT_EQ(sample.weights_size(), static_cast<int>(expected.size())) << "column " << column;
+    for (const v1::BiomeWeight& weight : sample.weights()) {
+      ASSERT_TRUE(expected.contains(weight.biome_id())) << "column " << column;
+      EXPECT_TRUE(SameBits(weight.weight(), expected[weight.biome_id()])) << "column " << column;
+    }
+    EXPECT_TRUE(SameBits(sample.height(), chunk.heights(column))) << "column " << column;
+    EXPECT_EQ(sample.dominant_biome(), chunk.dominant_biome(column)) << "column " << column;
+  }
+}
+
+TEST_F(WorldGenServerTest, SampleWeightsEqualsTheEngineAtFractionalPoints) {
+  v1::SampleWeightsRequest request;
+  const std::vector<std::pair<double, double>> points = {
+      {100.5, -7.25}, {320, 640}, {-33554432, 33554432}, {12345.678, -9876.54321}, {0, 0}};
+  for (auto [x, z] : points) {
+    v1::Point* p = request.add_points();
+    p->set_x(x);
+    p->set_z(z);
+  }
+  v1::SampleWeightsResponse response;
+  grpc::Status status = Sample(*stub_, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.samples_size(), static_cast<int>(points.size()));
+  for (size_t i = 0; i < points.size(); ++i) {
+    BlendOptions options;
+    options.dominant_biome = true;
+    absl::StatusOr<PointBlend> blend =
+        DefaultWorld()->BlendPoint(points[i].first, points[i].second, options);
+    ASSERT_TRUE(blend.ok());
+    v1::PointWeights expected;
+    EncodePoint(*blend, options, &expected);
+    EXPECT_EQ(response.samples(i).SerializeAsString(), expected.SerializeAsString()) << i;
+    EXPECT_EQ(response.samples(i).height(), 0.0f);  // Not requested.
+  }
+}
+
+TEST_F(WorldGenServerTest, RegionStreamsEveryChunkExactlyOnce) {
+  StreamResult result = GenerateAll(*stub_, RegionRequest(-5, 3, 6, 7, 8));  // 12 x 5
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (const v1::ChunkData& chunk : result.chunks) {
+    EXPECT_TRUE(seen.insert({chunk.coord().x(), chunk.coord().z()}).second)
+        << "duplicate chunk " << chunk.coord().ShortDebugString();
+    EXPECT_GE(chunk.coord().x(), -5);
+    EXPECT_LE(chunk.coord().x(), 6);
+    EXPECT_GE(chunk.coord().z(), 3);
+    EXPECT_LE(chunk.coord().z(), 7);
+    EXPECT_EQ(chunk.chunk_size(), 8u);
+  }
+  EXPECT_EQ(seen.size(), 60u);
+  EXPECT_EQ(result.chunks.size(), 60u);
+}
+
+TEST_F(WorldGenServerTest, ZeroChunkSizeUsesTheWorldsChunkSize) {
+  StreamResult result = GenerateAll(*stub_, ListRequest({{1, 2}}, 0));
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_EQ(result.chunks.size(), 1u);
+  EXPECT_EQ(result.chunks[0].chunk_size(), static_cast<uint32_t>(DefaultWorldSpec().chunk_size));
+}
+
+TEST_F(WorldGenServerTest, EveryBadInputGetsTheRightCodeAndNamesTheField) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  struct ChunkCase {
+    std::string what;
+    v1::GenerateChunkRequest request;
+    grpc::StatusCode code;
+    std::string needle;
+  };
+  std::vector<std::pair<int64_t, int64_t>> too_many;
+  for (int i = 0; i < 1025; ++i) too_many.push_back({i, 0});
+  v1::GenerateChunkRequest unknown_world = ListRequest({{0, 0}}, 16);
+  unknown_world.set_world("atlantis");
+  v1::GenerateChunkRequest no_selection;
+  std::vector<ChunkCase> chunk_cases = {
+      {"size not a power of two", ListRequest({{0, 0}}, 12), grpc::StatusCode::INVALID_ARGUMENT,
+       "chunk_size = 12"},
+      {"size too small", ListRequest({{0, 0}}, 2), grpc::StatusCode::INVALID_ARGUMENT,
+       "chunk_size = 2"},
+      {"size too large", ListRequest({{0, 0}}, 512), grpc::StatusCode::INVALID_ARGUMENT,
+       "chunk_size = 512"},
+      {"no selection", no_selection, grpc::StatusCode::INVALID_ARGUMENT, "selection"},
+      {"empty list", ListRequest({}, 16), grpc::StatusCode::INVALID_ARGUMENT, "chunks.coords"},
+      {"too many listed", ListRequest(too_many, 16), grpc::StatusCode::INVALID_ARGUMENT,
+       "max_chunks_per_request = 1024"},
+      {"region too large", RegionRequest(0, 0, 32, 31, 16), grpc::StatusCode::INVALID_ARGUMENT,
+       "max_chunks_per_request = 1024"},
+      {"region of the whole world", RegionRequest(-(1 << 21), -(1 << 21), (1 << 21) - 1, 5, 16),
+       grpc::StatusCode::INVALID_ARGUMENT, "max_chunks_per_request = 1024"},
+      {"region of the whole int64 range", RegionRequest(kMin, kMin, kMax, kMax, 16),
+       grpc::StatusCode::INVALID_ARGUMENT, "region.min_x"},
+      {"region min > max", RegionRequest(3, 0, 2, 0, 16), grpc::StatusCode::INVALID_ARGUMENT,
+       "region.min_x = 3"},
+      {"chunk outside the world", ListRequest({{0, 0}, {1 << 21, 0}}, 16),
+       grpc::StatusCode::INVALID_ARGUMENT, "chunks.coords[1].x"},
+      {"chunk far outside the world", ListRequest({{0, kMin}}, 256),
+       grpc::StatusCode::INVALID_ARGUMENT, "chunks.coords[0].z"},
+      {"region outside the world", RegionRequest(0, 0, 0, 1 << 21, 16),
+       grpc::StatusCode::INVALID_ARGUMENT, "region.max_z"},
+      {"unknown world", unknown_world, grpc::StatusCode::NOT_FOUND, "atlantis"},
+  };
+  for (const ChunkCase& c : chunk_cases) {
+    StreamResult result = GenerateAll(*stub_, c.request);
+    EXPECT_EQ(result.status.error_code(), c.code) << c.what << ": " << result.status.error_message();
+    EXPECT_THAT(result.status.error_message(), HasSubstr(c.needle)) << c.what;
+    EXPECT_TRUE(result.chunks.empty()) << c.what;
+  }
+
+  struct PointCase {
+    std::string what;
+    std::vector<std::pair<double, double>> points;
+    std::string world;
+    grpc::StatusCode code;
+    std::string needle;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, double>> too_many_points(4097, {1.0, 2.0});
+  std::vector<PointCase> point_cases = {
+      {"nan", {{0, 0}, {nan, 0}}, "", grpc::StatusCode::INVALID_ARGUMENT, "points[1].x"},
+      {"infinite", {{0, -inf}}, "", grpc::StatusCode::INVALID_ARGUMENT, "points[0].z"},
+      {"outside the world", {{4e7, 0}}, "", grpc::StatusCode::INVALID_ARGUMENT, "points[0].x"},
+      {"too many", too_many_points, "", grpc::StatusCode::INVALID_ARGUMENT,
+       "max_points_per_request = 4096"},
+      {"unknown world", {{0, 0}}, "atlantis", grpc::StatusCode::NOT_FOUND, "atlantis"},
+  };
+  for (const PointCase& c : point_cases) {
+    v1::SampleWeightsRequest request;
+    request.set_world(c.world);
+    for (auto [x, z] : c.points) {
+      v1::Point* p = request.add_points();
+      p->set_x(x);
+      p->set_z(z);
+    }
+    v1::SampleWeightsResponse response;
+    grpc::Status status = Sample(*stub_, request, &response);
+    EXPECT_EQ(status.error_code(), c.code) << c.what << ": " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr(c.needle)) << c.what;
+  }
+
+  v1::WorldDescription description;
+  grpc::Status status = Describe(*stub_, "atlantis", &description);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(status.error_message(), HasSubstr("atlantis"));
+  EXPECT_THAT(status.error_message(), HasSubstr("default"));  // Lists what is available.
+}
+
+TEST_F(WorldGenServerTest, DescribeWorldReportsConfigBlenderAndLimits) {
+  v1::WorldDescription description;
+  grpc::Status status = Describe(*stub_, "", &description);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const WorldSpec spec = DefaultWorldSpec();
+  EXPECT_EQ(description.config().name(), "default");
+  EXPECT_EQ(description.config().biomes_size(), static_cast<int>(spec.biomes.size()));
+  EXPECT_EQ(description.config().scattered().blend_radius(), spec.blender.params.at("blend_radius"));
+  EXPECT_EQ(description.config().chunk_size(), static_cast<uint32_t>(spec.chunk_size));
+  EXPECT_EQ(description.blender(), "scattered");
+  EXPECT_EQ(description.min_blend_radius(), ScatteredBlender::MinBlendRadius(8.0, 0.35));
+  // The engine's own figures of the built blender, parameters first.
+  ASSERT_GE(description.blender_figures_size(), 4);
+  EXPECT_EQ(description.blender_figures(0).name(), "sampling_interval");
+  EXPECT_EQ(description.blender_figures(0).value(), 8.0);
+  EXPECT_EQ(description.blender_figures(3).name(), "min_blend_radius");
+  EXPECT_EQ(description.limits().min_chunk_size(), 4u);
+  EXPECT_EQ(description.limits().max_chunk_size(), 256u);
+  EXPECT_EQ(description.limits().max_chunks_per_request(), 1024u);
+  EXPECT_EQ(description.limits().max_points_per_request(), 4096u);
+  EXPECT_EQ(description.limits().world_coordinate_bound(), kMaxWorldCoordinate);
+  EXPECT_THAT(description.available_worlds(), Contains("default"));
+  EXPECT_THAT(description.available_worlds(), Contains("tiny"));
+  // The config converts back to the very spec the server runs.
+  absl::StatusOr<WorldSpec> back = WorldSpecFromConfig(description.config());
+  ASSERT_TRUE(back.ok()) << back.status();
+  v1::WorldDescription again;
+  ASSERT_TRUE(Describe(*stub_, "default", &again).ok());
+  EXPECT_EQ(again.SerializeAsString(), description.SerializeAsString());
+}
+
+TEST_F(WorldGenServerTest, JsonWorldConfigIsLoadedAndServed) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(kTinyWorldJson);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<std::shared_ptr<const World>> world = World::Create(*spec);
+  ASSERT_TRUE(world.ok()) << world.status();
+
+  v1::WorldDescription description;
+  ASSERT_TRUE(Describe(*stub_, "tiny", &description).ok());
+  EXPECT_EQ(description.config().name(), "tiny");
+  EXPECT_EQ(description.config().seed(), 7u);
+  EXPECT_EQ(description.config().biomes_size(), 3);
+  EXPECT_EQ(description.config().scattered().blend_radius(), 20.0);
+
+  v1::GenerateChunkRequest request = RegionRequest(-3, -3, 2, 2, 16);
+  request.set_world("tiny");
+  request.set_include_heights(true);
+  StreamResult result = GenerateAll(*stub_, request);
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_EQ(result.chunks.size(), 36u);
+  for (const v1::ChunkData& got : result.chunks) {
+    absl::StatusOr<ChunkBlend> blend =
+        (*world)->BlendChunk(got.coord().x(), got.coord().z(), 16, {.heights = true});
+    ASSERT_TRUE(blend.ok());
+    v1::ChunkData expected;
+    EncodeChunk(*blend, &expected);
+    EXPECT_EQ(got.SerializeAsString(), expected.SerializeAsString());
+    for (const v1::BiomeWeights& biome : got.biomes()) {
+      EXPECT_THAT((std::set<uint32_t>{1, 2, 5}), Contains(biome.biome_id()));
+    }
+  }
+}
+
+TEST_F(WorldGenServerTest, HealthIsServingForTheServerAndTheService) {
+  auto health = grpc::health::v1::Health::NewStub(
+      grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+  for (const std::string service : {"", "worldgen.v1.WorldGen"}) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(kCallTimeout));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    grpc::health::v1::HealthCheckResponse response;
+    grpc::Status status = health->Check(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING) << service;
+  }
+}
+
+TEST_F(WorldGenServerTest, ReflectionListsAndDescribesEveryService) {
+  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(
+      grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  auto stream = reflection->ServerReflectionInfo(&context);
+  grpc::reflection::v1alpha::ServerReflectionRequest list;
+  list.set_list_services("");
+  ASSERT_TRUE(stream->Write(list));
+  grpc::reflection::v1alpha::ServerReflectionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  std::vector<std::string> services;
+  for (const auto& service : response.list_services_response().service()) {
+    services.push_back(service.name());
+  }
+  EXPECT_THAT(services, Contains("worldgen.v1.WorldGen"));
+  EXPECT_THAT(services, Contains("grpc.health.v1.Health"));
+
+  // Every listed service resolves to its file, as grpcurl's describe and calls need (gRPC's
+  // built-in health service registers no descriptor: the server links health.proto's).
+  for (const std::string& service : services) {
+    grpc::reflection::v1alpha::ServerReflectionRequest symbol;
+    symbol.set_file_containing_symbol(service);
+    ASSERT_TRUE(stream->Write(symbol));
+    ASSERT_TRUE(stream->Read(&response));
+    EXPECT_FALSE(response.has_error_response())
+        << service << ": " << response.error_response().error_message();
+    EXPECT_GT(response.file_descriptor_response().file_descriptor_proto_size(), 0) << service;
+  }
+  stream->WritesDone();
+  grpc::Status status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+}  // namespace
+}  // namespace worldgen
