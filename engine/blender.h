@@ -12,10 +12,20 @@
 //     BiomeSampleCache is passed (the cache only saves biome-source evaluations);
 //   * all const methods are safe for concurrent use.
 //
-// Adding a method: a file pair engine/<method>_blender.{h,cc} defining the class and its
-// BlenderMethod (parameters, validation, factory), one entry in kMethods in blender.cc, its value in
-// BlenderKind (world_spec.h), and its value and config message in proto/worldgen/v1/world_config.proto
-// (the server maps both onto the engine by name; nothing in server/ or client/ changes).
+// Adding a method touches, and only touches:
+//   - engine/<method>_blender.{h,cc}: the class and its BlenderMethod (parameters with their ranges
+//     and defaults, validation, factory), and the .cc in engine/CMakeLists.txt;
+//   - kMethods in blender.cc, and its value in BlenderKind (world_spec.h);
+//   - proto/worldgen/v1/world_config.proto: its BlenderKind value, its config message and the
+//     WorldConfig field named like the method, each parameter's comment ending in "Range [min, max],
+//     default d." with the engine's figures (WorldConfigTest.MethodParameterCommentsMatchTheEngine);
+//     proto/world_config.cc maps them onto the engine by name, and nothing in server/ or client/
+//     changes;
+//   - tests/engine/blender_contract_test.cc: its golden hashes (the contract suite runs every method
+//     of BlenderMethods() by itself and fails until they are pinned), and its own unit tests
+//     (tests/engine/<method>_blender_test.cc, listed in tests/CMakeLists.txt);
+//   - docs/blenders.md, and a world in docker/worlds/ if it should ship as an example.
+// The lab, the comparison benchmark and the fuzzers pick it up from BlenderMethods().
 #ifndef WORLDGEN_ENGINE_BLENDER_H_
 #define WORLDGEN_ENGINE_BLENDER_H_
 

@@ -5,12 +5,15 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "engine/biome_sample_cache.h"
 #include "engine/blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
+#include "absl/strings/numbers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -426,6 +429,55 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
   }
   EXPECT_TRUE(height_modes.contains(HeightMode::kChunkInterpolated))
       << "docker/worlds has no example world for HEIGHT_MODE_CHUNK_INTERPOLATED";
+}
+
+// Each method's parameters are declared twice: in the engine (BlenderParamDef: range and default)
+// and in the proto comments operators read. The last comment line above each parameter's field must
+// be "Range [min, max], default d." with the engine's figures, and every field of a method's config
+// message must be a parameter the engine declares.
+TEST(WorldConfigTest, MethodParameterCommentsMatchTheEngine) {
+  std::ifstream in(std::string(WORLDGEN_SOURCE_DIR) + "/proto/worldgen/v1/world_config.proto");
+  ASSERT_TRUE(in) << "proto/worldgen/v1/world_config.proto";
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::regex field(R"(^\s*optional double (\w+) = \d+;)");
+  const std::regex range(R"(^\s*// Range \[(\S+), (\S+)\], default (\S+)\.$)");
+  int checked = 0;
+  for (const BlenderMethod* method : BlenderMethods()) {
+    const google::protobuf::FieldDescriptor* config =
+        v1::WorldConfig::descriptor()->FindFieldByName(std::string(method->name));
+    ASSERT_NE(config, nullptr) << "WorldConfig has no field " << method->name;
+    ASSERT_NE(config->message_type(), nullptr) << method->name;
+    const std::string message = config->message_type()->name();
+    // The message's lines.
+    size_t begin = 0;
+    while (begin < lines.size() && lines[begin] != "message " + message + " {") ++begin;
+    ASSERT_LT(begin, lines.size()) << "message " << message;
+    std::set<std::string> declared;
+    for (const BlenderParamDef& def : method->params) declared.insert(std::string(def.name));
+    for (size_t i = begin + 1; i < lines.size() && lines[i] != "}"; ++i) {
+      std::smatch f;
+      if (!std::regex_search(lines[i], f, field)) continue;
+      const std::string name = f[1];
+      SCOPED_TRACE(std::string(method->name) + "." + name);
+      const BlenderParamDef* def = FindParam(*method, name);
+      ASSERT_NE(def, nullptr) << message << " has a field the engine does not declare";
+      std::smatch r;
+      ASSERT_TRUE(std::regex_search(lines[i - 1], r, range))
+          << "the line above is not \"// Range [min, max], default d.\": " << lines[i - 1];
+      double min = 0, max = 0, value = 0;
+      ASSERT_TRUE(absl::SimpleAtod(r[1].str(), &min) && absl::SimpleAtod(r[2].str(), &max) &&
+                  absl::SimpleAtod(r[3].str(), &value))
+          << lines[i - 1];
+      EXPECT_EQ(min, def->min);
+      EXPECT_EQ(max, def->max);
+      EXPECT_EQ(value, def->default_value);
+      declared.erase(name);
+      ++checked;
+    }
+    EXPECT_TRUE(declared.empty()) << message << " lacks fields for " << *declared.begin();
+  }
+  EXPECT_GE(checked, 20);
 }
 
 }  // namespace
