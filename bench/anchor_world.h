@@ -1,7 +1,8 @@
 // The benchmark world the performance targets are stated on: seed 001's demo map (the noise-max
-// source with 4 biomes, 3 octaves, lacunarity 2, gain 0.5, base frequency kAnchorFrequency), one blend radius
-// for every biome, and 16x16 chunks spread over a 32768-block square, so the mix of border and
-// single-biome chunks is the published Java demo's (biomes per chunk, single-biome share).
+// source with 4 biomes, 3 octaves, lacunarity 2, gain 0.5, base frequency kAnchorFrequency), one
+// blend radius for every biome, and 16x16 chunks spread over a 32768-block square, so the mix of
+// border and single-biome chunks is the published Java demo's (biomes per chunk, single-biome
+// share).
 #ifndef WORLDGEN_BENCH_ANCHOR_WORLD_H_
 #define WORLDGEN_BENCH_ANCHOR_WORLD_H_
 
@@ -14,10 +15,11 @@
 
 namespace worldgen::bench {
 
-// Base frequency of the anchor map. The Java demo uses 0.002 with OpenSimplex2S; our simplex noise's
-// features are a little smaller at the same frequency, so 0.002 gives more borders than the Java map
-// (38% single-biome chunks at (8, 24) against 42%, 12% against 16% at (4, 48)). 0.00173 brings
-// biomes per chunk and the single-biome share within 10% of the Java figures at both anchors.
+// Base frequency of the anchor map. The Java demo uses 0.002 with OpenSimplex2S; our simplex
+// noise's features are a little smaller at the same frequency, so 0.002 gives more borders than the
+// Java map (38% single-biome chunks at (8, 24) against 42%, 12% against 16% at (4, 48)). 0.00173
+// brings biomes per chunk and the single-biome share within 10% of the Java figures at both
+// anchors.
 inline constexpr double kAnchorFrequency = 0.00173;
 
 // The anchor world with `blender` (a kernel method's spec, e.g. quality::KernelBlenderSpec).

@@ -1,8 +1,8 @@
 // Scattered blending speed on the anchor world (anchor_world.h: seed 001's demo map), one thread.
 //
 //   BM_Anchor/gi:G/r:R/cached:C      16x16 chunks, sampling interval G, blend radius R.
-//                                    cached 0: the biome source runs at every gathered lattice point
-//                                    cached 1: every lattice sample already in the cache
+//                                    cached 0: the biome source runs at every gathered lattice
+//                                    point cached 1: every lattice sample already in the cache
 //   BM_ChunkSize/gi/r/size/cached    the same for chunk sizes 16, 32, 64 (per column must not grow)
 //   BM_Threads/gi/r/cached/threads   1 and 2 threads blending independent chunks through one shared
 //                                    cache: items_per_second = columns/s over all threads
@@ -14,7 +14,8 @@
 //   BM_SourceTile/source             the biome source over one cache tile (16x16 lattice points of
 //                                    interval 8), batched: items_per_second = lattice samples/s
 //   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
-//   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per block)
+//   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per
+//   block)
 //                                    over a 16x16 chunk: per column (batch 0) or batched (batch 1)
 //
 // Counters: per_column (ns per generated column), biomes_per_chunk (mean number of layers),
@@ -49,7 +50,8 @@ void RunChunks(benchmark::State& state, double interval, double radius, int size
   const auto chunks = SpreadChunks(size, 512);
   BiomeSampleCache cache(1 << 30);
   if (cached) {
-    for (auto [cx, cz] : chunks) benchmark::DoNotOptimize(world->BlendChunk(cx, cz, size, {}, &cache));
+    for (auto [cx, cz] : chunks)
+      benchmark::DoNotOptimize(world->BlendChunk(cx, cz, size, {}, &cache));
   }
   size_t next = 0, single = 0, produced = 0, layers = 0;
   for (auto _ : state) {
@@ -90,7 +92,8 @@ void BM_Threads(benchmark::State& state) {
       BiomeSampleCache cache{size_t{1} << 30};
     };
     auto* s = new Shared;
-    for (auto [cx, cz] : s->chunks) benchmark::DoNotOptimize(s->world->BlendChunk(cx, cz, 16, {}, &s->cache));
+    for (auto [cx, cz] : s->chunks)
+      benchmark::DoNotOptimize(s->world->BlendChunk(cx, cz, 16, {}, &s->cache));
     return s;
   }();
   // Each thread walks its own stretch of the chunk list.
@@ -134,12 +137,14 @@ void BM_ChunkWithHeights(benchmark::State& state) {
 BENCHMARK(BM_ChunkWithHeights);
 
 void BM_Point(benchmark::State& state) {
-  const auto world = MakeWorld(static_cast<double>(state.range(0)), static_cast<double>(state.range(1)));
+  const auto world =
+      MakeWorld(static_cast<double>(state.range(0)), static_cast<double>(state.range(1)));
   const bool cached = state.range(2) != 0;
   BiomeSampleCache cache(1 << 30);
   const uint64_t points = static_cast<uint64_t>(state.range(3));
   auto point = [points](uint64_t k, int axis) {
-    return static_cast<double>(HashCoords(2, static_cast<int64_t>(k % points), axis) % 32768) - 16384.5;
+    return static_cast<double>(HashCoords(2, static_cast<int64_t>(k % points), axis) % 32768) -
+           16384.5;
   };
   if (cached) {
     for (uint64_t k = 0; k < points; ++k) {
@@ -160,7 +165,8 @@ BENCHMARK(BM_Point)
     ->ArgsProduct({{4}, {48}, {0, 1}, {4096}});
 
 std::shared_ptr<const World> SourceWorld(int64_t source) {
-  WorldSpec spec = source == 0 ? DefaultWorldSpec() : AnchorWorldSpec({BlenderKind::kScattered, {}});
+  WorldSpec spec =
+      source == 0 ? DefaultWorldSpec() : AnchorWorldSpec({BlenderKind::kScattered, {}});
   return *World::Create(spec);
 }
 
@@ -217,7 +223,8 @@ void BM_HeightNoise(benchmark::State& state) {
     if (batch) {
       FractalNoise2DBatch(7, xs.data(), zs.data(), 256, frequency, 4, out.data());
     } else {
-      for (int col = 0; col < 256; ++col) out[col] = FractalNoise2D(7, xs[col], zs[col], frequency, 4);
+      for (int col = 0; col < 256; ++col)
+        out[col] = FractalNoise2D(7, xs[col], zs[col], frequency, 4);
     }
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
@@ -225,7 +232,9 @@ void BM_HeightNoise(benchmark::State& state) {
   state.counters["per_column"] = benchmark::Counter(
       256, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_HeightNoise)->ArgNames({"batch", "mfreq"})->ArgsProduct({{0, 1}, {10, 100, 250, 1000}});
+BENCHMARK(BM_HeightNoise)
+    ->ArgNames({"batch", "mfreq"})
+    ->ArgsProduct({{0, 1}, {10, 100, 250, 1000}});
 
 }  // namespace
 }  // namespace worldgen

@@ -9,9 +9,9 @@
 //
 // Every method blends the anchor world (anchor_world.h: seed 001's demo map, the scattered targets'
 // world) through the shared sample cache, warmed before timing, so the biome source is excluded for
-// all of them alike (seed 001 pre-generated its map). Every method skips chunks whose samples are one
-// biome. A method that rejects (gi, r) (e.g. full_resolution above its radius cap) is skipped with
-// the reason.
+// all of them alike (seed 001 pre-generated its map). Every method skips chunks whose samples are
+// one biome. A method that rejects (gi, r) (e.g. full_resolution above its radius cap) is skipped
+// with the reason.
 //
 //   BM_Radius/method:<m>/gi:8/r:<radius>   the same, radius 16..48 at interval 8: the cost of each
 //                                           method against its blend radius (README's plot)
@@ -44,7 +44,8 @@ void BM_Compare(benchmark::State& state) {
   const auto chunks = bench::SpreadChunks(kChunk, 512);
   BiomeSampleCache cache(256 << 20);
   std::vector<IndexedLayer> layers;
-  for (auto [cx, cz] : chunks) blender.BlendColumns(cx * kChunk, cz * kChunk, kChunk, &cache, &layers);
+  for (auto [cx, cz] : chunks)
+    blender.BlendColumns(cx * kChunk, cz * kChunk, kChunk, &cache, &layers);
   size_t next = 0, single = 0, produced = 0, biomes = 0;
   for (auto _ : state) {
     auto [cx, cz] = chunks[next++ % chunks.size()];

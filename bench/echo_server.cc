@@ -1,7 +1,7 @@
-// worldgen-echo-server: a bench-only WorldGen server that answers GenerateChunk with pre-built ChunkData
-// of the same sizes as worldgen's, with no blending, so a load run measures what gRPC and protobuf
-// alone cost on this machine. worldgen's chunks/s at the same concurrency, divided by this server's,
-// is how much the service costs beyond gRPC itself (issue 12's target: >= 0.8).
+// worldgen-echo-server: a bench-only WorldGen server that answers GenerateChunk with pre-built
+// ChunkData of the same sizes as worldgen's, with no blending, so a load run measures what gRPC and
+// protobuf alone cost on this machine. worldgen's chunks/s at the same concurrency, divided by this
+// server's, is how much the service costs beyond gRPC itself (issue 12's target: >= 0.8).
 //
 // At start it blends `--prebuilt` chunks of the default world (16x16, weights, heights and dominant
 // biome, the load generator's request) and then streams, for each requested coordinate, one of them
@@ -9,7 +9,8 @@
 // reader that keeps up). Only GenerateChunk is implemented.
 //
 //   build/bench/worldgen-echo-server --port=50070 &
-//   build/client/worldgen --target=127.0.0.1:50070 load --concurrency=4 --duration=10s --pattern=hot
+//   build/client/worldgen --target=127.0.0.1:50070 load --concurrency=4 --duration=10s
+//   --pattern=hot
 #include <signal.h>
 
 #include <cstdio>
@@ -112,7 +113,8 @@ int Run(int argc, char** argv) {
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
-    std::fprintf(stderr, "worldgen-echo-server: cannot listen on port %d\n", absl::GetFlag(FLAGS_port));
+    std::fprintf(stderr, "worldgen-echo-server: cannot listen on port %d\n",
+                 absl::GetFlag(FLAGS_port));
     return 1;
   }
   std::printf("worldgen-echo-server: listening on 127.0.0.1:%d (%d pre-built chunks)\n", bound_port,

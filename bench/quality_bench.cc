@@ -1,7 +1,8 @@
 // Squareness of scattered blending against seed 001's comparison methods (bench/isotropy.h).
 //
 //   BM_Isotropy/method:<m>/gi:<interval>/r:<radius>
-//     m = the engine's BlenderKind (every kernel method in the table: 0 scattered, 1 full_resolution,
+//     m = the engine's BlenderKind (every kernel method in the table: 0 scattered, 1
+//     full_resolution,
 //         2 convoluted_grid, 3 lerped_grid, ...)
 //   counters, each the mean over kSeeds seeds (disc placement and, for scattered, lattice jitter):
 //     grid_lock   how much of the disc field's curvature sits on grid lines at the interval
@@ -19,8 +20,8 @@
 #include <string>
 #include <utility>
 
-#include "engine/quality/isotropy.h"
 #include "benchmark/benchmark.h"
+#include "engine/quality/isotropy.h"
 
 namespace worldgen::quality {
 namespace {
@@ -34,8 +35,8 @@ void BM_Isotropy(benchmark::State& state) {
   std::complex<double> sum4 = 0;
   for (auto _ : state) {
     for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-      const IsotropyReport report =
-          MeasureIsotropy(method, gi, r, /*extent=*/1024, /*edge_extent=*/512, /*edge_angles=*/12, seed);
+      const IsotropyReport report = MeasureIsotropy(method, gi, r, /*extent=*/1024,
+                                                    /*edge_extent=*/512, /*edge_angles=*/12, seed);
       lock += report.grid_lock / kSeeds;
       lock_max = std::max(lock_max, report.grid_lock);
       sum4 += report.discs.sum4;

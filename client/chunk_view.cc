@@ -40,7 +40,8 @@ absl::StatusOr<ChunkView> ChunkView::Decode(v1::ChunkData data) {
     return fail(absl::StrFormat("%d heights, want %d", data.heights_size(), columns));
   }
   if (data.dominant_biome_size() != 0 && data.dominant_biome_size() != columns) {
-    return fail(absl::StrFormat("%d dominant biome ids, want %d", data.dominant_biome_size(), columns));
+    return fail(
+        absl::StrFormat("%d dominant biome ids, want %d", data.dominant_biome_size(), columns));
   }
   if (data.source_biome_size() != 0 && data.source_biome_size() != columns) {
     return fail(absl::StrFormat("%d source biome ids, want %d", data.source_biome_size(), columns));

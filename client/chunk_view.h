@@ -75,12 +75,14 @@ class ChunkView {
   }
 
   // Splat textures, if the request asked for them: texture t is size()^2 RGBA8 texels in the wire
-  // layout; channel k of texture t is the weight of biome WorldDescription.splat_channel_biome_ids[4t+k]
-  // as a byte, and the bytes of each column sum to 255 over all textures.
+  // layout; channel k of texture t is the weight of biome
+  // WorldDescription.splat_channel_biome_ids[4t+k] as a byte, and the bytes of each column sum to
+  // 255 over all textures.
   int splat_texture_count() const { return data_.splat_textures_size(); }
   const std::string& splat_texture(int t) const { return data_.splat_textures(t); }
   uint8_t SplatByte(int texture, int local_x, int local_z, int channel) const {
-    return static_cast<uint8_t>(data_.splat_textures(texture)[Index(local_x, local_z) * 4 + channel]);
+    return static_cast<uint8_t>(
+        data_.splat_textures(texture)[Index(local_x, local_z) * 4 + channel]);
   }
 
   // Highest-weight biome at (lx, lz), ties to the lower id. Taken from the message if the request

@@ -10,8 +10,8 @@ namespace worldgen {
 
 namespace {
 
-absl::Status WritePixels(int width, int height, uint32_t format, int channels, const uint8_t* pixels,
-                         const std::string& path) {
+absl::Status WritePixels(int width, int height, uint32_t format, int channels,
+                         const uint8_t* pixels, const std::string& path) {
   png_image png{};
   png.version = PNG_IMAGE_VERSION;
   png.width = static_cast<png_uint_32>(width);
@@ -59,10 +59,11 @@ absl::StatusOr<RgbImage> ReadPng(const std::string& path) {
   return image;
 }
 
-absl::Status WriteRgbaPng(int width, int height, std::span<const uint8_t> rgba, const std::string& path) {
+absl::Status WriteRgbaPng(int width, int height, std::span<const uint8_t> rgba,
+                          const std::string& path) {
   if (rgba.size() != static_cast<size_t>(width) * height * 4) {
-    return absl::InvalidArgumentError(absl::StrCat("writing ", path, ": ", rgba.size(), " bytes for ",
-                                                   width, " x ", height, " RGBA texels"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "writing ", path, ": ", rgba.size(), " bytes for ", width, " x ", height, " RGBA texels"));
   }
   return WritePixels(width, height, PNG_FORMAT_RGBA, 4, rgba.data(), path);
 }

@@ -1,6 +1,6 @@
-// RGB images for the tools that draw maps (the `worldgen render` CLI command, worldgen-lab): the pixel
-// buffer, PNG files in and out (libpng; RGBA too, for `worldgen chunk --splat-png`), and the relief
-// shading both tools light heights with.
+// RGB images for the tools that draw maps (the `worldgen render` CLI command, worldgen-lab): the
+// pixel buffer, PNG files in and out (libpng; RGBA too, for `worldgen chunk --splat-png`), and the
+// relief shading both tools light heights with.
 //
 // No dependency on the service or the engine: a tool links this target and libpng only.
 // Thread safety: free functions without shared state.
@@ -27,7 +27,9 @@ struct RgbImage {
   std::vector<uint8_t> pixels;  // width * height * 3 bytes, rows top to bottom.
 
   uint8_t* at(int x, int y) { return &pixels[(static_cast<size_t>(y) * width + x) * 3]; }
-  const uint8_t* at(int x, int y) const { return &pixels[(static_cast<size_t>(y) * width + x) * 3]; }
+  const uint8_t* at(int x, int y) const {
+    return &pixels[(static_cast<size_t>(y) * width + x) * 3];
+  }
 };
 
 // Writes an 8-bit RGB PNG.
@@ -37,17 +39,18 @@ absl::Status WritePng(const RgbImage& image, const std::string& path);
 absl::StatusOr<RgbImage> ReadPng(const std::string& path);
 
 // Writes width x height texels of 4 bytes (`rgba`, rows top to bottom) as an 8-bit RGBA PNG, bytes
-// unchanged (straight alpha, no colour conversion): data in image form, such as splat textures, reads
-// back bit-for-bit with ReadRgbaPng.
-absl::Status WriteRgbaPng(int width, int height, std::span<const uint8_t> rgba, const std::string& path);
+// unchanged (straight alpha, no colour conversion): data in image form, such as splat textures,
+// reads back bit-for-bit with ReadRgbaPng.
+absl::Status WriteRgbaPng(int width, int height, std::span<const uint8_t> rgba,
+                          const std::string& path);
 
 // Reads any PNG as 8-bit RGBA texels; sets *width and *height.
 absl::StatusOr<std::vector<uint8_t>> ReadRgbaPng(const std::string& path, int* width, int* height);
 
-// Brightness factors (about 0.5..1.7) that light a height map from the north-west: steeper towards the
-// light is brighter, and higher ground a little brighter. `heights` holds (width + 1) x (height + 1)
-// values, row-major: the lit width x height columns plus one row above and one column to the left,
-// whose heights the slope needs. Returns width * height factors, row-major.
+// Brightness factors (about 0.5..1.7) that light a height map from the north-west: steeper towards
+// the light is brighter, and higher ground a little brighter. `heights` holds (width + 1) x (height
+// + 1) values, row-major: the lit width x height columns plus one row above and one column to the
+// left, whose heights the slope needs. Returns width * height factors, row-major.
 std::vector<float> ReliefLight(std::span<const float> heights, int width, int height);
 
 }  // namespace worldgen

@@ -52,7 +52,8 @@ absl::Status AttemptStatus(const grpc::Status& status, const grpc::ClientContext
 std::optional<absl::Duration> Pushback(const absl::Status& status) {
   absl::optional<absl::Cord> payload = status.GetPayload(kPushbackPayload);
   int64_t millis = 0;
-  if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &millis)) return std::nullopt;
+  if (!payload.has_value() || !absl::SimpleAtoi(std::string(*payload), &millis))
+    return std::nullopt;
   return absl::Milliseconds(millis);
 }
 
@@ -65,10 +66,11 @@ absl::Status ValidateOptions(const ClientOptions& options) {
     return absl::InvalidArgumentError("ClientOptions.deadline must be positive");
   }
   if (options.max_retries < 0) return absl::InvalidArgumentError("ClientOptions.max_retries < 0");
-  if (options.initial_backoff < absl::ZeroDuration() || options.max_backoff < absl::ZeroDuration() ||
-      !(options.backoff_multiplier >= 1.0)) {
+  if (options.initial_backoff < absl::ZeroDuration() ||
+      options.max_backoff < absl::ZeroDuration() || !(options.backoff_multiplier >= 1.0)) {
     return absl::InvalidArgumentError(
-        "ClientOptions backoff: need initial_backoff, max_backoff >= 0 and backoff_multiplier >= 1");
+        "ClientOptions backoff: need initial_backoff, max_backoff >= 0 and backoff_multiplier >= "
+        "1");
   }
   return absl::OkStatus();
 }
@@ -135,7 +137,8 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
       stub_(v1::WorldGen::NewStub(channel_)) {}
 
 ClientStats Client::stats() const {
-  return ClientStats{calls_.load(std::memory_order_relaxed), attempts_.load(std::memory_order_relaxed),
+  return ClientStats{calls_.load(std::memory_order_relaxed),
+                     attempts_.load(std::memory_order_relaxed),
                      retries_.load(std::memory_order_relaxed)};
 }
 
@@ -175,14 +178,14 @@ absl::Status Client::WithRetries(const std::function<absl::Status(absl::Time)>& 
     const absl::Duration wait = pushback.value_or(RetryBackoff(options_, retry + 1));
     if (pushback.has_value() && absl::Now() + wait >= deadline) {
       // The server will not have room before the deadline: say so, keeping its code.
-      return absl::ResourceExhaustedError(absl::StrCat(
-          status.message(), " (server asked to retry in ", absl::FormatDuration(wait),
-          ", after the call's deadline; ", retry + 1, " attempts)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat(status.message(), " (server asked to retry in ", absl::FormatDuration(wait),
+                       ", after the call's deadline; ", retry + 1, " attempts)"));
     }
     if (absl::Now() + wait >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat("deadline reached while retrying after ",
-                                                      retry + 1, " attempts; last error: ",
-                                                      status.ToString()));
+      return absl::DeadlineExceededError(
+          absl::StrCat("deadline reached while retrying after ", retry + 1,
+                       " attempts; last error: ", status.ToString()));
     }
     BackOff(absl::Now() + wait);
   }
@@ -243,8 +246,9 @@ absl::Status Client::GenerateChunks(absl::Span<const ChunkCoord> chunks,
 absl::Status Client::GenerateRegion(const ChunkRegion& region, const ChunkRequestOptions& request,
                                     const std::function<void(ChunkView)>& on_chunk) {
   if (region.min_x > region.max_x || region.min_z > region.max_z) {
-    return absl::InvalidArgumentError(absl::StrFormat("empty region [%d, %d] x [%d, %d]", region.min_x,
-                                                      region.max_x, region.min_z, region.max_z));
+    return absl::InvalidArgumentError(absl::StrFormat("empty region [%d, %d] x [%d, %d]",
+                                                      region.min_x, region.max_x, region.min_z,
+                                                      region.max_z));
   }
   // Widths in double first: int64 differences of extreme values could overflow.
   const double count = (static_cast<double>(region.max_x) - region.min_x + 1) *
@@ -289,7 +293,8 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
     if (pending.empty()) return absl::OkStatus();
     grpc::ClientContext context;
     SetDeadline(context, deadline);
-    std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader = stub_->GenerateChunk(&context, request);
+    std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader =
+        stub_->GenerateChunk(&context, request);
     v1::ChunkData data;
     absl::Status failure;
     while (reader->Read(&data)) {

@@ -13,21 +13,21 @@
 //
 // Deadlines and retries. Every call has one deadline, ClientOptions::deadline from the moment it
 // starts, covering all its attempts. A failed attempt whose code is in ClientOptions::retry_codes
-// (default: UNAVAILABLE, i.e. the request never reached a server or a replica went away, plus stream
-// resets by a proxy in front of a replica that died and cancellations by a draining replica, see
-// retry_stream_resets and retry_server_cancellations) is
-// retried at most `max_retries` times, waiting RetryBackoff(options, k) before retry k: a fixed,
-// jitter-free exponential schedule, so a test or an operator can predict it. RESOURCE_EXHAUSTED
-// with the server's grpc-retry-pushback-ms trailer (an overloaded server saying when to come back,
-// see honor_pushback) is retried after exactly that wait, if it ends before the deadline; without
-// the trailer, or past the deadline, it is returned as it is. No other code is retried. The
-// worldgen RPCs are pure functions of their request, so a retry is always safe.
-// A streaming call (GenerateChunks/GenerateRegion) that fails with a retryable code is retried for
-// the chunks not yet delivered only: every requested chunk reaches the callback exactly once.
+// (default: UNAVAILABLE, i.e. the request never reached a server or a replica went away, plus
+// stream resets by a proxy in front of a replica that died and cancellations by a draining replica,
+// see retry_stream_resets and retry_server_cancellations) is retried at most `max_retries` times,
+// waiting RetryBackoff(options, k) before retry k: a fixed, jitter-free exponential schedule, so a
+// test or an operator can predict it. RESOURCE_EXHAUSTED with the server's grpc-retry-pushback-ms
+// trailer (an overloaded server saying when to come back, see honor_pushback) is retried after
+// exactly that wait, if it ends before the deadline; without the trailer, or past the deadline, it
+// is returned as it is. No other code is retried. The worldgen RPCs are pure functions of their
+// request, so a retry is always safe. A streaming call (GenerateChunks/GenerateRegion) that fails
+// with a retryable code is retried for the chunks not yet delivered only: every requested chunk
+// reaches the callback exactly once.
 //
-// Thread safety: a Client is safe for concurrent use by any number of threads (share one per process;
-// it multiplexes calls over one HTTP/2 channel). Callbacks run on the calling thread, one at a time,
-// before the call returns.
+// Thread safety: a Client is safe for concurrent use by any number of threads (share one per
+// process; it multiplexes calls over one HTTP/2 channel). Callbacks run on the calling thread, one
+// at a time, before the call returns.
 #ifndef WORLDGEN_CLIENT_WORLDGEN_CLIENT_H_
 #define WORLDGEN_CLIENT_WORLDGEN_CLIENT_H_
 
@@ -56,13 +56,13 @@ struct ClientOptions {
   // Retries after the first attempt for codes in retry_codes; 0 disables retries.
   int max_retries = 5;
   std::vector<absl::StatusCode> retry_codes = {absl::StatusCode::kUnavailable};
-  // Also retry INTERNAL errors that are HTTP/2 stream resets ("Received RST_STREAM ..."): that is how
-  // nginx and other proxies report a replica that died in the middle of a response. A worldgen server
-  // reports its own errors in trailers, never with a reset.
+  // Also retry INTERNAL errors that are HTTP/2 stream resets ("Received RST_STREAM ..."): that is
+  // how nginx and other proxies report a replica that died in the middle of a response. A worldgen
+  // server reports its own errors in trailers, never with a reset.
   bool retry_stream_resets = true;
-  // Also retry CANCELLED. The client never cancels its own calls, so a CANCELLED comes from the other
-  // side: a replica shutting down cancels the calls that reach it after it began to drain (seen
-  // through nginx, whose kept-alive upstream connection still sends them there).
+  // Also retry CANCELLED. The client never cancels its own calls, so a CANCELLED comes from the
+  // other side: a replica shutting down cancels the calls that reach it after it began to drain
+  // (seen through nginx, whose kept-alive upstream connection still sends them there).
   bool retry_server_cancellations = true;
   // Retry RESOURCE_EXHAUSTED that carries the server's grpc-retry-pushback-ms trailer, after the
   // wait it names (counted against max_retries), when that wait ends before the call's deadline.
@@ -71,8 +71,8 @@ struct ClientOptions {
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(2);
   double backoff_multiplier = 2.0;
-  // HTTP/2 keepalive pings while calls are in flight: one after keepalive_time without activity; the
-  // connection is dropped (and the call fails UNAVAILABLE, so it is retried) if the ping is not
+  // HTTP/2 keepalive pings while calls are in flight: one after keepalive_time without activity;
+  // the connection is dropped (and the call fails UNAVAILABLE, so it is retried) if the ping is not
   // acknowledged within keepalive_timeout: a replica or proxy that vanished without closing the
   // connection is noticed. No pings on idle connections (gRPC servers answer those with GOAWAY
   // "too_many_pings" unless they permit them). Zero keepalive_time disables.
@@ -91,7 +91,8 @@ struct ChunkRequestOptions {
   int chunk_size = 0;
   bool heights = false;
   bool dominant_biome = false;
-  // The biome source's unblended biome per column: the raw map the blender read (ChunkView::SourceBiome).
+  // The biome source's unblended biome per column: the raw map the blender read
+  // (ChunkView::SourceBiome).
   bool source_biome = false;
   // The weights as RGBA8 splat textures (ChunkView::splat_texture); bounded by
   // ServerLimits.max_splat_bytes_per_chunk.
@@ -128,7 +129,7 @@ struct PointSample {
   std::vector<Weight> weights;  // Non-zero weights only, ascending biome id.
   float height = 0.0f;          // Only if heights were requested.
   uint32_t dominant_biome = 0;
-  uint32_t source_biome = 0;    // Only if source biomes were requested.
+  uint32_t source_biome = 0;  // Only if source biomes were requested.
 };
 
 // Counters since the client was created; cheap to read at any time.

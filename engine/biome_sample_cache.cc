@@ -60,7 +60,9 @@ class BiomeSampleCache::Shard {
     return hint.tile.load(std::memory_order_relaxed);
   }
 
-  bool ContainsLocked(const BiomeTileKey& key, uint64_t hash) { return Lookup(key, hash) != nullptr; }
+  bool ContainsLocked(const BiomeTileKey& key, uint64_t hash) {
+    return Lookup(key, hash) != nullptr;
+  }
 
   // Stores the tile in `*computed` for `key` unless it is already there (another thread computed it
   // first) or nothing can be stored, and returns the tile to read. Storing takes `*computed`'s
@@ -136,7 +138,8 @@ class BiomeSampleCache::Shard {
       BiomeTile* tile = slot.tile;
       const uint64_t hash = HashKey(slot.key);
       Hint& hint = hints_[HintIndex(hash)];
-      if (hint.tag.load(std::memory_order_relaxed) == hash) hint.tag.store(0, std::memory_order_relaxed);
+      if (hint.tag.load(std::memory_order_relaxed) == hash)
+        hint.tag.store(0, std::memory_order_relaxed);
       EraseAt(s);
       --entries_;
       ++evictions_;

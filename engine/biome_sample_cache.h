@@ -1,9 +1,9 @@
 // BiomeSampleCache: a bounded, sharded cache of biome-source answers at lattice points.
 //
 // The scattered blender evaluates the biome source once per jittered lattice point. Neighbouring
-// chunks share most of their points, so answers are cached per tile of kTileSize x kTileSize lattice
-// vertices. A tile's content is a pure function of (world, tile), so cached and uncached blending are
-// bit-identical; the cache only saves time.
+// chunks share most of their points, so answers are cached per tile of kTileSize x kTileSize
+// lattice vertices. A tile's content is a pure function of (world, tile), so cached and uncached
+// blending are bit-identical; the cache only saves time.
 //
 // Eviction is CLOCK (second chance): a hit only sets the entry's referenced bit, so the hit path
 // writes nothing but that bit and the counters, and hands the tile to a visitor under the shard's
@@ -32,8 +32,8 @@ namespace worldgen {
 // jittered position, kept so that gathering never recomputes it) with the biome source's answer
 // there, biome[v] (a dense index into the world's id-sorted biome table).
 struct BiomeTile {
-  // 16 x 16 vertices (4.5 KiB of payload): a 16x16 chunk at interval 8 touches about 2.6 tiles and a
-  // point query about 2, against 5 and 4 with 8 x 8 tiles; each tile visit takes a lock and a
+  // 16 x 16 vertices (4.5 KiB of payload): a 16x16 chunk at interval 8 touches about 2.6 tiles and
+  // a point query about 2, against 5 and 4 with 8 x 8 tiles; each tile visit takes a lock and a
   // cache miss on the tile, so fewer, larger tiles gather faster. The price: a tile that misses
   // computes 256 biome samples. x and z interleave so that a run of a row's vertices is one run of
   // memory: tiles mostly live outside the CPU caches, and a gather reads runs of 7 to 16 vertices.
@@ -56,7 +56,7 @@ class BiomeSampleCache {
     uint64_t hits = 0;
     uint64_t misses = 0;
     uint64_t evictions = 0;
-    uint64_t bytes = 0;    // Accounted bytes currently held (kBytesPerEntry per entry).
+    uint64_t bytes = 0;  // Accounted bytes currently held (kBytesPerEntry per entry).
     uint64_t entries = 0;
   };
 
@@ -74,10 +74,11 @@ class BiomeSampleCache {
   BiomeSampleCache(const BiomeSampleCache&) = delete;
   BiomeSampleCache& operator=(const BiomeSampleCache&) = delete;
 
-  // Calls `visit` with the tile for `key`, calling `compute` to fill it on a miss. `visit` runs under
-  // the shard's lock: it must be short, must not use the cache, and must not keep a pointer into the
-  // tile after it returns (the entry's memory is reused on eviction). `compute` runs without any
-  // lock held, so two threads missing the same tile may both compute it (the results are identical).
+  // Calls `visit` with the tile for `key`, calling `compute` to fill it on a miss. `visit` runs
+  // under the shard's lock: it must be short, must not use the cache, and must not keep a pointer
+  // into the tile after it returns (the entry's memory is reused on eviction). `compute` runs
+  // without any lock held, so two threads missing the same tile may both compute it (the results
+  // are identical).
   void Visit(const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute,
              absl::FunctionRef<void(const BiomeTile&)> visit);
 
@@ -116,7 +117,8 @@ struct TileRowSpan {
 // covers columns i_lo[r] .. i_hi[r] (none when i_hi[r] < i_lo[r]). Each tile holding such vertices
 // is visited once, tiles in (tile_j, tile_i) order, and `copy(tile, span)` is called under the
 // visit for each row span of it, rows ascending. `compute(tile_i, tile_j, tile)` fills a missing
-// tile. The caller places each span by its (j, i_begin): spans arrive tile by tile, not in row order.
+// tile. The caller places each span by its (j, i_begin): spans arrive tile by tile, not in row
+// order.
 template <typename Copy>
 void VisitTileRows(BiomeSampleCache& cache, uint64_t world_uid, int64_t j0,
                    std::span<const int64_t> i_lo, std::span<const int64_t> i_hi,

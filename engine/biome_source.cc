@@ -103,8 +103,8 @@ int NoiseMaxBiomeSource::BiomeIndexAt(double x, double z) const {
 
 void NoiseMaxBiomeSource::BiomeIndices(const double* xs, const double* zs, size_t n,
                                        uint16_t* out) const {
-  // Every field shares frequency, octaves, lacunarity and gain, so one multi-seed batch serves up to
-  // kNoiseSeedsPerPass biomes. The comparison is BiomeIndexAt's, biome by biome in index order.
+  // Every field shares frequency, octaves, lacunarity and gain, so one multi-seed batch serves up
+  // to kNoiseSeedsPerPass biomes. The comparison is BiomeIndexAt's, biome by biome in index order.
   double best_value[kBatch], values[kNoiseSeedsPerPass * kBatch];
   for (size_t start = 0; start < n; start += kBatch) {
     const size_t count = std::min(kBatch, n - start);

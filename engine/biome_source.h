@@ -17,7 +17,8 @@ namespace worldgen {
 class BiomeSource {
  public:
   virtual ~BiomeSource() = default;
-  // Dense index into the world's id-sorted biome table, in [0, biome_count). Pure function of (x, z).
+  // Dense index into the world's id-sorted biome table, in [0, biome_count). Pure function of (x,
+  // z).
   virtual int BiomeIndexAt(double x, double z) const = 0;
 
   // out[k] = BiomeIndexAt(xs[k], zs[k]) for k < n, exactly. Sources override it with a batched
@@ -37,8 +38,8 @@ class ClimateBiomeSource final : public BiomeSource {
   // The climate values at (x, z), each in [-1, 1]; exposed for tests and tools.
   double TemperatureAt(double x, double z) const;
   double HumidityAt(double x, double z) const;
-  // TemperatureAt and HumidityAt at n points, bit for bit, through FractalNoise2DBatch (cheapest for
-  // runs of neighbouring columns). Outputs must not overlap the inputs.
+  // TemperatureAt and HumidityAt at n points, bit for bit, through FractalNoise2DBatch (cheapest
+  // for runs of neighbouring columns). Outputs must not overlap the inputs.
   void ClimateAt(const double* xs, const double* zs, size_t n, double* temperature,
                  double* humidity) const;
 

@@ -18,12 +18,8 @@ namespace {
 
 // One entry per method, in BlenderKind order (checked by MethodOf).
 const BlenderMethod* const kMethods[] = {
-    &ScatteredBlender::kMethod,
-    &FullResolutionBlender::kMethod,
-    &ConvolutedGridBlender::kMethod,
-    &LerpedGridBlender::kMethod,
-    &ParameterVoronoiBlender::kMethod,
-    &JitteredCellsBlender::kMethod,
+    &ScatteredBlender::kMethod,  &FullResolutionBlender::kMethod,   &ConvolutedGridBlender::kMethod,
+    &LerpedGridBlender::kMethod, &ParameterVoronoiBlender::kMethod, &JitteredCellsBlender::kMethod,
 };
 
 bool InRange(double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; }
@@ -73,8 +69,8 @@ double BlenderParam(const WorldSpec& spec, absl::string_view name) {
 absl::Status ValidateBlenderSpec(const WorldSpec& spec) {
   const size_t index = static_cast<size_t>(spec.blender.kind);
   if (index >= std::size(kMethods)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "blender = %d is not a known blending method", static_cast<int>(spec.blender.kind)));
+    return absl::InvalidArgumentError(absl::StrFormat("blender = %d is not a known blending method",
+                                                      static_cast<int>(spec.blender.kind)));
   }
   const BlenderMethod& method = MethodOf(spec.blender.kind);
   for (const auto& [name, value] : spec.blender.params) {
@@ -87,9 +83,8 @@ absl::Status ValidateBlenderSpec(const WorldSpec& spec) {
           name.substr(0, 64), method.name, absl::StrJoin(names, ", ")));
     }
     if (!InRange(value, def->min, def->max)) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s.%s = %g is outside [%g, %g]",
-                                                        method.name, name, value, def->min,
-                                                        def->max));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.%s = %g is outside [%g, %g]", method.name, name, value, def->min, def->max));
     }
     if (def->integer && value != std::floor(value)) {
       return absl::InvalidArgumentError(
@@ -124,8 +119,9 @@ absl::Status ValidateKernelRadii(const WorldSpec& spec, absl::string_view method
                                  double max_radius, absl::string_view rule) {
   const double radius = BlenderParam(spec, "blend_radius");
   if (!InRange(radius, min_radius, max_radius)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s.blend_radius = %g is outside [%g, %g]: %s",
-                                                      method, radius, min_radius, max_radius, rule));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s.blend_radius = %g is outside [%g, %g]: %s", method, radius, min_radius,
+                        max_radius, rule));
   }
   for (size_t k = 0; k < spec.biomes.size(); ++k) {
     const BiomeSpec& b = spec.biomes[k];

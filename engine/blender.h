@@ -1,11 +1,13 @@
 // Blender: how a world turns its biome source into per-column biome weights.
 //
-// A world holds exactly one Blender, chosen by its spec (WorldSpec::blender) and built by MakeBlender.
-// Every implementation keeps this contract, which tests/engine/blender_contract_test.cc checks for
-// each of them:
+// A world holds exactly one Blender, chosen by its spec (WorldSpec::blender) and built by
+// MakeBlender. Every implementation keeps this contract, which
+// tests/engine/blender_contract_test.cc checks for each of them:
 //   * weights lie in [0, 1] and, in every column, sum to 1 within float rounding (1e-6);
-//   * BlendColumns returns layers sorted by dense biome index, each non-zero somewhere in the block;
-//     when it returns true (single biome) there is exactly one layer and every weight is exactly 1.0f;
+//   * BlendColumns returns layers sorted by dense biome index, each non-zero somewhere in the
+//   block;
+//     when it returns true (single biome) there is exactly one layer and every weight is
+//     exactly 1.0f;
 //   * BlendPoint at an integer column gives bit-for-bit the weights BlendColumns gives that column,
 //     whatever block (chunk position and size) contains it;
 //   * results do not depend on the thread, the order of calls, or whether and how full a
@@ -17,11 +19,12 @@
 //     and defaults, validation, factory), and the .cc in engine/CMakeLists.txt;
 //   - kMethods in blender.cc, and its value in BlenderKind (world_spec.h);
 //   - proto/worldgen/v1/world_config.proto: its BlenderKind value, its config message and the
-//     WorldConfig field named like the method, each parameter's comment ending in "Range [min, max],
-//     default d." with the engine's figures (WorldConfigTest.MethodParameterCommentsMatchTheEngine);
-//     proto/world_config.cc maps them onto the engine by name, and nothing in server/ or client/
-//     changes;
-//   - tests/engine/blender_contract_test.cc: its golden hashes (the contract suite runs every method
+//     WorldConfig field named like the method, each parameter's comment ending in "Range [min,
+//     max], default d." with the engine's figures
+//     (WorldConfigTest.MethodParameterCommentsMatchTheEngine); proto/world_config.cc maps them onto
+//     the engine by name, and nothing in server/ or client/ changes;
+//   - tests/engine/blender_contract_test.cc: its golden hashes (the contract suite runs every
+//   method
 //     of BlenderMethods() by itself and fails until they are pinned), and its own unit tests
 //     (tests/engine/<method>_blender_test.cc, listed in tests/CMakeLists.txt);
 //   - docs/blenders.md, and a world in docker/worlds/ if it should ship as an example.
@@ -50,8 +53,8 @@ struct IndexedLayer {
   std::vector<float> weights;  // size * size, ColumnIndex layout (chunk.h).
 };
 
-// A named figure describing a built blender: its resolved parameters, and derived quantities such as
-// the smallest radius its sampling accepts.
+// A named figure describing a built blender: its resolved parameters, and derived quantities such
+// as the smallest radius its sampling accepts.
 struct BlenderFigure {
   std::string name;
   double value = 0.0;
@@ -67,8 +70,8 @@ class Blender {
   virtual std::vector<BlenderFigure> Describe() const = 0;
 
   // Weights of the size x size integer columns whose lowest corner is (x0, z0), size in
-  // [1, kMaxChunkSize]. Fills `layers` (see the contract above). Returns true if the block is covered
-  // by a single biome. `cache` may be null.
+  // [1, kMaxChunkSize]. Fills `layers` (see the contract above). Returns true if the block is
+  // covered by a single biome. `cache` may be null.
   virtual bool BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampleCache* cache,
                             std::vector<IndexedLayer>* layers) const = 0;
 
@@ -102,8 +105,8 @@ struct BlenderParamDef {
   bool integer = false;         // Must be a whole number.
 };
 
-// A blending method: its name (the wire name, lower_snake_case), parameters, the rules that tie them
-// together, and its factory.
+// A blending method: its name (the wire name, lower_snake_case), parameters, the rules that tie
+// them together, and its factory.
 struct BlenderMethod {
   BlenderKind kind;
   absl::string_view name;
@@ -131,8 +134,8 @@ const BlenderParamDef* FindParam(const BlenderMethod& method, absl::string_view 
 // else its declared default. `name` must be declared by the method.
 double BlenderParam(const WorldSpec& spec, absl::string_view name);
 
-// OK, or INVALID_ARGUMENT naming the offending "<method>.<parameter>" (or biome field), its value and
-// the rule: unknown kind, undeclared parameter, value out of range, or the method's own rules.
+// OK, or INVALID_ARGUMENT naming the offending "<method>.<parameter>" (or biome field), its value
+// and the rule: unknown kind, undeclared parameter, value out of range, or the method's own rules.
 absl::Status ValidateBlenderSpec(const WorldSpec& spec);
 
 // The blender `spec` asks for. `spec` must be valid (ValidateWorldSpec) with biomes sorted by id.

@@ -19,8 +19,9 @@ struct BiomeLayer {
   std::vector<float> weights;  // size * size values in [0, 1], ColumnIndex layout.
 };
 
-// The blend of one chunk. Sparse: only biomes whose weight is non-zero somewhere in the chunk appear,
-// sorted by biome id. For every column the layers' weights sum to 1 (within float rounding).
+// The blend of one chunk. Sparse: only biomes whose weight is non-zero somewhere in the chunk
+// appear, sorted by biome id. For every column the layers' weights sum to 1 (within float
+// rounding).
 struct ChunkBlend {
   int64_t chunk_x = 0;
   int64_t chunk_z = 0;

@@ -15,10 +15,11 @@ constexpr BlenderParamDef kParams[] = {
 
 absl::Status Validate(const WorldSpec& spec) { return ValidateGridRadii(spec, "convoluted_grid"); }
 
-std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source, uint64_t world_uid) {
-  return std::make_unique<SquareGridKernelBlender>(
-      BlenderKind::kConvolutedGrid, static_cast<int>(BlenderParam(spec, "interval")), spec, source,
-      world_uid);
+std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source,
+                              uint64_t world_uid) {
+  return std::make_unique<SquareGridKernelBlender>(BlenderKind::kConvolutedGrid,
+                                                   static_cast<int>(BlenderParam(spec, "interval")),
+                                                   spec, source, world_uid);
 }
 
 }  // namespace
@@ -31,7 +32,7 @@ absl::Status ValidateGridRadii(const WorldSpec& spec, absl::string_view method) 
                              "1/4)) and span at most 32 intervals");
 }
 
-const BlenderMethod ConvolutedGridBlender::kMethod = {
-    BlenderKind::kConvolutedGrid, "convoluted_grid", kParams, &Validate, &Make};
+const BlenderMethod ConvolutedGridBlender::kMethod = {BlenderKind::kConvolutedGrid,
+                                                      "convoluted_grid", kParams, &Validate, &Make};
 
 }  // namespace worldgen

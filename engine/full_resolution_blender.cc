@@ -7,8 +7,8 @@
 namespace worldgen {
 namespace {
 
-// Every column within r weighs in, so a column costs about pi r^2 kernel evaluations: 48 (the largest
-// radius seed 001 measures) keeps a 256-column chunk within a second on one core.
+// Every column within r weighs in, so a column costs about pi r^2 kernel evaluations: 48 (the
+// largest radius seed 001 measures) keeps a 256-column chunk within a second on one core.
 constexpr double kMaxRadius = 48.0;
 
 constexpr BlenderParamDef kParams[] = {
@@ -21,14 +21,15 @@ absl::Status Validate(const WorldSpec& spec) {
                              "square; at least 1 so a column reaches itself");
 }
 
-std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source, uint64_t world_uid) {
+std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source,
+                              uint64_t world_uid) {
   return std::make_unique<SquareGridKernelBlender>(BlenderKind::kFullResolution, 1, spec, source,
                                                    world_uid);
 }
 
 }  // namespace
 
-const BlenderMethod FullResolutionBlender::kMethod = {
-    BlenderKind::kFullResolution, "full_resolution", kParams, &Validate, &Make};
+const BlenderMethod FullResolutionBlender::kMethod = {BlenderKind::kFullResolution,
+                                                      "full_resolution", kParams, &Validate, &Make};
 
 }  // namespace worldgen

@@ -1,8 +1,8 @@
 // Integer hashing: the only source of randomness in the engine.
 //
-// Everything random in a world (lattice jitter, noise gradients, per-biome seeds) is a pure function of
-// integers through these mixers, so output never depends on a standard library's <random> or std::rand.
-// All functions are pure and safe for concurrent use.
+// Everything random in a world (lattice jitter, noise gradients, per-biome seeds) is a pure
+// function of integers through these mixers, so output never depends on a standard library's
+// <random> or std::rand. All functions are pure and safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_HASH_H_
 #define WORLDGEN_ENGINE_HASH_H_
 
@@ -11,8 +11,8 @@
 namespace worldgen {
 
 // A bijective 64-bit finalizer (xor-shift / multiply), good avalanche on every input bit. Written
-// for any type with uint64_t's >>, ^ and wrapping * (uint64_t, or a GCC vector of uint64_t lanes, so
-// vectorized code hashes lane by lane with exactly these operations).
+// for any type with uint64_t's >>, ^ and wrapping * (uint64_t, or a GCC vector of uint64_t lanes,
+// so vectorized code hashes lane by lane with exactly these operations).
 template <typename T>
 constexpr T Mix64Of(T v) {
   v ^= v >> 31;
@@ -47,7 +47,8 @@ constexpr uint64_t HashCoords(uint64_t seed, int64_t a, int64_t b, uint64_t salt
                                static_cast<uint64_t>(b), salt);
 }
 
-// Derives an independent seed for a named sub-stream (a noise field, a biome's height function, ...).
+// Derives an independent seed for a named sub-stream (a noise field, a biome's height function,
+// ...).
 constexpr uint64_t DeriveSeed(uint64_t seed, uint64_t stream) {
   return Mix64(Mix64(seed + 0x632be59bd9b4e019ULL) ^ (stream * 0x8cb92ba72f3d8dd7ULL));
 }

@@ -12,8 +12,8 @@ HeightField::HeightField(const WorldSpec& spec) {
   params_.reserve(spec.biomes.size());
   uint64_t height_seed = DeriveSeed(spec.seed, kHeightStream);
   for (const BiomeSpec& b : spec.biomes) {
-    params_.push_back({DeriveSeed(height_seed, b.id), b.height_base, b.height_amplitude,
-                       b.height_frequency});
+    params_.push_back(
+        {DeriveSeed(height_seed, b.id), b.height_base, b.height_amplitude, b.height_frequency});
   }
 }
 

@@ -1,8 +1,8 @@
 // HeightField: each biome's own terrain height function, and the weighted blend of them.
 //
-// Biome b's height at (x, z) is base_b + amplitude_b * FractalNoise2D(seed_b, x, z, frequency_b, 4),
-// with seed_b derived from the world seed and the biome id. A blended height is the sum over biomes in
-// ascending id order of weight * height, accumulated in double and rounded to float once.
+// Biome b's height at (x, z) is base_b + amplitude_b * FractalNoise2D(seed_b, x, z, frequency_b,
+// 4), with seed_b derived from the world seed and the biome id. A blended height is the sum over
+// biomes in ascending id order of weight * height, accumulated in double and rounded to float once.
 // Thread safety: immutable after construction; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_HEIGHT_FIELD_H_
 #define WORLDGEN_ENGINE_HEIGHT_FIELD_H_

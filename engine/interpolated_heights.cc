@@ -9,7 +9,8 @@ namespace worldgen {
 namespace {
 
 // w_C at (x, z) for chunk (i, j): the one expression both paths use. 0 beyond the reach.
-inline double ChunkWeight(double x, double z, int64_t i, int64_t j, double size, double reach_blocks) {
+inline double ChunkWeight(double x, double z, int64_t i, int64_t j, double size,
+                          double reach_blocks) {
   const double cx = (static_cast<double>(i) + 0.5) * size;
   const double cz = (static_cast<double>(j) + 0.5) * size;
   const double a = reach_blocks - (std::fabs(x - cx) + std::fabs(z - cz));
@@ -94,7 +95,8 @@ void ChunkInterpolatedHeights::Heights(int64_t x0, int64_t z0, int size,
   // Each biome's height, batched, at the columns where one of its chunks weighs in.
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
   std::vector<std::vector<uint8_t>> needed(biomes.size(), std::vector<uint8_t>(columns, 0));
-  // A column visits the chunks HeightChunkWeights would (a sub-window of the block's), in its order.
+  // A column visits the chunks HeightChunkWeights would (a sub-window of the block's), in its
+  // order.
   auto for_each_weight = [&](size_t col, double x, double z, auto&& visit) {
     const size_t a0 = static_cast<size_t>(FirstChunk(x, chunk, reach_blocks) - i0);
     const size_t a1 = static_cast<size_t>(LastChunk(x, chunk, reach_blocks) - i0);

@@ -1,7 +1,8 @@
-// ChunkInterpolatedHeights: seed 004's height interpolation between chunks (HeightMode::kChunkInterpolated).
+// ChunkInterpolatedHeights: seed 004's height interpolation between chunks
+// (HeightMode::kChunkInterpolated).
 //
-// Height chunk (i, j) covers [i S, i S + S) x [j S, j S + S) blocks, S = HeightSpec::chunk_size; its
-// centre is ((i + 1/2) S, (j + 1/2) S) and its biome is the source's biome there, so its height
+// Height chunk (i, j) covers [i S, i S + S) x [j S, j S + S) blocks, S = HeightSpec::chunk_size;
+// its centre is ((i + 1/2) S, (j + 1/2) S) and its biome is the source's biome there, so its height
 // function is that biome's (HeightField::BiomeHeight). The height of a column p is
 //   H(p) = Σ_C w_C(p) h_C(p) / Σ_C w_C(p),   w_C(p) = max(0, reach S − |p − centre_C|_1)^4,
 // summed in double over chunks in ascending (j, i) order, rounded to float once. Every column has a
@@ -9,8 +10,8 @@
 // ((reach − 1) S)^4 > 0 and the normalized weights change by a bounded amount per block.
 //
 // Bit-exactness: both paths visit the chunks with non-zero weight in the same order with the same
-// operations, and HeightField::BiomeHeights equals BiomeHeight bit for bit, so Heights() over any block
-// equals HeightAt() at each of its columns.
+// operations, and HeightField::BiomeHeights equals BiomeHeight bit for bit, so Heights() over any
+// block equals HeightAt() at each of its columns.
 //
 // Thread safety: immutable after construction; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_INTERPOLATED_HEIGHTS_H_
@@ -31,8 +32,9 @@ struct HeightChunkWeight {
   double weight = 0.0;   // w_C, not normalized.
 };
 
-// The chunks with non-zero weight at (x, z), ascending (j, i), for chunks of `chunk_size` blocks and a
-// weight reach of `reach` chunk sizes (any reach > 0: this is the bare formula, also for reach 1).
+// The chunks with non-zero weight at (x, z), ascending (j, i), for chunks of `chunk_size` blocks
+// and a weight reach of `reach` chunk sizes (any reach > 0: this is the bare formula, also for
+// reach 1).
 void HeightChunkWeights(double x, double z, int chunk_size, double reach,
                         std::vector<HeightChunkWeight>* out);
 
@@ -48,7 +50,8 @@ class ChunkInterpolatedHeights {
   // H at (x, z).
   float HeightAt(double x, double z) const;
 
-  // H at the size x size integer columns from (x0, z0), ColumnIndex layout; out gets size * size values.
+  // H at the size x size integer columns from (x0, z0), ColumnIndex layout; out gets size * size
+  // values.
   void Heights(int64_t x0, int64_t z0, int size, std::vector<float>* out) const;
 
  private:

@@ -57,7 +57,8 @@ absl::Status Validate(const WorldSpec& spec) {
   return absl::OkStatus();
 }
 
-std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source, uint64_t world_uid) {
+std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source,
+                              uint64_t world_uid) {
   return std::make_unique<JitteredCellsBlender>(spec, source, world_uid);
 }
 
@@ -66,8 +67,8 @@ inline double UnitInterval(uint64_t h) { return static_cast<double>(h >> 11) * 0
 
 }  // namespace
 
-const BlenderMethod JitteredCellsBlender::kMethod = {
-    BlenderKind::kJitteredCells, "jittered_cells", kParams, &Validate, &Make};
+const BlenderMethod JitteredCellsBlender::kMethod = {BlenderKind::kJitteredCells, "jittered_cells",
+                                                     kParams, &Validate, &Make};
 
 JitteredCellsBlender::JitteredCellsBlender(const WorldSpec& spec, const BiomeSource& source,
                                            uint64_t world_uid)
@@ -132,7 +133,8 @@ void JitteredCellsBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile
   double x[BiomeTile::kVertices], z[BiomeTile::kVertices];
   for (int32_t b = 0; b < n; ++b) {
     for (int32_t a = 0; a < n; ++a) {
-      const int64_t i = static_cast<int64_t>(tile_i) * n + a, j = static_cast<int64_t>(tile_j) * n + b;
+      const int64_t i = static_cast<int64_t>(tile_i) * n + a,
+                    j = static_cast<int64_t>(tile_j) * n + b;
       if (uniform_biomes_) {
         tile->biome[b * n + a] = static_cast<uint16_t>(UncachedCellBiome(i, j));
       } else {
@@ -177,8 +179,8 @@ std::pair<double, double> JitteredCellsBlender::WarpedPosition(double x, double 
 void JitteredCellsBlender::CellRange(double p, int extra_cells, int64_t* lo, int64_t* hi) const {
   // Cell k's point lies in [(k + 1/2 - jitter) s, (k + 1/2 + jitter) s] on this axis.
   *lo = static_cast<int64_t>(std::floor((p - reach_) / cell_size_ - 0.5 - jitter_)) - extra_cells;
-  *hi = static_cast<int64_t>(std::floor((p + reach_) / cell_size_ - 0.5 + jitter_)) + 1 +
-        extra_cells;
+  *hi =
+      static_cast<int64_t>(std::floor((p + reach_) / cell_size_ - 0.5 + jitter_)) + 1 + extra_cells;
 }
 
 void JitteredCellsBlender::FillWindow(int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -203,14 +205,15 @@ void JitteredCellsBlender::FillWindow(int64_t i0, int64_t i1, int64_t j0, int64_
   thread_local std::vector<int64_t> lo, hi;  // Reused: no allocation per window.
   lo.assign(static_cast<size_t>(window->nj), i0);
   hi.assign(lo.size(), i1);
-  VisitTileRows(*cache, world_uid_, j0, lo, hi,
-                [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
-                [&](const BiomeTile& tile, const TileRowSpan& span) {
-                  const size_t first = static_cast<size_t>((span.j - j0) * window->ni + (span.i_begin - i0));
-                  for (int64_t a = 0; a <= span.i_end - span.i_begin; ++a) {
-                    window->biome[first + static_cast<size_t>(a)] = tile.biome[span.index + a];
-                  }
-                });
+  VisitTileRows(
+      *cache, world_uid_, j0, lo, hi,
+      [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
+      [&](const BiomeTile& tile, const TileRowSpan& span) {
+        const size_t first = static_cast<size_t>((span.j - j0) * window->ni + (span.i_begin - i0));
+        for (int64_t a = 0; a <= span.i_end - span.i_begin; ++a) {
+          window->biome[first + static_cast<size_t>(a)] = tile.biome[span.index + a];
+        }
+      });
 }
 
 void JitteredCellsBlender::WeightsInWindow(const CellWindow& window, double px, double pz,
@@ -237,7 +240,8 @@ void JitteredCellsBlender::WeightsInWindow(const CellWindow& window, double px, 
     for (int64_t i = i_lo; i <= i_hi; ++i, ++n) {
       const double w = Curve(((*distances)[n] - nearest) / overlap_);
       if (w == 0.0) continue;
-      const int biome = window.biome[static_cast<size_t>((j - window.j0) * window.ni + (i - window.i0))];
+      const int biome =
+          window.biome[static_cast<size_t>((j - window.j0) * window.ni + (i - window.i0))];
       auto it = std::find_if(sums->begin(), sums->end(),
                              [biome](const std::pair<int, double>& s) { return s.first == biome; });
       if (it == sums->end()) {
@@ -292,10 +296,10 @@ bool JitteredCellsBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeS
   if (warp_amplitude_ != 0.0) {
     // WarpedPosition's expressions, with the noise batched (bit-identical to FractalNoise2D).
     std::vector<double> nx(columns), nz(columns);
-    FractalNoise2DBatch(warp_x_seed_, px.data(), pz.data(), columns, warp_frequency_,
-                        warp_octaves_, nx.data());
-    FractalNoise2DBatch(warp_z_seed_, px.data(), pz.data(), columns, warp_frequency_,
-                        warp_octaves_, nz.data());
+    FractalNoise2DBatch(warp_x_seed_, px.data(), pz.data(), columns, warp_frequency_, warp_octaves_,
+                        nx.data());
+    FractalNoise2DBatch(warp_z_seed_, px.data(), pz.data(), columns, warp_frequency_, warp_octaves_,
+                        nz.data());
     for (size_t col = 0; col < columns; ++col) {
       px[col] = px[col] + warp_amplitude_ * nx[col];
       pz[col] = pz[col] + warp_amplitude_ * nz[col];

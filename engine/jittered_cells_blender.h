@@ -1,35 +1,35 @@
 // JitteredCellsBlender: seed 003's jittered cells with a closest-cell transition curve, done right.
 //
-// The plane is cut into square cells of `cell_size` blocks anchored at the world origin. Cell (i, j)
-// has one point, ((i + 1/2 + jitter (2u - 1)) s, (j + 1/2 + jitter (2v - 1)) s), with u, v in [0, 1)
-// integer hashes of (world seed, i, j), and one biome: the biome source's at that point, or (with
-// uniform_biomes) a hashed uniform pick. A column (x, z) is looked up at its warped position
+// The plane is cut into square cells of `cell_size` blocks anchored at the world origin. Cell (i,
+// j) has one point, ((i + 1/2 + jitter (2u - 1)) s, (j + 1/2 + jitter (2v - 1)) s), with u, v in
+// [0, 1) integer hashes of (world seed, i, j), and one biome: the biome source's at that point, or
+// (with uniform_biomes) a hashed uniform pick. A column (x, z) is looked up at its warped position
 // P = (x, z) + warp_amplitude * (fractal noise, fractal noise). With d_c = |P - point_c| and
 // d_min = min_c d_c, every cell weighs curve((d_c - d_min) / overlap), so the closest weighs
 // curve(0) = 1, and a biome's weight is the sum of its cells' (cells in ascending (j, i) order),
 // divided by the total (ascending biome index), rounded to float once.
 //
 // Same-biome cells count toward their biome like any other cell. That keeps the weights continuous:
-// every cell's weight is a continuous function of P (d_min is), so nothing jumps when the closest cell
-// changes (the runner-up has curve(0) = 1 exactly at the switch, as the closest has). Leaving same-
-// biome cells out, as the seed does, makes a biome's weight jump when a cell of another biome becomes
-// the closest and they suddenly count.
+// every cell's weight is a continuous function of P (d_min is), so nothing jumps when the closest
+// cell changes (the runner-up has curve(0) = 1 exactly at the switch, as the closest has). Leaving
+// same- biome cells out, as the seed does, makes a biome's weight jump when a cell of another biome
+// becomes the closest and they suddenly count.
 //
 // The curve is piecewise linear through (0, 1), (1/4, curve_25), (1/2, curve_50), (3/4, curve_75),
-// (1, 0), non-increasing (validated), baked into a table of kCurveTableSize + 1 samples that lookups
-// interpolate linearly (continuous: no quantized steps). curve(t >= 1) = 0.
+// (1, 0), non-increasing (validated), baked into a table of kCurveTableSize + 1 samples that
+// lookups interpolate linearly (continuous: no quantized steps). curve(t >= 1) = 0.
 //
 // Neighbour search: the cell containing P has its point within (1/2 + jitter) s per axis, so
 // d_min <= sqrt(2) (1/2 + jitter) s, and only cells with d_c < d_min + overlap weigh anything: the
-// search covers every cell whose jitter box comes within reach = sqrt(2) (1/2 + jitter) s + overlap of
-// P, around P itself (after warping), whatever the warp amplitude.
+// search covers every cell whose jitter box comes within reach = sqrt(2) (1/2 + jitter) s + overlap
+// of P, around P itself (after warping), whatever the warp amplitude.
 //
-// Parameters (world config message `jittered_cells`): cell_size (whole blocks, [4, 1024], default 64),
-// jitter ([0, 0.5] of a cell, default 0.4), overlap (blocks, [0.5, 4 cell sizes], default 24),
+// Parameters (world config message `jittered_cells`): cell_size (whole blocks, [4, 1024], default
+// 64), jitter ([0, 0.5] of a cell, default 0.4), overlap (blocks, [0.5, 4 cell sizes], default 24),
 // warp_amplitude (blocks, [0, 1024], default 16), warp_frequency (cycles per block, default 1/128),
 // warp_octaves ([1, 8], default 3), uniform_biomes (0 = the source's biome at the cell point,
-// 1 = hashed uniform pick), curve_25, curve_50, curve_75 (the curve's inner control points, defaults
-// 1 - smoothstep: 0.84375, 0.5, 0.15625).
+// 1 = hashed uniform pick), curve_25, curve_50, curve_75 (the curve's inner control points,
+// defaults 1 - smoothstep: 0.84375, 0.5, 0.15625).
 //
 // Thread safety: immutable after construction; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_JITTERED_CELLS_BLENDER_H_

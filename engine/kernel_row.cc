@@ -280,10 +280,10 @@ void KernelBaseline(const KernelBlock& b) { KernelBody<PortableMax, Double2>(b);
 const KernelVariant* Variants() {
   static const KernelVariant variants[] = {
 #if WORLDGEN_SIMD_DISPATCH
-      {"avx512", __builtin_cpu_supports("avx512f") != 0, &KernelAvx512},
-      {"avx2", __builtin_cpu_supports("avx2") != 0, &KernelAvx2},
+    {"avx512", __builtin_cpu_supports("avx512f") != 0, &KernelAvx512},
+    {"avx2", __builtin_cpu_supports("avx2") != 0, &KernelAvx2},
 #endif
-      {"baseline", true, &KernelBaseline},
+    {"baseline", true, &KernelBaseline},
   };
   return variants;
 }
@@ -332,8 +332,8 @@ void KernelBlockScalar(const KernelBlock& b) {
     b.nonzero[s] = 0;
     for (size_t lz = 0; lz < n; ++lz) {
       for (size_t lx = 0; lx < n; ++lx) {
-        const float w = static_cast<float>(b.acc[(s * n + lz) * b.stride + lx] /
-                                           b.total[lz * b.stride + lx]);
+        const float w =
+            static_cast<float>(b.acc[(s * n + lz) * b.stride + lx] / b.total[lz * b.stride + lx]);
         b.weights[s * n * n + lz * n + lx] = w;
         if (w != 0.0f) b.nonzero[s] = 1;
       }

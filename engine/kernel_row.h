@@ -3,17 +3,18 @@
 // Written once against GCC's portable vector extensions (across columns only) and compiled for
 // AVX-512, AVX2 and baseline x86-64, each with the vector one of its registers holds (8, 4 and 2
 // doubles) and as many accumulators as its register file keeps; the best variant the CPU supports
-// is chosen at startup (WORLDGEN_SIMD_VARIANT forces one, engine/simd.h). Every lane performs exactly the scalar reference's IEEE operations in the same order (no
-// FMA: -ffp-contract=off), so every variant gives the same bits; tests compare each one the CPU
-// can run against KernelBlockScalar.
+// is chosen at startup (WORLDGEN_SIMD_VARIANT forces one, engine/simd.h). Every lane performs
+// exactly the scalar reference's IEEE operations in the same order (no FMA: -ffp-contract=off), so
+// every variant gives the same bits; tests compare each one the CPU can run against
+// KernelBlockScalar.
 //
 // Thread safety: free functions of their arguments; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_KERNEL_ROW_H_
 #define WORLDGEN_ENGINE_KERNEL_ROW_H_
 
+#include <emmintrin.h>
 #include <cstddef>
 #include <cstdint>
-#include <emmintrin.h>
 #include <span>
 
 #include "absl/strings/string_view.h"
@@ -35,12 +36,12 @@ inline double NonNegative(double t) {
 }
 
 // Offset from v to the nearest of lo..hi (0 inside), computed as the kernel computes the offset of
-// that nearest column or row (x - p, or its exact negation). Squares and rounding are monotonic, so a
-// point whose term is +0.0 at a block's nearest column and row, (r^2 - dz^2) - dx^2 <= 0 with these
-// offsets, adds +0.0 to every column of the block: culling it changes no sum.
-// Written without a branch (the kernels and the sub-block split call it for every point of every
-// tile, and which side a point lies on is not predictable): at most one of the two terms is
-// positive, and adding +0.0 to it is exact.
+// that nearest column or row (x - p, or its exact negation). Squares and rounding are monotonic, so
+// a point whose term is +0.0 at a block's nearest column and row, (r^2 - dz^2) - dx^2 <= 0 with
+// these offsets, adds +0.0 to every column of the block: culling it changes no sum. Written without
+// a branch (the kernels and the sub-block split call it for every point of every tile, and which
+// side a point lies on is not predictable): at most one of the two terms is positive, and adding
+// +0.0 to it is exact.
 inline double KernelNearestOffset(double v, double lo, double hi) {
   return NonNegative(lo - v) + NonNegative(v - hi);
 }
@@ -60,8 +61,9 @@ struct KernelPoint {
 //   total:      size * stride doubles, row lz at total + lz * stride;
 // both written by the kernel (no zeroing needed); stride = KernelStride(size). Columns
 // past `size` in a padded row are scratch.
-//   weights: slots * size * size floats, slot s's column (lx, lz) at s * size * size + lz * size + lx;
-//   nonzero: slots flags, set to 1 where slot s has a non-zero weight somewhere in the block, else 0.
+//   weights: slots * size * size floats, slot s's column (lx, lz) at s * size * size + lz * size +
+//   lx; nonzero: slots flags, set to 1 where slot s has a non-zero weight somewhere in the block,
+//   else 0.
 struct KernelBlock {
   const KernelPoint* points = nullptr;
   size_t count = 0;
@@ -78,10 +80,11 @@ struct KernelBlock {
 
 // For every column (x, z) = (x0 + lx, z0 + lz) and every point p in each slot's order:
 //     w = max((p.radius_sq - (z - p.z)^2) - (x - p.x)^2, 0)^2,   acc[p.slot] += w
-// (that parenthesization: the row's part is a scalar per point and row, each slot's sum from +0.0 in the points' order); then
-// total = acc[0] + acc[1] + ... (ascending slot), weights[s] = float(acc[s] / total), and the nonzero
-// flags. A point adds exactly +0.0 wherever its kernel does not reach, so the variants skip those
-// columns. Every column must be reached by some point (else its weights are NaN).
+// (that parenthesization: the row's part is a scalar per point and row, each slot's sum from +0.0
+// in the points' order); then total = acc[0] + acc[1] + ... (ascending slot), weights[s] =
+// float(acc[s] / total), and the nonzero flags. A point adds exactly +0.0 wherever its kernel does
+// not reach, so the variants skip those columns. Every column must be reached by some point (else
+// its weights are NaN).
 void KernelBlockWeights(const KernelBlock& block);
 
 // The scalar reference: every point at every column, one column at a time.
@@ -89,8 +92,8 @@ void KernelBlockScalar(const KernelBlock& block);
 
 // A compiled variant of KernelBlockWeights, for tests and benchmarks.
 struct KernelVariant {
-  absl::string_view name;          // "avx512", "avx2" or "baseline".
-  bool supported;                  // Whether this CPU (and this build) can run it.
+  absl::string_view name;  // "avx512", "avx2" or "baseline".
+  bool supported;          // Whether this CPU (and this build) can run it.
   void (*run)(const KernelBlock& block);
 };
 std::span<const KernelVariant> KernelVariants();

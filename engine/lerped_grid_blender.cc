@@ -18,7 +18,8 @@ constexpr BlenderParamDef kParams[] = {
 
 absl::Status Validate(const WorldSpec& spec) { return ValidateGridRadii(spec, "lerped_grid"); }
 
-std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source, uint64_t world_uid) {
+std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source,
+                              uint64_t world_uid) {
   return std::make_unique<LerpedGridBlender>(spec, source, world_uid);
 }
 
@@ -32,14 +33,15 @@ inline double Bilinear(double a, double b, double c, double d, double fx, double
 
 }  // namespace
 
-const BlenderMethod LerpedGridBlender::kMethod = {
-    BlenderKind::kLerpedGrid, "lerped_grid", kParams, &Validate, &Make};
+const BlenderMethod LerpedGridBlender::kMethod = {BlenderKind::kLerpedGrid, "lerped_grid", kParams,
+                                                  &Validate, &Make};
 
 LerpedGridBlender::LerpedGridBlender(const WorldSpec& spec, const BiomeSource& source,
                                      uint64_t world_uid)
     : interval_(BlenderParam(spec, "interval")),
       blend_radius_(BlenderParam(spec, "blend_radius")),
-      grid_(source, static_cast<int>(interval_), BiomeRadiiSquared(spec, blend_radius_), world_uid) {}
+      grid_(source, static_cast<int>(interval_), BiomeRadiiSquared(spec, blend_radius_),
+            world_uid) {}
 
 std::vector<BlenderFigure> LerpedGridBlender::Describe() const {
   return {{"interval", interval_},
@@ -96,7 +98,8 @@ bool LerpedGridBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSamp
   std::vector<std::vector<float>> dense(slots, std::vector<float>(columns));
   for (int lz = 0; lz < size; ++lz) {
     const int64_t gz = FloorDiv(z0 + lz, g);
-    const double fz = (static_cast<double>(z0 + lz) - static_cast<double>(gz) * interval_) / interval_;
+    const double fz =
+        (static_cast<double>(z0 + lz) - static_cast<double>(gz) * interval_) / interval_;
     for (int lx = 0; lx < size; ++lx) {
       const int64_t gx = FloorDiv(x0 + lx, g);
       const double fx =

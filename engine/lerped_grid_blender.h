@@ -3,9 +3,9 @@
 // weights are the bilinear interpolation of its cell's four corners. Fast, and visibly creased on
 // every grid line: the method the quality metrics' grid lock was made to catch.
 //
-// Bit-exactness: a vertex's weights are ConvolvePoint at the vertex (the same bits from any gathered
-// superset), and a column's weights are interpolated with the same double operations whether it is
-// asked for alone or in a chunk, each rounded to float once.
+// Bit-exactness: a vertex's weights are ConvolvePoint at the vertex (the same bits from any
+// gathered superset), and a column's weights are interpolated with the same double operations
+// whether it is asked for alone or in a chunk, each rounded to float once.
 //
 // Parameters (world config message `lerped_grid`): interval (whole blocks, [1, 256]), blend_radius
 // (blocks, as for convoluted_grid; per-biome radii allowed).

@@ -1,8 +1,8 @@
 #include "engine/noise.h"
 
+#include <immintrin.h>
 #include <cmath>
 #include <cstring>
-#include <immintrin.h>
 #include <optional>
 #include <span>
 
@@ -95,7 +95,8 @@ double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int o
   double amplitude_total = 0.0;
   double f = frequency;
   for (int octave = 0; octave < octaves; ++octave) {
-    sum += amplitude * SimplexNoise2D(DeriveSeed(seed, static_cast<uint64_t>(octave)), x * f, z * f);
+    sum +=
+        amplitude * SimplexNoise2D(DeriveSeed(seed, static_cast<uint64_t>(octave)), x * f, z * f);
     amplitude_total += amplitude;
     amplitude *= gain;
     f *= lacunarity;
@@ -177,8 +178,8 @@ template <int kHalf, typename V>
 WORLDGEN_NOISE_INLINE V SwapHalves(V v) {
   using Index = decltype(v < v);
   if constexpr (sizeof(V) / sizeof(v[0]) == 8) {
-    return simd::Shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf, 4 ^ kHalf,
-                                      5 ^ kHalf, 6 ^ kHalf, 7 ^ kHalf});
+    return simd::Shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf, 4 ^ kHalf, 5 ^ kHalf,
+                                  6 ^ kHalf, 7 ^ kHalf});
   } else {
     static_assert(sizeof(V) / sizeof(v[0]) == 4);
     return simd::Shuffle(v, Index{0 ^ kHalf, 1 ^ kHalf, 2 ^ kHalf, 3 ^ kHalf});
@@ -208,7 +209,8 @@ WORLDGEN_NOISE_INLINE bool AllLanes(V mask) {
 // again gives that integer exactly and one comparison corrects it down to floor(v). Its bits minus
 // the constant's bits are the same integer in two's complement.
 template <int L>
-WORLDGEN_NOISE_INLINE typename Lanes<L>::D Floor(typename Lanes<L>::D v, typename Lanes<L>::U* integer) {
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D Floor(typename Lanes<L>::D v,
+                                                 typename Lanes<L>::U* integer) {
   using D = typename Lanes<L>::D;
   using I = typename Lanes<L>::I;
   using U = typename Lanes<L>::U;
@@ -232,8 +234,10 @@ WORLDGEN_NOISE_INLINE typename Lanes<L>::D Floor(typename Lanes<L>::D v, typenam
 // value as an integer (exact: it is an integer below 2^51 in range; 2^63 as bits otherwise).
 WORLDGEN_NOISE_AVX512 Lanes<8>::D Floor8(Lanes<8>::D v, Lanes<8>::U* integer) {
   const __m512d x = __builtin_bit_cast(__m512d, v);
-  // The masked form with every lane selected: the unmasked one trips GCC 12's uninitialized warning.
-  const __m512d r = _mm512_mask_roundscale_pd(x, 0xff, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  // The masked form with every lane selected: the unmasked one trips GCC 12's uninitialized
+  // warning.
+  const __m512d r =
+      _mm512_mask_roundscale_pd(x, 0xff, x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
   *integer = __builtin_bit_cast(Lanes<8>::U, _mm512_cvttpd_epi64(r));
   return __builtin_bit_cast(Lanes<8>::D, r);
 }
@@ -281,9 +285,9 @@ WORLDGEN_NOISE_AVX512 void HashedGradients8(uint64_t seed_mix, Lanes<8>::U i, La
 //
 // A corner's contribution is then w * (gx * dx + gz * dz), the scalar's f2 * f2 * (g . d) with the
 // product f2 * f2 shared by every seed. Where the scalar returns +0.0 (falloff <= 0) this gives
-// +0.0 or -0.0; the sign of a zero never reaches FractalNoise2D's result: a zero contribution leaves
-// the simplex sum's value unchanged (up to the sign of a zero sum), clamping and scaling keep it,
-// and the fractal sum starts at +0.0, which adding either zero leaves +0.0.
+// +0.0 or -0.0; the sign of a zero never reaches FractalNoise2D's result: a zero contribution
+// leaves the simplex sum's value unchanged (up to the sign of a zero sum), clamping and scaling
+// keep it, and the fractal sum starts at +0.0, which adding either zero leaves +0.0.
 template <int L>
 struct Geometry {
   using D = typename Lanes<L>::D;
@@ -297,7 +301,7 @@ struct Geometry {
 
 template <int L>
 WORLDGEN_NOISE_INLINE typename Lanes<L>::D CornerWeight(typename Lanes<L>::D dx,
-                                                       typename Lanes<L>::D dz) {
+                                                        typename Lanes<L>::D dz) {
   using D = typename Lanes<L>::D;
   const D falloff = Splat<D>(0.5) - dx * dx - dz * dz;
   const D f2 = falloff * falloff;
@@ -306,8 +310,8 @@ WORLDGEN_NOISE_INLINE typename Lanes<L>::D CornerWeight(typename Lanes<L>::D dx,
 
 // SimplexNoise2D's geometry at the points (x * f, z * f): same operations, same order.
 template <Isa kIsa, int L = kLanesOf<kIsa>>
-WORLDGEN_NOISE_INLINE void ComputeGeometry(typename Lanes<L>::D x, typename Lanes<L>::D z,
-                                           double f, Geometry<L>* g) {
+WORLDGEN_NOISE_INLINE void ComputeGeometry(typename Lanes<L>::D x, typename Lanes<L>::D z, double f,
+                                           Geometry<L>* g) {
   using D = typename Lanes<L>::D;
   const D sx = x * Splat<D>(f);
   const D sz = z * Splat<D>(f);
@@ -342,13 +346,10 @@ WORLDGEN_NOISE_INLINE void ComputeGeometry(typename Lanes<L>::D x, typename Lane
 // One seed's SimplexNoise2D at the geometry's points given the three corners' gradients: the corner
 // sum in the scalar's order, scaled and clamped.
 template <int L>
-WORLDGEN_NOISE_INLINE typename Lanes<L>::D SimplexValue(const Geometry<L>& g,
-                                                       typename Lanes<L>::D gx0,
-                                                       typename Lanes<L>::D gz0,
-                                                       typename Lanes<L>::D gx1,
-                                                       typename Lanes<L>::D gz1,
-                                                       typename Lanes<L>::D gx2,
-                                                       typename Lanes<L>::D gz2) {
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D SimplexValue(
+    const Geometry<L>& g, typename Lanes<L>::D gx0, typename Lanes<L>::D gz0,
+    typename Lanes<L>::D gx1, typename Lanes<L>::D gz1, typename Lanes<L>::D gx2,
+    typename Lanes<L>::D gz2) {
   using D = typename Lanes<L>::D;
   D sum = g.w0 * (gx0 * g.dx0 + gz0 * g.dz0);
   sum += g.w1 * (gx1 * g.dx1 + gz1 * g.dz1);
@@ -362,7 +363,7 @@ WORLDGEN_NOISE_INLINE typename Lanes<L>::D SimplexValue(const Geometry<L>& g,
 // (8 lanes) or two (4 lanes) two-source permutes select from it: AVX-512's vpermt2pd.
 template <int L, bool kPermute>
 WORLDGEN_NOISE_INLINE typename Lanes<L>::D Lookup16(const double* table,
-                                                   typename Lanes<L>::I index) {
+                                                    typename Lanes<L>::I index) {
   using D = typename Lanes<L>::D;
   using I = typename Lanes<L>::I;
   if constexpr (kPermute && L == 8) {
@@ -617,7 +618,8 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
           // Points too far apart for a patch: each lane's corners, reusing the previous lane's
           // gradients while the triangle stays the same.
           alignas(64) double gx[3][L], gz[3][L];
-          const int32_t tag = octave * static_cast<int32_t>(kNoiseSeedsPerPass) + static_cast<int32_t>(s);
+          const int32_t tag =
+              octave * static_cast<int32_t>(kNoiseSeedsPerPass) + static_cast<int32_t>(s);
           const uint64_t seed = octave_seeds[s];
           const bool cached = std::fabs(f) <= kCacheMaxFrequency;
           uint64_t last_i = 0, last_j = 0;
@@ -640,10 +642,14 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
                 g1 = (*cache)->Get(seed, tag, i1, j1);
                 g2 = (*cache)->Get(seed, tag, i + 1, j + 1);
               } else {
-                g0 = kGradients[HashCoords(seed, static_cast<int64_t>(i), static_cast<int64_t>(j)) % 24];
-                g1 = kGradients[HashCoords(seed, static_cast<int64_t>(i1), static_cast<int64_t>(j1)) % 24];
+                g0 = kGradients[HashCoords(seed, static_cast<int64_t>(i), static_cast<int64_t>(j)) %
+                                24];
+                g1 = kGradients[HashCoords(seed, static_cast<int64_t>(i1),
+                                           static_cast<int64_t>(j1)) %
+                                24];
                 g2 = kGradients[HashCoords(seed, static_cast<int64_t>(i + 1),
-                                           static_cast<int64_t>(j + 1)) % 24];
+                                           static_cast<int64_t>(j + 1)) %
+                                24];
               }
             }
             gx[0][l] = g0[0];
@@ -653,8 +659,8 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
             gx[2][l] = g2[0];
             gz[2][l] = g2[1];
           }
-          value = SimplexValue<L>(g, Load<D>(gx[0]), Load<D>(gz[0]), Load<D>(gx[1]),
-                                  Load<D>(gz[1]), Load<D>(gx[2]), Load<D>(gz[2]));
+          value = SimplexValue<L>(g, Load<D>(gx[0]), Load<D>(gz[0]), Load<D>(gx[1]), Load<D>(gz[1]),
+                                  Load<D>(gx[2]), Load<D>(gz[2]));
         }
         // FractalNoise2D's sum += amplitude * noise.
         double* sum = out + s * stride + start;
@@ -699,7 +705,8 @@ WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, 
   if (octaves < 1 || !(max_frequency <= 1.7976931348623157e308)) {
     for (size_t s = 0; s < seed_count; ++s) {
       for (size_t k = 0; k < n; ++k) {
-        out[s * n + k] = FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain);
+        out[s * n + k] =
+            FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain);
       }
     }
     return;
@@ -710,7 +717,7 @@ WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, 
         seed_count - first < kNoiseSeedsPerPass ? seed_count - first : kNoiseSeedsPerPass;
     double* sums = out + first * n;
     FractalSumsPass<kIsa>(seeds + first, count, xs, zs, n, frequency, octaves, max_frequency,
-                                 lacunarity, gain, sums, n, &cache);
+                          lacunarity, gain, sums, n, &cache);
     // FractalNoise2D's sum / amplitude_total, vector by vector.
     constexpr int L = kLanesOf<kIsa>;
     using D = typename Lanes<L>::D;
@@ -752,13 +759,13 @@ void MultiBatchBaseline(const uint64_t* seeds, size_t seed_count, const double* 
 const NoiseBatchVariant* Variants() {
   static const NoiseBatchVariant variants[] = {
 #if WORLDGEN_SIMD_DISPATCH
-      {"avx512",
-       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl"),
-       &MultiBatchAvx512},
-      {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
+    {"avx512",
+     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl"),
+     &MultiBatchAvx512},
+    {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
 #endif
-      {"baseline", true, &MultiBatchBaseline},
+    {"baseline", true, &MultiBatchBaseline},
   };
   return variants;
 }

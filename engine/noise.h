@@ -1,8 +1,8 @@
 // Deterministic 2D gradient noise (simplex-style) and its fractal sum.
 //
-// Output is a pure function of (seed, x, z): only IEEE +, -, *, / and floor are used, in a fixed order,
-// so the same inputs give bit-identical results on every machine built with -ffp-contract=off.
-// All functions are pure and safe for concurrent use.
+// Output is a pure function of (seed, x, z): only IEEE +, -, *, / and floor are used, in a fixed
+// order, so the same inputs give bit-identical results on every machine built with
+// -ffp-contract=off. All functions are pure and safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_NOISE_H_
 #define WORLDGEN_ENGINE_NOISE_H_
 
@@ -16,10 +16,11 @@ namespace worldgen {
 // Range: [-1, 1]; continuous with continuous first derivatives; 0 at every grid vertex.
 double SimplexNoise2D(uint64_t seed, double x, double z);
 
-// Fractal Brownian motion: `octaves` layers of SimplexNoise2D, each at `lacunarity` times the frequency
-// and `gain` times the amplitude of the previous one, divided by the sum of the amplitudes so the
-// result stays in [-1, 1]. `frequency` is in cycles per world unit. Requires 1 <= octaves <= 16 and
-// gain > 0. With the defaults (2, 0.5) the octave factors are exact powers of two.
+// Fractal Brownian motion: `octaves` layers of SimplexNoise2D, each at `lacunarity` times the
+// frequency and `gain` times the amplitude of the previous one, divided by the sum of the
+// amplitudes so the result stays in [-1, 1]. `frequency` is in cycles per world unit. Requires 1 <=
+// octaves <= 16 and gain > 0. With the defaults (2, 0.5) the octave factors are exact powers of
+// two.
 double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int octaves,
                       double lacunarity = 2.0, double gain = 0.5);
 
@@ -36,8 +37,8 @@ inline constexpr size_t kNoiseSeedsPerPass = 8;
 
 // FractalNoise2D of several seeds sharing frequency, octaves, lacunarity and gain, at n points:
 // out[s * n + k] = FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain)
-// bit for bit, for every input. The simplex geometry (cell, triangle, corner offsets and falloffs) of
-// a point does not depend on the seed, so it is computed once per octave for up to
+// bit for bit, for every input. The simplex geometry (cell, triangle, corner offsets and falloffs)
+// of a point does not depend on the seed, so it is computed once per octave for up to
 // kNoiseSeedsPerPass seeds; each seed adds only its gradients. Vectorized across points (8 lanes
 // with AVX-512, 4 with AVX2 or the SSE2 baseline, chosen at startup). Where a vector's points lie
 // within 3x3 cells, gradients come from a 4x4 patch of hashed lattice vertices shared by
@@ -54,8 +55,7 @@ struct NoiseBatchVariant {
   const char* name;
   bool supported;
   void (*run)(const uint64_t* seeds, size_t seed_count, const double* xs, const double* zs,
-              size_t n, double frequency, int octaves, double* out, double lacunarity,
-              double gain);
+              size_t n, double frequency, int octaves, double* out, double lacunarity, double gain);
 };
 std::span<const NoiseBatchVariant> NoiseBatchVariants();
 const char* DispatchedNoiseBatchVariant();

@@ -24,10 +24,10 @@ absl::Status Validate(const WorldSpec& spec) {
     const BiomeSpec& b = spec.biomes[k];
     const double r = b.parameter_radius;
     if (r != 0.0 && !(r >= kMinRadius && r <= kMaxRadius)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "biomes[%d] (id %u).parameter_radius = %g is outside [%g, %g] (0 = "
-          "parameter_voronoi.climate_radius or the automatic radius)",
-          k, b.id, r, kMinRadius, kMaxRadius));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("biomes[%d] (id %u).parameter_radius = %g is outside [%g, %g] (0 = "
+                          "parameter_voronoi.climate_radius or the automatic radius)",
+                          k, b.id, r, kMinRadius, kMaxRadius));
     }
   }
   // Two biomes on one point have no dividing line (B - A = 0).

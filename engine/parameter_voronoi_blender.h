@@ -22,14 +22,15 @@
 //
 // Radii: a biome's parameter_radius if non-zero; else, if auto_radius_fraction f > 0, f times the
 // distance from its point to the nearest other biome point (the automatic radius: tightly packed
-// points get narrow transitions, isolated ones wide); else climate_radius. f <= 1/2 keeps every pair's
-// transition band clear of both its points, so each biome has weight exactly 1 at and around its own
-// point unless a third point is closer.
+// points get narrow transitions, isolated ones wide); else climate_radius. f <= 1/2 keeps every
+// pair's transition band clear of both its points, so each biome has weight exactly 1 at and around
+// its own point unless a third point is closer.
 //
-// More axes: ParameterSpace works in any number of dimensions. Adding an axis (say, "continentalness")
-// takes a value per biome in BiomeSpec and the wire's BiomeConfig, one more noise field in
-// ClimateBiomeSource (and its nearest-point rule), and one more coordinate per point and per column
-// where this blender fills them (points in the constructor, inputs in BlendColumns/BlendPoint).
+// More axes: ParameterSpace works in any number of dimensions. Adding an axis (say,
+// "continentalness") takes a value per biome in BiomeSpec and the wire's BiomeConfig, one more
+// noise field in ClimateBiomeSource (and its nearest-point rule), and one more coordinate per point
+// and per column where this blender fills them (points in the constructor, inputs in
+// BlendColumns/BlendPoint).
 //
 // Parameters (world config message `parameter_voronoi`): climate_radius (parameter units,
 // [0.001, 1], default 0.05), auto_radius_fraction ([0, 0.5], default 0 = off).
@@ -74,7 +75,8 @@ class ParameterSpace {
   // Normalized weights at `input` of the points `candidates` (ascending indices): out[i] belongs to
   // candidates[i]. Every candidate is compared with every other; weights of points left out are
   // taken as exactly 0.
-  void Weights(const double* input, std::span<const int> candidates, std::vector<double>* out) const;
+  void Weights(const double* input, std::span<const int> candidates,
+               std::vector<double>* out) const;
 
  private:
   int dims_;

@@ -23,21 +23,23 @@ constexpr BlenderParamDef kParams[] = {
 
 absl::Status Validate(const WorldSpec& spec) {
   const double interval = BlenderParam(spec, "sampling_interval");
-  const double min_radius = ScatteredBlender::MinBlendRadius(interval, BlenderParam(spec, "jitter"));
+  const double min_radius =
+      ScatteredBlender::MinBlendRadius(interval, BlenderParam(spec, "jitter"));
   return ValidateKernelRadii(spec, "scattered", min_radius,
                              std::min(1024.0, kMaxRadiusInIntervals * interval),
                              "a radius must cover the lattice's largest gap (sampling_interval * "
                              "(1/sqrt(3) + jitter + 1/4)) and span at most 32 intervals");
 }
 
-std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source, uint64_t world_uid) {
+std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source,
+                              uint64_t world_uid) {
   return std::make_unique<ScatteredBlender>(spec, source, world_uid);
 }
 
 }  // namespace
 
-const BlenderMethod ScatteredBlender::kMethod = {
-    BlenderKind::kScattered, "scattered", kParams, &Validate, &Make};
+const BlenderMethod ScatteredBlender::kMethod = {BlenderKind::kScattered, "scattered", kParams,
+                                                 &Validate, &Make};
 
 ScatteredBlender::ScatteredBlender(const WorldSpec& spec, const BiomeSource& source,
                                    uint64_t world_uid)
@@ -130,22 +132,23 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
       }
     }
   } else {
-    VisitTileRows(*cache, world_uid_, j0, i_lo, i_hi,
-                  [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
-                  [&](const BiomeTile& tile, const TileRowSpan& span) {
-                    const size_t r = static_cast<size_t>(span.j - j0);
-                    KernelSample* dst = cand + row_start[r] + (span.i_begin - i_lo[r]);
-                    const int count = static_cast<int>(span.i_end - span.i_begin) + 1;
-                    for (int a = 0; a < count; ++a) {
-                      dst[a].x = tile.xz[2 * (span.index + a)];
-                      dst[a].z = tile.xz[2 * (span.index + a) + 1];
-                      dst[a].biome = tile.biome[span.index + a];
-                    }
-                  });
+    VisitTileRows(
+        *cache, world_uid_, j0, i_lo, i_hi,
+        [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
+        [&](const BiomeTile& tile, const TileRowSpan& span) {
+          const size_t r = static_cast<size_t>(span.j - j0);
+          KernelSample* dst = cand + row_start[r] + (span.i_begin - i_lo[r]);
+          const int count = static_cast<int>(span.i_end - span.i_begin) + 1;
+          for (int a = 0; a < count; ++a) {
+            dst[a].x = tile.xz[2 * (span.index + a)];
+            dst[a].z = tile.xz[2 * (span.index + a) + 1];
+            dst[a].biome = tile.biome[span.index + a];
+          }
+        });
   }
-  // Culled into `out`, in order. Every candidate is written and kept by advancing `count`: no branch
-  // per vertex. A cached tile's biomes are known, so their radii are set here; the source's come
-  // after culling.
+  // Culled into `out`, in order. Every candidate is written and kept by advancing `count`: no
+  // branch per vertex. A cached tile's biomes are known, so their radii are set here; the source's
+  // come after culling.
   if (indices != nullptr) indices->resize(total);
   out->resize(total);
   KernelSample* dst = out->data();
@@ -185,8 +188,9 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
 bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampleCache* cache,
                                     std::vector<IndexedLayer>* layers) const {
   thread_local std::vector<KernelSample> samples;  // Reused: no allocation per chunk.
-  GatherSamples(static_cast<double>(x0), static_cast<double>(z0), static_cast<double>(x0 + size - 1),
-                static_cast<double>(z0 + size - 1), cache, &samples);
+  GatherSamples(static_cast<double>(x0), static_cast<double>(z0),
+                static_cast<double>(x0 + size - 1), static_cast<double>(z0 + size - 1), cache,
+                &samples);
   return ConvolveColumns(samples, x0, z0, size, layers);
 }
 

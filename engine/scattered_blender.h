@@ -49,8 +49,8 @@ class ScatteredBlender final : public Blender {
   // Lattice points whose kernel can reach some point of the box [min_x, max_x] x [min_z, max_z],
   // in canonical (j, i) order, with their lattice indices in `indices` if it is not null.
   // `cache` may be null.
-  void GatherSamples(double min_x, double min_z, double max_x, double max_z, BiomeSampleCache* cache,
-                     std::vector<KernelSample>* out,
+  void GatherSamples(double min_x, double min_z, double max_x, double max_z,
+                     BiomeSampleCache* cache, std::vector<KernelSample>* out,
                      std::vector<LatticeIndex>* indices = nullptr) const;
 
  private:

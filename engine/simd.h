@@ -76,7 +76,8 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 
 namespace worldgen::simd {
 
-// How many variants code that picks its own compiles (avx512, avx2, baseline; or the baseline only).
+// How many variants code that picks its own compiles (avx512, avx2, baseline; or the baseline
+// only).
 inline constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 3 : 1;
 
 // The environment variable that forces a variant ("avx512", "avx2" or "baseline") on every

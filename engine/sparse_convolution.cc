@@ -35,7 +35,7 @@ struct ConvolutionScratch {
   std::vector<int32_t> slot_of_biome;  // -1 = not present; reset after each use.
   std::vector<uint16_t> present;       // Biomes present, ascending after sorting.
   std::vector<double> sums;            // ConvolvePoint: per-biome sums, indexed like slot_of_biome.
-  std::vector<int32_t> layer_of_biome;  // Sub-blocks: each biome's output layer; -1 = none yet.
+  std::vector<int32_t> layer_of_biome;     // Sub-blocks: each biome's output layer; -1 = none yet.
   std::vector<KernelSample> band_samples;  // Sub-blocks: the samples reaching the current band,
   std::vector<double> band_row_part;       // with (r^2 - dz^2) at its nearest row,
   std::vector<KernelSample> sub_samples;   // and those reaching the current sub-block.
@@ -123,7 +123,8 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
   const size_t columns = n * n;
   // Block inside one biome: every column's weight is exactly 1 (sum / total with sum == total).
   if (SingleBiome(samples)) {
-    layers->push_back({samples.empty() ? 0 : samples.front().biome, std::vector<float>(columns, 1.0f)});
+    layers->push_back(
+        {samples.empty() ? 0 : samples.front().biome, std::vector<float>(columns, 1.0f)});
     return true;
   }
   ConvolutionScratch& scratch = Scratch();

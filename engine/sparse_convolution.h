@@ -1,15 +1,16 @@
 // Normalized sparse convolution: the blending arithmetic shared by every kernel method (scattered,
 // full-resolution, convoluted grid, and the lerped grid's vertices).
 //
-// Each sample carries a biome and a kernel radius r. A column at (x, z) receives from each sample at
-// distance d the weight w = max(0, r^2 - d^2)^2, and biome b's weight is
+// Each sample carries a biome and a kernel radius r. A column at (x, z) receives from each sample
+// at distance d the weight w = max(0, r^2 - d^2)^2, and biome b's weight is
 //     sum_{samples of b} w / sum_{all samples} w,
 // each biome's sum in double precision in the samples' order (which callers make canonical: a fixed
 // order of their lattice), the total the biomes' sums in ascending biome order, and the quotient
 // rounded to float once. (Summing per biome first lets the kernel keep each biome's sums in
-// registers; a biome absent from a column adds +0.0 to its total.) A sample whose kernel does not reach a column adds exactly
-// +0.0 to its sums, so any superset of the reaching samples, in the same relative order, gives the
-// same bits: a chunk (which gathers once for all its columns) and a point query agree bit for bit.
+// registers; a biome absent from a column adds +0.0 to its total.) A sample whose kernel does not
+// reach a column adds exactly +0.0 to its sums, so any superset of the reaching samples, in the
+// same relative order, gives the same bits: a chunk (which gathers once for all its columns) and a
+// point query agree bit for bit.
 //
 // Thread safety: free functions of their arguments; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_SPARSE_CONVOLUTION_H_
@@ -38,8 +39,8 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
                      std::vector<IndexedLayer>* layers);
 
 // Weights at the point (x, z): (dense biome index, weight) for the non-zero ones, ascending index.
-// `samples` must include every sample whose kernel reaches (x, z), in the same relative order as for
-// ConvolveColumns, and at least one that reaches it.
+// `samples` must include every sample whose kernel reaches (x, z), in the same relative order as
+// for ConvolveColumns, and at least one that reaches it.
 void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
                    std::vector<std::pair<int, float>>* weights);
 

@@ -8,7 +8,9 @@
 
 namespace worldgen {
 
-int SplatTextureCount(int biome_count) { return (biome_count + kSplatChannels - 1) / kSplatChannels; }
+int SplatTextureCount(int biome_count) {
+  return (biome_count + kSplatChannels - 1) / kSplatChannels;
+}
 
 int64_t SplatBytes(int biome_count, int size) {
   return int64_t{SplatTextureCount(biome_count)} * size * size * kSplatChannels;
@@ -17,10 +19,12 @@ int64_t SplatBytes(int biome_count, int size) {
 absl::Status ValidateSplatSize(int biome_count, int size) {
   const int64_t bytes = SplatBytes(biome_count, size);
   if (bytes <= kMaxSplatBytesPerChunk) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "splat textures of %d biomes at chunk size %d would be %d textures x %d x %d texels x 4 bytes "
-      "= %d bytes per chunk, over the limit of %d bytes; ask for smaller chunks",
-      biome_count, size, SplatTextureCount(biome_count), size, size, bytes, kMaxSplatBytesPerChunk));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("splat textures of %d biomes at chunk size %d would be %d textures x %d x %d "
+                      "texels x 4 bytes "
+                      "= %d bytes per chunk, over the limit of %d bytes; ask for smaller chunks",
+                      biome_count, size, SplatTextureCount(biome_count), size, size, bytes,
+                      kMaxSplatBytesPerChunk));
 }
 
 void QuantizeSplatWeights(std::span<const float> weights, std::span<uint8_t> out) {
@@ -41,15 +45,15 @@ void QuantizeSplatWeights(std::span<const float> weights, std::span<uint8_t> out
   if (missing == 0) return;
   absl::InlinedVector<uint32_t, 8> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(missing), order.end(),
-                    [&](uint32_t a, uint32_t b) {
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(missing),
+                    order.end(), [&](uint32_t a, uint32_t b) {
                       return remainder[a] != remainder[b] ? remainder[a] > remainder[b] : a < b;
                     });
   for (size_t k = 0; k < missing; ++k) ++out[order[k]];
 }
 
-std::vector<std::vector<uint8_t>> SplatTextures(std::span<const IndexedLayer> layers, int biome_count,
-                                                int size) {
+std::vector<std::vector<uint8_t>> SplatTextures(std::span<const IndexedLayer> layers,
+                                                int biome_count, int size) {
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
   std::vector<std::vector<uint8_t>> textures(static_cast<size_t>(SplatTextureCount(biome_count)),
                                              std::vector<uint8_t>(columns * kSplatChannels, 0));

@@ -67,15 +67,16 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
     }
   }
   if (cache != nullptr) {
-    VisitTileRows(*cache, world_uid_, gz0, gx_lo, gx_hi,
-                  [this](int32_t tx, int32_t tz, BiomeTile& t) { ComputeTile(tx, tz, &t); },
-                  [&](const BiomeTile& tile, const TileRowSpan& span) {
-                    const size_t r = static_cast<size_t>(span.j - gz0);
-                    KernelSample* dst = out->data() + row_start[r] + (span.i_begin - gx_lo[r]);
-                    for (int64_t a = 0; a <= span.i_end - span.i_begin; ++a) {
-                      dst[a].biome = tile.biome[span.index + a];
-                    }
-                  });
+    VisitTileRows(
+        *cache, world_uid_, gz0, gx_lo, gx_hi,
+        [this](int32_t tx, int32_t tz, BiomeTile& t) { ComputeTile(tx, tz, &t); },
+        [&](const BiomeTile& tile, const TileRowSpan& span) {
+          const size_t r = static_cast<size_t>(span.j - gz0);
+          KernelSample* dst = out->data() + row_start[r] + (span.i_begin - gx_lo[r]);
+          for (int64_t a = 0; a <= span.i_end - span.i_begin; ++a) {
+            dst[a].biome = tile.biome[span.index + a];
+          }
+        });
   } else {
     SampleSourceBiomes(source_, *out);
   }

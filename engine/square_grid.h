@@ -65,7 +65,8 @@ class SquareGridKernelBlender final : public Blender {
 };
 
 // Smallest kernel radius for a square grid of `spacing`: the farthest a column can be from its
-// nearest vertex (spacing / sqrt(2)) plus a quarter spacing of padding, as for the scattered lattice.
+// nearest vertex (spacing / sqrt(2)) plus a quarter spacing of padding, as for the scattered
+// lattice.
 double MinSquareGridRadius(int spacing);
 
 }  // namespace worldgen

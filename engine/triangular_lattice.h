@@ -1,10 +1,9 @@
 // TriangularLattice: the jittered triangular point lattice that scattered blending samples on.
 //
-// Vertex (i, j) sits at  interval * (i + j/2, j * sqrt(3)/2)  and is displaced by `jitter` blocks in a
-// direction hashed from (seed, i, j). Neighbouring vertices are `interval` apart, every point of the
-// plane is within interval/sqrt(3) of an unjittered vertex, and so within interval/sqrt(3) + jitter of
-// a jittered one.
-// Thread safety: immutable after construction; safe for concurrent use.
+// Vertex (i, j) sits at  interval * (i + j/2, j * sqrt(3)/2)  and is displaced by `jitter` blocks
+// in a direction hashed from (seed, i, j). Neighbouring vertices are `interval` apart, every point
+// of the plane is within interval/sqrt(3) of an unjittered vertex, and so within interval/sqrt(3) +
+// jitter of a jittered one. Thread safety: immutable after construction; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_TRIANGULAR_LATTICE_H_
 #define WORLDGEN_ENGINE_TRIANGULAR_LATTICE_H_
 
@@ -27,7 +26,8 @@ class TriangularLattice {
 
   double interval() const { return interval_; }
   double jitter() const { return jitter_; }  // In blocks.
-  // Largest distance from any point of the plane to its nearest unjittered vertex: interval/sqrt(3).
+  // Largest distance from any point of the plane to its nearest unjittered vertex:
+  // interval/sqrt(3).
   double max_vertex_distance() const { return interval_ / kSqrt3; }
 
   // The jittered position of vertex (i, j).

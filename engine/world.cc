@@ -65,9 +65,9 @@ absl::Status World::ValidatePoint(double x, double z) {
       return absl::InvalidArgumentError(absl::StrFormat("point %s = %g is not finite", name, v));
     }
     if (!WithinWorld(v)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "point %s = %g is outside the world bounds [-%.0f, %.0f]", name, v, kMaxWorldCoordinate,
-          kMaxWorldCoordinate));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("point %s = %g is outside the world bounds [-%.0f, %.0f]", name, v,
+                          kMaxWorldCoordinate, kMaxWorldCoordinate));
     }
   }
   return absl::OkStatus();
@@ -91,7 +91,8 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
   if (options.splat) chunk.splat_textures = SplatTextures(layers, biome_count, size);
   chunk.layers.reserve(layers.size());
   for (IndexedLayer& layer : layers) {
-    chunk.layers.push_back({spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
+    chunk.layers.push_back(
+        {spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
   }
 
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);

@@ -4,8 +4,9 @@
 //   auto chunk = (*world)->BlendChunk(3, -2, 16, {.heights = true}, &cache);
 //   auto point = (*world)->BlendPoint(100.5, -7.25, {}, &cache);
 //
-// Determinism: for one spec, every float returned is bit-identical whether it comes from BlendPoint or
-// from any chunk size containing the column, on any thread, in any order, with or without a cache.
+// Determinism: for one spec, every float returned is bit-identical whether it comes from BlendPoint
+// or from any chunk size containing the column, on any thread, in any order, with or without a
+// cache.
 //
 // Thread safety: a World is immutable after Create; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_WORLD_H_
@@ -45,8 +46,8 @@ class World {
   // OK, or INVALID_ARGUMENT if x or z is not finite or outside the world bounds.
   static absl::Status ValidatePoint(double x, double z);
 
-  // Blends chunk (chunk_x, chunk_z) of size x size columns. `cache` may be null. INVALID_ARGUMENT as
-  // ValidateChunk, or as ValidateSplatSize (engine/splat.h) if options.splat.
+  // Blends chunk (chunk_x, chunk_z) of size x size columns. `cache` may be null. INVALID_ARGUMENT
+  // as ValidateChunk, or as ValidateSplatSize (engine/splat.h) if options.splat.
   absl::StatusOr<ChunkBlend> BlendChunk(int64_t chunk_x, int64_t chunk_z, int size,
                                         const BlendOptions& options,
                                         BiomeSampleCache* cache = nullptr) const;

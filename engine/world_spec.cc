@@ -47,7 +47,8 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
                         spec.chunk_size, kMinServedChunkSize, kMaxServedChunkSize));
   }
   if (!InRange(spec.climate.temperature_frequency, 1e-9, 1.0)) {
-    return OutOfRange("climate.temperature_frequency", spec.climate.temperature_frequency, 1e-9, 1.0);
+    return OutOfRange("climate.temperature_frequency", spec.climate.temperature_frequency, 1e-9,
+                      1.0);
   }
   if (!InRange(spec.climate.humidity_frequency, 1e-9, 1.0)) {
     return OutOfRange("climate.humidity_frequency", spec.climate.humidity_frequency, 1e-9, 1.0);
@@ -57,9 +58,9 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
   }
   if (spec.biome_source != BiomeSourceKind::kClimate &&
       spec.biome_source != BiomeSourceKind::kNoiseMax) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("biome_source = %d is not a known biome source kind (0 climate, 1 noise_max)",
-                        static_cast<int>(spec.biome_source)));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "biome_source = %d is not a known biome source kind (0 climate, 1 noise_max)",
+        static_cast<int>(spec.biome_source)));
   }
   const NoiseMaxSpec& noise_max = spec.noise_max;
   if (!InRange(noise_max.frequency, 1e-9, 1.0)) {
@@ -143,9 +144,9 @@ WorldSpec DefaultWorldSpec() {
   spec.blender = {BlenderKind::kScattered,
                   {{"sampling_interval", 8.0}, {"jitter", 0.35}, {"blend_radius", 24.0}}};
   spec.chunk_size = 16;
-  auto biome = [](uint32_t id, const char* name, uint8_t r, uint8_t g, uint8_t b, double temperature,
-                  double humidity, double base, double amplitude, double frequency,
-                  double radius = 0.0) {
+  auto biome = [](uint32_t id, const char* name, uint8_t r, uint8_t g, uint8_t b,
+                  double temperature, double humidity, double base, double amplitude,
+                  double frequency, double radius = 0.0) {
     BiomeSpec s;
     s.id = id;
     s.name = name;

@@ -14,9 +14,9 @@
 
 namespace worldgen {
 
-// World coordinates (block columns) are limited to [-kMaxWorldCoordinate, kMaxWorldCoordinate] on both
-// axes. Inside this range every lattice and noise computation is exact enough in double precision that
-// borders and heights keep their full detail.
+// World coordinates (block columns) are limited to [-kMaxWorldCoordinate, kMaxWorldCoordinate] on
+// both axes. Inside this range every lattice and noise computation is exact enough in double
+// precision that borders and heights keep their full detail.
 inline constexpr double kMaxWorldCoordinate = 33554432.0;  // 2^25 blocks
 
 // The engine accepts chunks of 1..kMaxChunkSize columns per side (services may restrict further).
@@ -26,8 +26,8 @@ inline constexpr int kMaxChunkSize = 1024;
 inline constexpr int kMaxBiomes = 1024;
 
 struct BiomeSpec {
-  uint32_t id = 0;     // Stable identifier used on the wire; unique within a world.
-  std::string name;    // Unique, non-empty, at most 64 characters.
+  uint32_t id = 0;   // Stable identifier used on the wire; unique within a world.
+  std::string name;  // Unique, non-empty, at most 64 characters.
   uint8_t color_r = 0, color_g = 0, color_b = 0;  // Display colour (maps, splat previews).
   // Climate point: the climate biome source picks the biome whose point is nearest to the local
   // (temperature, humidity) noise values. Both in [-1, 1].
@@ -49,7 +49,7 @@ struct BiomeSpec {
 
 // Values are stable: they are the wire enum's values (worldgen.v1.BiomeSourceKind).
 enum class BiomeSourceKind {
-  kClimate = 0,   // Two fractal noise fields (temperature, humidity) pick the nearest climate point.
+  kClimate = 0,  // Two fractal noise fields (temperature, humidity) pick the nearest climate point.
   kNoiseMax = 1,  // One fractal noise field per biome; the highest value wins (seed 001's demo).
 };
 
@@ -71,10 +71,10 @@ struct NoiseMaxSpec {
 // The blending methods (engine/blender.h describes each and the contract they all keep).
 // Values are stable: they are the wire enum's values (worldgen.v1.BlenderKind).
 enum class BlenderKind {
-  kScattered = 0,       // Normalized sparse convolution over a jittered triangular lattice (seed 001).
+  kScattered = 0,  // Normalized sparse convolution over a jittered triangular lattice (seed 001).
   kFullResolution = 1,  // The same kernel over every integer column (seed 001's reference blur).
   kConvolutedGrid = 2,  // The same kernel over the vertices of a square grid (seed 001).
-  kLerpedGrid = 3,      // Convoluted-grid weights at the grid vertices, bilinear in between (seed 001).
+  kLerpedGrid = 3,  // Convoluted-grid weights at the grid vertices, bilinear in between (seed 001).
   kParameterVoronoi = 4,  // Smoothstep blending of the Voronoi cells of climate points (seed 000).
   kJitteredCells = 5,     // Jittered cells, closest-cell transition curve, domain warp (seed 003).
 };
@@ -84,7 +84,8 @@ enum class BlenderKind {
 enum class HeightMode {
   // Σ blended weight × biome height, over the blender's weights (ascending id, double).
   kBlendedWeights = 0,
-  // Seed 004: the plane is cut into square height chunks of HeightSpec::chunk_size blocks (anchored at
+  // Seed 004: the plane is cut into square height chunks of HeightSpec::chunk_size blocks (anchored
+  // at
   // the world origin, independent of any request's chunk size); chunk C has one biome, the source's
   // biome at its centre, and so one height function h_C. A column's height is
   // Σ_C h_C · w_C / Σ_C w_C with w_C = max(0, reach · chunk_size − manhattan(column, centre_C))^4
@@ -97,8 +98,8 @@ struct HeightSpec {
   // kChunkInterpolated only. Side of a height chunk in blocks, [2, 1024].
   int chunk_size = 16;
   // kChunkInterpolated only. Reach of a chunk's weight, as a multiple of chunk_size, [1.25, 4]. The
-  // seed's formula is reach 1, where every weight vanishes at the chunk corners and the height jumps
-  // there (README, "Heights"); from 1.25 on the weights are smooth everywhere.
+  // seed's formula is reach 1, where every weight vanishes at the chunk corners and the height
+  // jumps there (README, "Heights"); from 1.25 on the weights are smooth everywhere.
   double blend_reach = 1.5;
 };
 
@@ -115,7 +116,7 @@ struct WorldSpec {
   uint64_t seed = 0;
   std::vector<BiomeSpec> biomes;  // 1..kMaxBiomes entries; any order (the engine sorts by id).
   BiomeSourceKind biome_source = BiomeSourceKind::kClimate;
-  ClimateSpec climate;      // Read by the climate source only.
+  ClimateSpec climate;     // Read by the climate source only.
   NoiseMaxSpec noise_max;  // Read by the noise-max source only.
   BlenderSpec blender;
   HeightSpec heights;
@@ -124,7 +125,8 @@ struct WorldSpec {
 };
 
 // The chunk sizes a service accepts in requests and world configs: powers of two in
-// [kMinServedChunkSize, kMaxServedChunkSize]. (The engine itself blends any size in [1, kMaxChunkSize].)
+// [kMinServedChunkSize, kMaxServedChunkSize]. (The engine itself blends any size in [1,
+// kMaxChunkSize].)
 inline constexpr int kMinServedChunkSize = 4;
 inline constexpr int kMaxServedChunkSize = 256;
 bool IsServedChunkSize(int64_t size);

@@ -25,8 +25,7 @@ namespace {
 
 absl::StatusOr<uint8_t> ColorChannel(uint32_t value, absl::string_view field) {
   if (value > 255) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, " = ", value, " is outside [0, 255]"));
+    return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is outside [0, 255]"));
   }
   return static_cast<uint8_t>(value);
 }
@@ -57,12 +56,14 @@ absl::StatusOr<BiomeSpec> BiomeSpecFromConfig(const v1::BiomeConfig& config, int
 
 constexpr absl::string_view kBlenderEnumPrefix = "BLENDER_KIND_";
 
-// The engine's methods and the wire are matched by name: enum value BLENDER_KIND_<NAME> is the method
+// The engine's methods and the wire are matched by name: enum value BLENDER_KIND_<NAME> is the
+// method
 // "<name>", whose parameters are the fields of the WorldConfig message field "<name>".
 absl::StatusOr<const BlenderMethod*> MethodFromConfig(const v1::WorldConfig& config) {
   const google::protobuf::EnumValueDescriptor* value =
       v1::BlenderKind_descriptor()->FindValueByNumber(config.blender());
-  absl::string_view name = value == nullptr ? absl::string_view() : absl::string_view(value->name());
+  absl::string_view name =
+      value == nullptr ? absl::string_view() : absl::string_view(value->name());
   const BlenderMethod* method = nullptr;
   if (absl::ConsumePrefix(&name, kBlenderEnumPrefix)) {
     method = FindMethod(absl::AsciiStrToLower(name));
@@ -108,9 +109,9 @@ absl::Status BlenderParamsFromConfig(const v1::WorldConfig& config, const Blende
   for (const auto& alias : aliases) {
     if (!alias.present) continue;
     if (FindParam(method, alias.name) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          alias.name, " (a deprecated top-level alias) is not a parameter of the ", method.name,
-          " blender"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(alias.name, " (a deprecated top-level alias) is not a parameter of the ",
+                       method.name, " blender"));
     }
     if (!params->emplace(std::string(alias.name), alias.value).second) {
       return absl::InvalidArgumentError(absl::StrCat(alias.name, " is set both at the top level ",
@@ -124,8 +125,9 @@ absl::Status BlenderParamsFromConfig(const v1::WorldConfig& config, const Blende
 // Sets config.blender and the method's message with every declared parameter's value in force.
 void BlenderToConfig(const WorldSpec& spec, v1::WorldConfig* config) {
   const BlenderMethod& method = MethodOf(spec.blender.kind);
-  const google::protobuf::EnumValueDescriptor* value = v1::BlenderKind_descriptor()->FindValueByName(
-      absl::StrCat(kBlenderEnumPrefix, absl::AsciiStrToUpper(method.name)));
+  const google::protobuf::EnumValueDescriptor* value =
+      v1::BlenderKind_descriptor()->FindValueByName(
+          absl::StrCat(kBlenderEnumPrefix, absl::AsciiStrToUpper(method.name)));
   if (value != nullptr) config->set_blender(static_cast<v1::BlenderKind>(value->number()));
   const google::protobuf::FieldDescriptor* field =
       config->GetDescriptor()->FindFieldByName(std::string(method.name));
@@ -134,7 +136,8 @@ void BlenderToConfig(const WorldSpec& spec, v1::WorldConfig* config) {
   for (const BlenderParamDef& def : method.params) {
     const google::protobuf::FieldDescriptor* param =
         message->GetDescriptor()->FindFieldByName(std::string(def.name));
-    if (param != nullptr) message->GetReflection()->SetDouble(message, param, BlenderParam(spec, def.name));
+    if (param != nullptr)
+      message->GetReflection()->SetDouble(message, param, BlenderParam(spec, def.name));
   }
 }
 
@@ -166,9 +169,8 @@ absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
         absl::StrCat(path, ": is ", kind, "; a world config must be a regular file"));
   }
   auto too_big = [&](int64_t size) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", size,
-                                                   " bytes; a world config may have at most ",
-                                                   kMaxWorldConfigBytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", size, " bytes; a world config may have at most ", kMaxWorldConfigBytes));
   };
   if (info.st_size > kMaxWorldConfigBytes) return too_big(info.st_size);
   std::string contents(static_cast<size_t>(kMaxWorldConfigBytes) + 1, '\0');
@@ -182,7 +184,8 @@ absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
     if (n == 0) break;
     total += static_cast<size_t>(n);
   }
-  if (total > static_cast<size_t>(kMaxWorldConfigBytes)) return too_big(static_cast<int64_t>(total));
+  if (total > static_cast<size_t>(kMaxWorldConfigBytes))
+    return too_big(static_cast<int64_t>(total));
   contents.resize(total);
   return contents;
 }
@@ -208,10 +211,10 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
       spec.biome_source = BiomeSourceKind::kNoiseMax;
       break;
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "biome_source = ", static_cast<int>(config.biome_source()),
-          " is not a known BiomeSourceKind (BIOME_SOURCE_KIND_CLIMATE or "
-          "BIOME_SOURCE_KIND_NOISE_MAX)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("biome_source = ", static_cast<int>(config.biome_source()),
+                       " is not a known BiomeSourceKind (BIOME_SOURCE_KIND_CLIMATE or "
+                       "BIOME_SOURCE_KIND_NOISE_MAX)"));
   }
   if (config.has_noise_max()) {
     if (spec.biome_source != BiomeSourceKind::kNoiseMax) {
@@ -229,7 +232,8 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
   if (climate.has_temperature_frequency()) {
     spec.climate.temperature_frequency = climate.temperature_frequency();
   }
-  if (climate.has_humidity_frequency()) spec.climate.humidity_frequency = climate.humidity_frequency();
+  if (climate.has_humidity_frequency())
+    spec.climate.humidity_frequency = climate.humidity_frequency();
   if (climate.has_octaves()) spec.climate.octaves = climate.octaves();
   const v1::HeightConfig& heights = config.heights();
   switch (heights.mode()) {
@@ -245,8 +249,8 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
   }
   if (heights.has_chunk_size()) {
     // uint32 on the wire; anything above 1024 is rejected by validation, so clamp before narrowing.
-    spec.heights.chunk_size = static_cast<int>(
-        std::min<uint32_t>(heights.chunk_size(), std::numeric_limits<int>::max()));
+    spec.heights.chunk_size =
+        static_cast<int>(std::min<uint32_t>(heights.chunk_size(), std::numeric_limits<int>::max()));
   }
   if (heights.has_blend_reach()) spec.heights.blend_reach = heights.blend_reach();
   absl::StatusOr<const BlenderMethod*> method = MethodFromConfig(config);
@@ -257,8 +261,8 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
   }
   if (config.has_chunk_size()) {
     // uint32 on the wire; anything above 256 is rejected by validation, so clamp before narrowing.
-    spec.chunk_size = static_cast<int>(
-        std::min<uint32_t>(config.chunk_size(), std::numeric_limits<int>::max()));
+    spec.chunk_size =
+        static_cast<int>(std::min<uint32_t>(config.chunk_size(), std::numeric_limits<int>::max()));
   }
   absl::Status valid = ValidateWorldSpec(spec);
   if (!valid.ok()) return valid;

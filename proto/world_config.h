@@ -1,8 +1,8 @@
-// Conversion between the wire/JSON form of a world (worldgen.v1.WorldConfig) and the engine's WorldSpec,
-// and loading world configs from JSON files (protobuf's JSON mapping).
+// Conversion between the wire/JSON form of a world (worldgen.v1.WorldConfig) and the engine's
+// WorldSpec, and loading world configs from JSON files (protobuf's JSON mapping).
 //
-// Absent optional proto fields take the engine's defaults (engine/world_spec.h); a converted spec is
-// always checked with ValidateWorldSpec, so a returned WorldSpec is valid.
+// Absent optional proto fields take the engine's defaults (engine/world_spec.h); a converted spec
+// is always checked with ValidateWorldSpec, so a returned WorldSpec is valid.
 //
 // Thread safety: free functions without shared state; safe for concurrent use.
 #ifndef WORLDGEN_PROTO_WORLD_CONFIG_H_
@@ -20,18 +20,18 @@
 
 namespace worldgen {
 
-// INVALID_ARGUMENT naming the field (e.g. "biomes[2].color.r") and the accepted range if `config` is
-// not a valid world.
+// INVALID_ARGUMENT naming the field (e.g. "biomes[2].color.r") and the accepted range if `config`
+// is not a valid world.
 absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config);
 
-// Every field set explicitly (optional ones included, and every parameter of the spec's blender in its
-// method's message, the deprecated top-level aliases never), biomes in the spec's order.
+// Every field set explicitly (optional ones included, and every parameter of the spec's blender in
+// its method's message, the deprecated top-level aliases never), biomes in the spec's order.
 // WorldSpecFromConfig(WorldConfigFromSpec(s)) == s for every valid s, up to blender parameters left
 // at their defaults in s, which come back set explicitly.
 //
-// Blenders are mapped by name, with no per-method code: enum value BLENDER_KIND_<NAME> is the engine
-// method "<name>" (engine/blender.h), and the fields of WorldConfig's message field "<name>" are its
-// parameters (all doubles).
+// Blenders are mapped by name, with no per-method code: enum value BLENDER_KIND_<NAME> is the
+// engine method "<name>" (engine/blender.h), and the fields of WorldConfig's message field "<name>"
+// are its parameters (all doubles).
 v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec);
 
 // Parses one WorldConfig in protobuf JSON form and converts it. Unknown fields are errors.
@@ -41,10 +41,10 @@ absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json);
 inline constexpr int64_t kMaxWorldConfigBytes = int64_t{1} << 20;
 inline constexpr size_t kMaxWorldConfigFilesPerDirectory = 1024;
 
-// Loads every world named by `paths`: each is a JSON file, or a directory whose *.json files are all
-// loaded (sorted by name, not recursive). Files are read without blocking and with bounded memory: a
-// path that is not a regular file (FIFO, device, socket, directory), a symlink loop, or a file over
-// kMaxWorldConfigBytes is an error. Never throws. Errors name the file and say why.
+// Loads every world named by `paths`: each is a JSON file, or a directory whose *.json files are
+// all loaded (sorted by name, not recursive). Files are read without blocking and with bounded
+// memory: a path that is not a regular file (FIFO, device, socket, directory), a symlink loop, or a
+// file over kMaxWorldConfigBytes is an error. Never throws. Errors name the file and say why.
 absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::string>& paths);
 
 }  // namespace worldgen

@@ -1,6 +1,6 @@
-// worldgen-server: serves the worldgen.v1.WorldGen gRPC service, health and reflection, and Prometheus
-// metrics. Flags: --help. Exit codes: 0 after a clean SIGTERM/SIGINT shutdown, 1 if a port cannot be
-// bound, 2 for bad flags or world configs.
+// worldgen-server: serves the worldgen.v1.WorldGen gRPC service, health and reflection, and
+// Prometheus metrics. Flags: --help. Exit codes: 0 after a clean SIGTERM/SIGINT shutdown, 1 if a
+// port cannot be bound, 2 for bad flags or world configs.
 #include <signal.h>
 #include <unistd.h>
 
@@ -33,60 +33,69 @@
 #include "grpcpp/server_builder.h"
 #include "grpcpp/server_posix.h"
 #include "prometheus/exposer.h"
+#include "proto/world_config.h"
+#include "server/network/tcp_listener.h"
 #include "server/scheduling/blend_pool.h"
 #include "server/scheduling/call_scheduler.h"
 #include "server/scheduling/cpu_budget.h"
 #include "server/service/metrics.h"
-#include "server/network/tcp_listener.h"
-#include "proto/world_config.h"
 #include "server/service/world_registry.h"
 #include "server/service/worldgen_service.h"
 
 ABSL_FLAG(int32_t, port, 50051, "gRPC port; 0 picks a free one (printed in the start line)");
 ABSL_FLAG(std::string, listen_address, "0.0.0.0",
           "Address for gRPC and metrics (0.0.0.0 in a container, 127.0.0.1 in tests)");
-ABSL_FLAG(int32_t, metrics_port, 9464,
-          "Prometheus metrics port (path /metrics); 0 picks a free one (printed in the start line)");
+ABSL_FLAG(
+    int32_t, metrics_port, 9464,
+    "Prometheus metrics port (path /metrics); 0 picks a free one (printed in the start line)");
 ABSL_FLAG(int32_t, blend_threads, 0,
           "Blending threads; 0 = the CPUs this process may use: the affinity mask, lowered by a "
           "container's CPU limit (cgroup CFS quota), rounded up");
 ABSL_FLAG(uint64_t, cache_bytes, 64ull << 20,
           "Capacity of the biome sample cache shared by all worlds, in bytes; 0 disables it");
-ABSL_FLAG(uint64_t, chunk_cache_bytes, 0,
-          "Capacity of the cache of encoded GenerateChunk replies, in bytes: repeats of a chunk (same "
-          "world, size and options) are sent without blending. 0 (default) keeps none; concurrent "
-          "requests for one chunk are blended once either way");
-ABSL_FLAG(std::vector<std::string>, world_config, {},
-          "World config JSON file (protobuf JSON mapping of worldgen.v1.WorldConfig) or a directory "
-          "of *.json files; repeatable and comma-separated. The embedded world \"default\" is always "
-          "served");
+ABSL_FLAG(
+    uint64_t, chunk_cache_bytes, 0,
+    "Capacity of the cache of encoded GenerateChunk replies, in bytes: repeats of a chunk (same "
+    "world, size and options) are sent without blending. 0 (default) keeps none; concurrent "
+    "requests for one chunk are blended once either way");
+ABSL_FLAG(
+    std::vector<std::string>, world_config, {},
+    "World config JSON file (protobuf JSON mapping of worldgen.v1.WorldConfig) or a directory "
+    "of *.json files; repeatable and comma-separated. The embedded world \"default\" is always "
+    "served");
 ABSL_FLAG(int32_t, max_chunks_per_request, 1024, "Most chunks one GenerateChunk call may ask for");
 ABSL_FLAG(int32_t, max_points_per_request, 4096, "Most points one SampleWeights call may ask for");
-ABSL_FLAG(double, max_queue_seconds, worldgen::CallScheduler::Options{}.max_queue_seconds,
-          "Most admitted, unstarted blending work, in seconds of the whole pool's time (chunks x "
-          "chunk_size^2 columns x the measured cost per column / --blend_threads). A background call "
-          "past it gets RESOURCE_EXHAUSTED with a retry-after; an interactive call is refused only "
-          "when interactive work alone passes it, and background calls are shed (newest first) to "
-          "make room for it");
-ABSL_FLAG(int64_t, max_reply_bytes, int64_t{256} << 20,
-          "Bytes all calls together may hold for blended replies not yet sent (each outstanding chunk "
-          "reserves its worst-case encoded size); a new call that would exceed it gets "
-          "RESOURCE_EXHAUSTED, running streams slow down to one chunk at a time. Background calls "
-          "may reserve at most 7/8 of it: the rest is kept for interactive calls");
-ABSL_FLAG(int64_t, interactive_max_columns, 16384,
-          "Calls of at most this many columns (chunks x chunk_size^2, or points) are interactive: "
-          "they take turns ahead of bigger (background) calls, which keep a quarter of the threads");
-ABSL_FLAG(double, admission_deadline_fill, 0.5,
-          "Share (0, 1] of a call's remaining deadline its estimated blending (and that of the work "
-          "ahead of it) may fill; a call that does not fit is refused at once with "
-          "RESOURCE_EXHAUSTED. The rest is headroom for writing replies and the client's reading");
+ABSL_FLAG(
+    double, max_queue_seconds, worldgen::CallScheduler::Options{}.max_queue_seconds,
+    "Most admitted, unstarted blending work, in seconds of the whole pool's time (chunks x "
+    "chunk_size^2 columns x the measured cost per column / --blend_threads). A background call "
+    "past it gets RESOURCE_EXHAUSTED with a retry-after; an interactive call is refused only "
+    "when interactive work alone passes it, and background calls are shed (newest first) to "
+    "make room for it");
+ABSL_FLAG(
+    int64_t, max_reply_bytes, int64_t{256} << 20,
+    "Bytes all calls together may hold for blended replies not yet sent (each outstanding chunk "
+    "reserves its worst-case encoded size); a new call that would exceed it gets "
+    "RESOURCE_EXHAUSTED, running streams slow down to one chunk at a time. Background calls "
+    "may reserve at most 7/8 of it: the rest is kept for interactive calls");
+ABSL_FLAG(
+    int64_t, interactive_max_columns, 16384,
+    "Calls of at most this many columns (chunks x chunk_size^2, or points) are interactive: "
+    "they take turns ahead of bigger (background) calls, which keep a quarter of the threads");
+ABSL_FLAG(
+    double, admission_deadline_fill, 0.5,
+    "Share (0, 1] of a call's remaining deadline its estimated blending (and that of the work "
+    "ahead of it) may fill; a call that does not fit is refused at once with "
+    "RESOURCE_EXHAUSTED. The rest is headroom for writing replies and the client's reading");
 ABSL_FLAG(int32_t, max_request_bytes, 1 << 20,
           "Largest request message accepted (bigger: RESOURCE_EXHAUSTED). Compressed requests are "
           "refused before they are read (UNIMPLEMENTED naming the encoding): only identity is "
           "accepted");
-ABSL_FLAG(int32_t, max_concurrent_streams, 256, "Calls one HTTP/2 connection may have open at once");
-ABSL_FLAG(int64_t, grpc_memory_bytes, int64_t{512} << 20,
-          "gRPC's own memory quota (connections, HTTP/2 buffers); under pressure it refuses new work");
+ABSL_FLAG(int32_t, max_concurrent_streams, 256,
+          "Calls one HTTP/2 connection may have open at once");
+ABSL_FLAG(
+    int64_t, grpc_memory_bytes, int64_t{512} << 20,
+    "gRPC's own memory quota (connections, HTTP/2 buffers); under pressure it refuses new work");
 ABSL_FLAG(bool, http2_guard, false,
           "For a replica exposed to clients without a balancer: relay each gRPC connection through "
           "the server's HTTP/2 frame guard, which closes a connection (GOAWAY ENHANCE_YOUR_CALM) "
@@ -97,27 +106,31 @@ ABSL_FLAG(bool, http2_guard, false,
 ABSL_FLAG(int32_t, http2_max_resets_per_second, 200,
           "With --http2_guard: RST_STREAM frames one connection may send per second on average, in "
           "bursts of at most this many");
-ABSL_FLAG(int32_t, http2_max_control_frames_per_second, 200,
-          "With --http2_guard: SETTINGS and PING frames (other than acknowledgements) one connection "
-          "may send per second on average, in bursts of at most this many (each one queues an "
-          "answer the server holds until the client reads it)");
+ABSL_FLAG(
+    int32_t, http2_max_control_frames_per_second, 200,
+    "With --http2_guard: SETTINGS and PING frames (other than acknowledgements) one connection "
+    "may send per second on average, in bursts of at most this many (each one queues an "
+    "answer the server holds until the client reads it)");
 ABSL_FLAG(double, max_connection_idle_seconds, 300,
           "A connection with no call for this long is closed (GOAWAY)");
-ABSL_FLAG(int32_t, metrics_threads, 8,
-          "Threads serving /metrics; each idle or slow HTTP client of that port occupies one for at "
-          "most --metrics_request_timeout_ms");
+ABSL_FLAG(
+    int32_t, metrics_threads, 8,
+    "Threads serving /metrics; each idle or slow HTTP client of that port occupies one for at "
+    "most --metrics_request_timeout_ms");
 ABSL_FLAG(int32_t, metrics_request_timeout_ms, 2000,
           "A /metrics client must send its request within this many milliseconds");
-ABSL_FLAG(double, shutdown_drain_delay_seconds, 5,
-          "On SIGTERM/SIGINT: how long health reports NOT_SERVING while calls are still accepted, so "
-          "load balancers stop sending before the server stops accepting");
+ABSL_FLAG(
+    double, shutdown_drain_delay_seconds, 5,
+    "On SIGTERM/SIGINT: how long health reports NOT_SERVING while calls are still accepted, so "
+    "load balancers stop sending before the server stops accepting");
 ABSL_FLAG(int32_t, stream_buffer_chunks, worldgen::ServiceOptions{}.stream_buffer_chunks,
           "Chunks a GenerateChunk stream may have blending or waiting for a slow reader (deeper "
           "lets a pool thread blend a stream's chunks back to back instead of waking per write)");
-ABSL_FLAG(int64_t, stream_buffer_bytes, worldgen::ServiceOptions{}.stream_buffer_bytes,
-          "At most this many bytes of worst-case replies per stream: big chunks get a shallower "
-          "buffer than --stream_buffer_chunks (at least one chunk), so a few streams of them do not "
-          "hold the whole --max_reply_bytes");
+ABSL_FLAG(
+    int64_t, stream_buffer_bytes, worldgen::ServiceOptions{}.stream_buffer_bytes,
+    "At most this many bytes of worst-case replies per stream: big chunks get a shallower "
+    "buffer than --stream_buffer_chunks (at least one chunk), so a few streams of them do not "
+    "hold the whole --max_reply_bytes");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,
           "After the drain delay: how long in-flight calls may take to finish before they are "
           "cancelled. A second SIGTERM/SIGINT exits at once");
@@ -192,7 +205,8 @@ int Run(int argc, char** argv) {
 
   // Signals are taken synchronously by sigwait below; block them before any thread starts so every
   // thread inherits the mask.
-  // A shell starts background jobs with SIGINT ignored, and an ignored signal never reaches sigwait.
+  // A shell starts background jobs with SIGINT ignored, and an ignored signal never reaches
+  // sigwait.
   signal(SIGTERM, SIG_DFL);
   signal(SIGINT, SIG_DFL);
   sigset_t stop_signals;
@@ -203,7 +217,8 @@ int Run(int argc, char** argv) {
 
   const int port = absl::GetFlag(FLAGS_port);
   const int metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  if (port < 0 || port > 65535) Die(kExitBadConfig, absl::StrCat("--port = ", port, " is not a port"));
+  if (port < 0 || port > 65535)
+    Die(kExitBadConfig, absl::StrCat("--port = ", port, " is not a port"));
   if (metrics_port < 0 || metrics_port > 65535) {
     Die(kExitBadConfig, absl::StrCat("--metrics_port = ", metrics_port, " is not a port"));
   }
@@ -216,8 +231,8 @@ int Run(int argc, char** argv) {
   CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
   const double max_queue_seconds = absl::GetFlag(FLAGS_max_queue_seconds);
   if (!(max_queue_seconds > 0 && max_queue_seconds <= 86400)) {
-    Die(kExitBadConfig, absl::StrCat("--max_queue_seconds = ", max_queue_seconds,
-                                     " must be in (0, 86400]"));
+    Die(kExitBadConfig,
+        absl::StrCat("--max_queue_seconds = ", max_queue_seconds, " must be in (0, 86400]"));
   }
   CheckPositive("stream_buffer_chunks", absl::GetFlag(FLAGS_stream_buffer_chunks));
   CheckPositive("stream_buffer_bytes", absl::GetFlag(FLAGS_stream_buffer_bytes));
@@ -233,15 +248,15 @@ int Run(int argc, char** argv) {
   CheckPositive("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms));
   const double deadline_fill = absl::GetFlag(FLAGS_admission_deadline_fill);
   if (!(deadline_fill > 0 && deadline_fill <= 1)) {
-    Die(kExitBadConfig, absl::StrCat("--admission_deadline_fill = ", deadline_fill,
-                                     " must be in (0, 1]"));
+    Die(kExitBadConfig,
+        absl::StrCat("--admission_deadline_fill = ", deadline_fill, " must be in (0, 1]"));
   }
   const double grace_seconds =
       NonNegativeSeconds("shutdown_grace_seconds", absl::GetFlag(FLAGS_shutdown_grace_seconds));
   const double drain_seconds = NonNegativeSeconds(
       "shutdown_drain_delay_seconds", absl::GetFlag(FLAGS_shutdown_drain_delay_seconds));
-  const double idle_seconds = NonNegativeSeconds(
-      "max_connection_idle_seconds", absl::GetFlag(FLAGS_max_connection_idle_seconds));
+  const double idle_seconds = NonNegativeSeconds("max_connection_idle_seconds",
+                                                 absl::GetFlag(FLAGS_max_connection_idle_seconds));
   if (idle_seconds < 0.001) Die(kExitBadConfig, "--max_connection_idle_seconds must be > 0");
   const std::string listen_address = absl::GetFlag(FLAGS_listen_address);
   const uint64_t cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
@@ -253,7 +268,8 @@ int Run(int argc, char** argv) {
   if (!specs.ok()) Die(kExitBadConfig, absl::StrCat("--world_config: ", specs.status().message()));
   absl::StatusOr<std::unique_ptr<const WorldRegistry>> worlds =
       WorldRegistry::Create(*std::move(specs));
-  if (!worlds.ok()) Die(kExitBadConfig, absl::StrCat("--world_config: ", worlds.status().message()));
+  if (!worlds.ok())
+    Die(kExitBadConfig, absl::StrCat("--world_config: ", worlds.status().message()));
 
   std::unique_ptr<BiomeSampleCache> cache;
   if (cache_bytes > 0) cache = std::make_unique<BiomeSampleCache>(cache_bytes);
@@ -273,11 +289,11 @@ int Run(int argc, char** argv) {
     // civetweb: a fixed set of threads, each held by one connection for at most the request
     // timeout, so idle or slow clients of the metrics port delay a scrape by a bounded time.
     exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", HostPort(listen_address, metrics_port),
-        "num_threads", absl::StrCat(absl::GetFlag(FLAGS_metrics_threads)),
-        "request_timeout_ms", absl::StrCat(absl::GetFlag(FLAGS_metrics_request_timeout_ms)),
-        "linger_timeout_ms", "0"});
-    for (const auto& collectable : metrics.collectables()) exposer->RegisterCollectable(collectable);
+        "listening_ports", HostPort(listen_address, metrics_port), "num_threads",
+        absl::StrCat(absl::GetFlag(FLAGS_metrics_threads)), "request_timeout_ms",
+        absl::StrCat(absl::GetFlag(FLAGS_metrics_request_timeout_ms)), "linger_timeout_ms", "0"});
+    for (const auto& collectable : metrics.collectables())
+      exposer->RegisterCollectable(collectable);
     std::vector<int> ports = exposer->GetListeningPorts();
     if (!ports.empty()) bound_metrics_port = ports.front();
   } catch (const std::exception& e) {
@@ -306,8 +322,8 @@ int Run(int argc, char** argv) {
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   // Hostile or broken clients: bounded requests, bounded streams per
-  // connection, idle connections closed, ping floods answered with GOAWAY (a client may ping at most
-  // every 10 s without data, two strikes), and gRPC's own memory capped by a resource quota.
+  // connection, idle connections closed, ping floods answered with GOAWAY (a client may ping at
+  // most every 10 s without data, two strikes), and gRPC's own memory capped by a resource quota.
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_request_bytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              absl::GetFlag(FLAGS_max_concurrent_streams));
@@ -318,13 +334,13 @@ int Run(int argc, char** argv) {
   grpc::ResourceQuota quota("worldgen-server");
   quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_grpc_memory_bytes)));
   builder.SetResourceQuota(quota);
-  // The gRPC port is accepted by TcpListener, not by gRPC: it keeps accepting after file descriptors
-  // ran out (gRPC 1.51's own listener stops for good), and hands connections to gRPC, which gives
-  // them the channel arguments above.
+  // The gRPC port is accepted by TcpListener, not by gRPC: it keeps accepting after file
+  // descriptors ran out (gRPC 1.51's own listener stops for good), and hands connections to gRPC,
+  // which gives them the channel arguments above.
   absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind(listen_address, port);
   if (!listener.ok()) {
-    Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port), ": ",
-                                       listener.status().message()));
+    Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port),
+                                       ": ", listener.status().message()));
   }
   const int bound_port = (*listener)->port();
   // At shutdown: how long the relay may take to pass the connections' last bytes on.
@@ -355,30 +371,30 @@ int Run(int argc, char** argv) {
   if (server == nullptr) {
     Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port)));
   }
-  (*listener)->Start([grpc_server = server.get()](int fd) {
-    grpc::AddInsecureChannelFromFd(grpc_server, fd);
-  });
+  (*listener)->Start(
+      [grpc_server = server.get()](int fd) { grpc::AddInsecureChannelFromFd(grpc_server, fd); });
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   const std::string service_name = v1::WorldGen::service_full_name();
   health->SetServingStatus(true);
   health->SetServingStatus(service_name, true);
 
-  std::printf("worldgen-server listening on %s metrics %s worlds=[%s] blend_threads=%d (%s) "
-              "cache_bytes=%llu simd=[%s]\n",
-              HostPort(listen_address, bound_port).c_str(),
-              HostPort(listen_address, bound_metrics_port).c_str(),
-              absl::StrJoin((*worlds)->names(), ",").c_str(), blend_threads,
-              blend_threads_from_budget ? absl::StrCat("CPU budget: ", cpu_budget.why).c_str()
-                                        : "--blend_threads",
-              static_cast<unsigned long long>(cache_bytes), SimdVariantsInUse().c_str());
+  std::printf(
+      "worldgen-server listening on %s metrics %s worlds=[%s] blend_threads=%d (%s) "
+      "cache_bytes=%llu simd=[%s]\n",
+      HostPort(listen_address, bound_port).c_str(),
+      HostPort(listen_address, bound_metrics_port).c_str(),
+      absl::StrJoin((*worlds)->names(), ",").c_str(), blend_threads,
+      blend_threads_from_budget ? absl::StrCat("CPU budget: ", cpu_budget.why).c_str()
+                                : "--blend_threads",
+      static_cast<unsigned long long>(cache_bytes), SimdVariantsInUse().c_str());
   std::fflush(stdout);
 
   int signal_number = 0;
   while (sigwait(&stop_signals, &signal_number) != 0) {
   }
 
-  // Drain: health turns NOT_SERVING first while calls are still accepted, so a load balancer sees it
-  // and stops sending; then new calls are refused and those in flight get the grace to finish.
+  // Drain: health turns NOT_SERVING first while calls are still accepted, so a load balancer sees
+  // it and stops sending; then new calls are refused and those in flight get the grace to finish.
   health->SetServingStatus(service_name, false);
   health->SetServingStatus(false);
   std::printf("worldgen-server: %s: draining (NOT_SERVING; accepting for %gs, then grace %gs)\n",

@@ -1,5 +1,5 @@
-// worldgen-lab: every blender of the engine on one region of one world, side by side, in pictures and
-// numbers. Runs the engine in-process (no server).
+// worldgen-lab: every blender of the engine on one region of one world, side by side, in pictures
+// and numbers. Runs the engine in-process (no server).
 //
 //   worldgen-lab [--world=FILE.json] [--region=minx,minz,maxx,maxz] [--out=DIR] [--methods=a,b]
 //                [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N] [--json]
@@ -11,9 +11,9 @@
 //
 // Writes to --out, per method: <method>_blend.png (biome colours mixed by weight),
 // <method>_dominant.png (dominant biome, raw map borders in black), <method>_height.png (shaded
-// heights), <method>_crop.png (the centre, lit blend colours, zoomed); and montage.png (one column per
-// method in table order: blend, dominant, heights). Prints one table row per method (--json: one JSON
-// object), see PrintTable for the columns.
+// heights), <method>_crop.png (the centre, lit blend colours, zoomed); and montage.png (one column
+// per method in table order: blend, dominant, heights). Prints one table row per method (--json:
+// one JSON object), see PrintTable for the columns.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -47,12 +47,16 @@
 #include "google/protobuf/util/json_util.h"
 #include "proto/world_config.h"
 
-ABSL_FLAG(std::string, world, "", "World config (protobuf JSON WorldConfig); empty = the embedded default");
-ABSL_FLAG(std::string, region, "-256,-256,255,255", "Block columns minx,minz,maxx,maxz (inclusive)");
+ABSL_FLAG(std::string, world, "",
+          "World config (protobuf JSON WorldConfig); empty = the embedded default");
+ABSL_FLAG(std::string, region, "-256,-256,255,255",
+          "Block columns minx,minz,maxx,maxz (inclusive)");
 ABSL_FLAG(std::string, out, "lab-out", "Directory for the PNGs (created)");
 ABSL_FLAG(std::string, methods, "", "Comma-separated blender names; empty = every method");
-ABSL_FLAG(int, interval, 0, "Sampling interval for every method declaring one; 0 = the world's (else 8)");
-ABSL_FLAG(double, radius, 0, "blend_radius for every method declaring one; 0 = the world's (else 24)");
+ABSL_FLAG(int, interval, 0,
+          "Sampling interval for every method declaring one; 0 = the world's (else 8)");
+ABSL_FLAG(double, radius, 0,
+          "blend_radius for every method declaring one; 0 = the world's (else 24)");
 ABSL_FLAG(int, chunk_size, 16, "Chunk size (columns per side) blended at a time");
 ABSL_FLAG(int, repeat, 3, "Timing passes per method (the fastest counts)");
 ABSL_FLAG(bool, json, false, "Print the table as one JSON object");
@@ -65,7 +69,8 @@ constexpr const char* kIntervalNames[] = {"sampling_interval", "interval"};
 constexpr const char* kReference = "full_resolution";
 
 // The value in force of the first of `names` the spec's method declares, or nullopt.
-std::optional<double> DeclaredParam(const WorldSpec& spec, std::initializer_list<const char*> names) {
+std::optional<double> DeclaredParam(const WorldSpec& spec,
+                                    std::initializer_list<const char*> names) {
   const BlenderMethod& method = MethodOf(spec.blender.kind);
   for (const char* name : names) {
     if (FindParam(method, name) != nullptr) return BlenderParam(spec, name);
@@ -75,7 +80,7 @@ std::optional<double> DeclaredParam(const WorldSpec& spec, std::initializer_list
 
 struct Row {
   const BlenderMethod* method = nullptr;
-  std::string error;  // Non-empty: the method could not run on this world (the reason).
+  std::string error;    // Non-empty: the method could not run on this world (the reason).
   bool failed = false;  // Writing its pictures failed (error says why).
   std::vector<BlenderFigure> params;
   double ns_per_column = 0;
@@ -103,14 +108,16 @@ struct Lab {
     for (const char* name : kIntervalNames) {
       if (interval_set && FindParam(method, name) != nullptr) spec.blender.params[name] = interval;
     }
-    if (radius_set && FindParam(method, "blend_radius") != nullptr) spec.blender.params["blend_radius"] = radius;
+    if (radius_set && FindParam(method, "blend_radius") != nullptr)
+      spec.blender.params["blend_radius"] = radius;
     return spec;
   }
 
   int Index(uint32_t biome_id) const {
-    return static_cast<int>(std::lower_bound(world.biomes.begin(), world.biomes.end(), biome_id,
-                                             [](const BiomeSpec& b, uint32_t id) { return b.id < id; }) -
-                            world.biomes.begin());
+    return static_cast<int>(
+        std::lower_bound(world.biomes.begin(), world.biomes.end(), biome_id,
+                         [](const BiomeSpec& b, uint32_t id) { return b.id < id; }) -
+        world.biomes.begin());
   }
 
   // Fastest of `repeat` passes over the region, each with a fresh cache: ns per column.
@@ -125,7 +132,8 @@ struct Lab {
           blender.BlendColumns(x0 + cx, z0 + cz, chunk_size, &cache, &layers);
         }
       }
-      const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+      const std::chrono::duration<double, std::nano> took =
+          std::chrono::steady_clock::now() - start;
       best = std::min(best, took.count() / (static_cast<double>(width) * height));
     }
     return best;
@@ -134,10 +142,13 @@ struct Lab {
   absl::StatusOr<RegionBlend> Blend(const World& w) const {
     BiomeSampleCache cache(64 << 20);
     RegionBlend blend{quality::BlendRegion(
-        [&](int64_t bx, int64_t bz, int size, std::vector<IndexedLayer>* layers) {
-          w.blender().BlendColumns(bx, bz, size, &cache, layers);
-        },
-        x0, z0, width, height, chunk_size, static_cast<int>(world.biomes.size())), {}, {}, {}};
+                          [&](int64_t bx, int64_t bz, int size, std::vector<IndexedLayer>* layers) {
+                            w.blender().BlendColumns(bx, bz, size, &cache, layers);
+                          },
+                          x0, z0, width, height, chunk_size, static_cast<int>(world.biomes.size())),
+                      {},
+                      {},
+                      {}};
     const size_t n = static_cast<size_t>(width) * height;
     blend.heights.resize(n);
     blend.dominant.resize(n);
@@ -145,8 +156,8 @@ struct Lab {
     const BlendOptions options{.heights = true, .dominant_biome = true, .source_biome = true};
     for (int cz = 0; cz < height; cz += chunk_size) {
       for (int cx = 0; cx < width; cx += chunk_size) {
-        absl::StatusOr<ChunkBlend> chunk =
-            w.BlendChunk((x0 + cx) / chunk_size, (z0 + cz) / chunk_size, chunk_size, options, &cache);
+        absl::StatusOr<ChunkBlend> chunk = w.BlendChunk(
+            (x0 + cx) / chunk_size, (z0 + cz) / chunk_size, chunk_size, options, &cache);
         if (!chunk.ok()) return chunk.status();
         for (int lz = 0; lz < chunk_size; ++lz) {
           for (int lx = 0; lx < chunk_size; ++lx) {
@@ -175,8 +186,9 @@ std::string Fixed(double v, int precision) {
 
 void PrintTable(const Lab& lab, const std::vector<Row>& rows) {
   std::printf("world %s, region [%lld, %lld] + %d x %d columns, chunk %d, interval %g, radius %g\n",
-              lab.world.name.c_str(), static_cast<long long>(lab.x0), static_cast<long long>(lab.z0),
-              lab.width, lab.height, lab.chunk_size, lab.interval, lab.radius);
+              lab.world.name.c_str(), static_cast<long long>(lab.x0),
+              static_cast<long long>(lab.z0), lab.width, lab.height, lab.chunk_size, lab.interval,
+              lab.radius);
   std::printf("%-18s %10s %13s %8s %12s %9s %9s %12s\n", "method", "ns/column", "biomes/chunk",
               "single", "max|sum-1|", "max jump", "grid lock", "rms vs full");
   for (const Row& row : rows) {
@@ -214,7 +226,8 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   top["world"] = text(lab.world.name);
   Value region;
   for (double v : {static_cast<double>(lab.x0), static_cast<double>(lab.z0),
-                   static_cast<double>(lab.x0 + lab.width - 1), static_cast<double>(lab.z0 + lab.height - 1)}) {
+                   static_cast<double>(lab.x0 + lab.width - 1),
+                   static_cast<double>(lab.z0 + lab.height - 1)}) {
     *region.mutable_list_value()->add_values() = number(v);
   }
   top["region"] = region;
@@ -231,7 +244,8 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
       f["error"] = text(row.error);
     } else {
       Value params;
-      for (const BlenderFigure& p : row.params) (*params.mutable_struct_value()->mutable_fields())[p.name] = number(p.value);
+      for (const BlenderFigure& p : row.params)
+        (*params.mutable_struct_value()->mutable_fields())[p.name] = number(p.value);
       f["params"] = params;
       f["ns_per_column"] = number(row.ns_per_column);
       f["biomes_per_chunk"] = number(row.chunks.biomes_per_chunk);
@@ -251,7 +265,8 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
-  if (auto status = google::protobuf::util::MessageToJsonString(report, &json, options); !status.ok()) {
+  if (auto status = google::protobuf::util::MessageToJsonString(report, &json, options);
+      !status.ok()) {
     return absl::InternalError(std::string(status.message()));
   }
   std::fputs(json.c_str(), stdout);
@@ -269,8 +284,8 @@ absl::StatusOr<std::vector<const BlenderMethod*>> SelectMethods(absl::string_vie
     if (m == nullptr) {
       std::vector<absl::string_view> known;
       for (const BlenderMethod* k : BlenderMethods()) known.push_back(k->name);
-      return absl::InvalidArgumentError(absl::StrCat("--methods: \"", name, "\" is not a blender (known: ",
-                                                     absl::StrJoin(known, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--methods: \"", name, "\" is not a blender (known: ", absl::StrJoin(known, ", "), ")"));
     }
     methods.push_back(m);
   }
@@ -285,8 +300,8 @@ absl::StatusOr<Lab> Configure() {
     absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({world_path});
     if (!specs.ok()) return specs.status();
     if (specs->size() != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("--world=", world_path, " holds ", specs->size(),
-                                                     " worlds; name one file"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--world=", world_path, " holds ", specs->size(), " worlds; name one file"));
     }
     spec = (*specs)[0];
   }
@@ -296,15 +311,19 @@ absl::StatusOr<Lab> Configure() {
 
   lab.chunk_size = absl::GetFlag(FLAGS_chunk_size);
   if (!IsServedChunkSize(lab.chunk_size)) {
-    return absl::InvalidArgumentError(absl::StrFormat("--chunk_size=%d is not a power of two in [%d, %d]",
-                                                      lab.chunk_size, kMinServedChunkSize, kMaxServedChunkSize));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--chunk_size=%d is not a power of two in [%d, %d]", lab.chunk_size,
+                        kMinServedChunkSize, kMaxServedChunkSize));
   }
   lab.repeat = std::max(1, absl::GetFlag(FLAGS_repeat));
   absl::StatusOr<cli::BlockRegion> region = cli::ParseBlockRegion(absl::GetFlag(FLAGS_region));
   if (!region.ok()) return region.status();
-  if (std::max(std::abs(region->min_x), std::abs(region->max_x)) > kMaxWorldCoordinate - 2 * kMaxServedChunkSize ||
-      std::max(std::abs(region->min_z), std::abs(region->max_z)) > kMaxWorldCoordinate - 2 * kMaxServedChunkSize) {
-    return absl::InvalidArgumentError(absl::StrFormat("--region: columns must lie within +-%g", kMaxWorldCoordinate));
+  if (std::max(std::abs(region->min_x), std::abs(region->max_x)) >
+          kMaxWorldCoordinate - 2 * kMaxServedChunkSize ||
+      std::max(std::abs(region->min_z), std::abs(region->max_z)) >
+          kMaxWorldCoordinate - 2 * kMaxServedChunkSize) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--region: columns must lie within +-%g", kMaxWorldCoordinate));
   }
   const int64_t n = lab.chunk_size;
   lab.x0 = FloorDiv(region->min_x, n) * n;
@@ -319,7 +338,8 @@ absl::StatusOr<Lab> Configure() {
   lab.interval = lab.interval_set ? interval_flag
                                   : DeclaredParam(lab.world, {kIntervalNames[0], kIntervalNames[1]})
                                         .value_or(kDefaultInterval);
-  lab.radius = lab.radius_set ? radius_flag : DeclaredParam(lab.world, {"blend_radius"}).value_or(kDefaultRadius);
+  lab.radius = lab.radius_set ? radius_flag
+                              : DeclaredParam(lab.world, {"blend_radius"}).value_or(kDefaultRadius);
 
   lab.out = absl::GetFlag(FLAGS_out);
   return lab;
@@ -348,7 +368,8 @@ Row RunMethod(const Lab& lab, const BlenderMethod& method, const quality::Region
   row.max_sum_error = quality::MaxSumError(w);
   row.max_jump = quality::MaxNeighbourJump(w);
   const int period = static_cast<int>(std::lround(lab.interval));
-  row.grid_lock = period >= 2 ? quality::IntervalGridLock(w, period) : std::numeric_limits<double>::quiet_NaN();
+  row.grid_lock =
+      period >= 2 ? quality::IntervalGridLock(w, period) : std::numeric_limits<double>::quiet_NaN();
   if (reference != nullptr) row.rms_from_reference = quality::RmsDistance(w, *reference);
 
   const std::string name(method.name);
@@ -356,11 +377,13 @@ Row RunMethod(const Lab& lab, const BlenderMethod& method, const quality::Region
   views->push_back(DominantWithSourceBorders(*blend, lab.world.biomes));
   views->push_back(ShadedHeights(*blend));
   const RgbImage crop = ZoomedCrop(*blend, lab.world.biomes, 64, 4);
-  for (const auto& [image, suffix] : {std::pair<const RgbImage*, const char*>{&(*views)[0], "blend"},
-                                      {&(*views)[1], "dominant"},
-                                      {&(*views)[2], "height"},
-                                      {&crop, "crop"}}) {
-    if (absl::Status s = WriteView(*image, lab.out / absl::StrCat(name, "_", suffix, ".png"), &row); !s.ok()) {
+  for (const auto& [image, suffix] :
+       {std::pair<const RgbImage*, const char*>{&(*views)[0], "blend"},
+        {&(*views)[1], "dominant"},
+        {&(*views)[2], "height"},
+        {&crop, "crop"}}) {
+    if (absl::Status s = WriteView(*image, lab.out / absl::StrCat(name, "_", suffix, ".png"), &row);
+        !s.ok()) {
       row.error = std::string(s.message());
       row.failed = true;
       return row;
@@ -371,7 +394,8 @@ Row RunMethod(const Lab& lab, const BlenderMethod& method, const quality::Region
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("worldgen-lab: every blender on one world region, in PNGs and a table");
+  absl::SetProgramUsageMessage(
+      "worldgen-lab: every blender on one world region, in PNGs and a table");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<Lab> lab = Configure();
   absl::StatusOr<std::vector<const BlenderMethod*>> methods =
@@ -398,13 +422,15 @@ int Main(int argc, char** argv) {
   }
   if (reference_method != nullptr) {
     std::vector<RgbImage> unused;
-    Row row = RunMethod(*lab, *reference_method, nullptr, &reference, reference_row ? &views[*reference_row] : &unused);
+    Row row = RunMethod(*lab, *reference_method, nullptr, &reference,
+                        reference_row ? &views[*reference_row] : &unused);
     if (reference) row.rms_from_reference = 0.0;
     if (reference_row) rows[*reference_row] = std::move(row);
   }
   for (size_t i = 0; i < methods->size(); ++i) {
     if (reference_row == i) continue;
-    rows[i] = RunMethod(*lab, *(*methods)[i], reference ? &*reference : nullptr, nullptr, &views[i]);
+    rows[i] =
+        RunMethod(*lab, *(*methods)[i], reference ? &*reference : nullptr, nullptr, &views[i]);
   }
 
   std::vector<std::vector<const RgbImage*>> columns;
@@ -414,7 +440,8 @@ int Main(int argc, char** argv) {
   }
   int status = 0;
   if (!columns.empty()) {
-    if (absl::Status s = WritePng(Montage(columns, 4), (lab->out / "montage.png").string()); !s.ok()) {
+    if (absl::Status s = WritePng(Montage(columns, 4), (lab->out / "montage.png").string());
+        !s.ok()) {
       std::fprintf(stderr, "worldgen-lab: %s\n", std::string(s.message()).c_str());
       status = 1;
     }
@@ -427,7 +454,8 @@ int Main(int argc, char** argv) {
   } else {
     PrintTable(*lab, rows);
   }
-  // A method this world's parameters do not suit is reported in its row; only failures fail the run.
+  // A method this world's parameters do not suit is reported in its row; only failures fail the
+  // run.
   for (const Row& row : rows) status = row.failed ? 1 : status;
   return status;
 }

@@ -23,7 +23,8 @@ std::vector<float> Light(const RegionBlend& blend) {
   for (int y = 0; y <= h; ++y) {
     for (int x = 0; x <= w; ++x) {
       const int sx = std::max(0, x - 1), sy = std::max(0, y - 1);
-      padded[static_cast<size_t>(y) * (w + 1) + x] = blend.heights[static_cast<size_t>(sy) * w + sx];
+      padded[static_cast<size_t>(y) * (w + 1) + x] =
+          blend.heights[static_cast<size_t>(sy) * w + sx];
     }
   }
   return ReliefLight(padded, w, h);
@@ -81,7 +82,8 @@ RgbImage ShadedHeights(const RegionBlend& blend) {
   return image;
 }
 
-RgbImage ZoomedCrop(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes, int side, int zoom) {
+RgbImage ZoomedCrop(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes, int side,
+                    int zoom) {
   const int w = blend.weights.width, h = blend.weights.height;
   const int cw = std::min(side, w), ch = std::min(side, h);
   const int x0 = (w - cw) / 2, y0 = (h - ch) / 2;

@@ -1,5 +1,5 @@
-// The pictures worldgen-lab draws of one blend of a region: blend colours, dominant biome with the raw
-// map's borders, shaded heights, a zoomed crop, and the montage of several blends side by side.
+// The pictures worldgen-lab draws of one blend of a region: blend colours, dominant biome with the
+// raw map's borders, shaded heights, a zoomed crop, and the montage of several blends side by side.
 #ifndef WORLDGEN_BENCH_LAB_LAB_VIEWS_H_
 #define WORLDGEN_BENCH_LAB_LAB_VIEWS_H_
 
@@ -24,16 +24,17 @@ struct RegionBlend {
 // `biomes` is the world's id-sorted biome table (dense index order).
 RgbImage BlendColours(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes);
 
-// Each column in its dominant biome's colour, with the raw map's borders (columns whose source biome
-// differs from the next column's along x or z) drawn in black.
+// Each column in its dominant biome's colour, with the raw map's borders (columns whose source
+// biome differs from the next column's along x or z) drawn in black.
 RgbImage DominantWithSourceBorders(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes);
 
 // Grey relief of the blended heights, lit from the north-west (ReliefLight).
 RgbImage ShadedHeights(const RegionBlend& blend);
 
-// The centre `side` x `side` columns (or the whole region if smaller) of the blend colours lit by the
-// heights' relief, each column drawn as zoom x zoom pixels.
-RgbImage ZoomedCrop(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes, int side, int zoom);
+// The centre `side` x `side` columns (or the whole region if smaller) of the blend colours lit by
+// the heights' relief, each column drawn as zoom x zoom pixels.
+RgbImage ZoomedCrop(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes, int side,
+                    int zoom);
 
 // Panels side by side: columns[i] is one blend's views stacked top to bottom; all views of a row
 // must have the same height. Separated by `gap` pixels of dark grey.

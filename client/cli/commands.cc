@@ -16,7 +16,8 @@
 #include "client/cli/render.h"
 #include "client/worldgen_client.h"
 
-ABSL_FLAG(std::string, target, "127.0.0.1:50051", "Server or load balancer, as a gRPC target (host:port).");
+ABSL_FLAG(std::string, target, "127.0.0.1:50051",
+          "Server or load balancer, as a gRPC target (host:port).");
 ABSL_FLAG(int64_t, deadline_ms, 10000, "Deadline of each call in milliseconds, retries included.");
 ABSL_FLAG(int, retries, 5,
           "Retries of a call that failed with UNAVAILABLE (exponential backoff from 50 ms, "
@@ -45,12 +46,14 @@ ABSL_FLAG(std::string, pattern, "random",
           "Chunks to ask for: random (uniform in --area), spiral (players loading their "
           "surroundings ring by ring) or hot (a fixed --hot_set of chunks).");
 ABSL_FLAG(int, chunks_per_request, 16, "Chunks per GenerateChunk request.");
-ABSL_FLAG(double, rate, 0,
-          "Open loop: requests per second over all workers, latency counted from each request's "
-          "scheduled time; 0 = closed loop (each worker sends as soon as its last request is done).");
+ABSL_FLAG(
+    double, rate, 0,
+    "Open loop: requests per second over all workers, latency counted from each request's "
+    "scheduled time; 0 = closed loop (each worker sends as soon as its last request is done).");
 ABSL_FLAG(int64_t, area, 4096, "random/spiral: chunk coordinates start in [-area, area).");
 ABSL_FLAG(int, hot_set, 64, "hot: number of distinct chunks.");
-ABSL_FLAG(uint64_t, seed, 1, "Seed of the chunk choice (runs with the same seed ask for the same chunks).");
+ABSL_FLAG(uint64_t, seed, 1,
+          "Seed of the chunk choice (runs with the same seed ask for the same chunks).");
 ABSL_FLAG(bool, progress, true, "Print a progress line on stderr every second.");
 
 namespace worldgen::cli {
@@ -94,19 +97,22 @@ int RunDescribe(const std::vector<std::string>& args) {
 }
 
 // Writes texture t of `chunk` as <prefix><t>.png and says on stderr which biome each channel holds.
-int WriteSplatPngs(const ChunkView& chunk, const v1::WorldDescription& world, const std::string& prefix) {
+int WriteSplatPngs(const ChunkView& chunk, const v1::WorldDescription& world,
+                   const std::string& prefix) {
   const int expected = (world.splat_channel_biome_ids_size() + 3) / 4;
   if (chunk.splat_texture_count() != expected) {
-    return Fail(absl::DataLossError(absl::StrFormat("%d splat textures for %d biomes, want %d",
-                                                    chunk.splat_texture_count(),
-                                                    world.splat_channel_biome_ids_size(), expected)));
+    return Fail(absl::DataLossError(
+        absl::StrFormat("%d splat textures for %d biomes, want %d", chunk.splat_texture_count(),
+                        world.splat_channel_biome_ids_size(), expected)));
   }
   const auto names = BiomeNames(world);
   for (int t = 0; t < chunk.splat_texture_count(); ++t) {
     const std::string& bytes = chunk.splat_texture(t);
     const std::string path = absl::StrCat(prefix, t, ".png");
-    const std::span<const uint8_t> texels(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-    if (absl::Status written = WriteRgbaPng(chunk.size(), chunk.size(), texels, path); !written.ok()) {
+    const std::span<const uint8_t> texels(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                          bytes.size());
+    if (absl::Status written = WriteRgbaPng(chunk.size(), chunk.size(), texels, path);
+        !written.ok()) {
       return Fail(written);
     }
     std::string channels;
@@ -143,7 +149,8 @@ int RunChunk(const std::vector<std::string>& args) {
     if (!world.ok()) return Fail(world.status());
   }
   if (!splat_prefix.empty()) {
-    if (int written = WriteSplatPngs(*chunk, *world, splat_prefix); written != kExitOk) return written;
+    if (int written = WriteSplatPngs(*chunk, *world, splat_prefix); written != kExitOk)
+      return written;
   }
   if (absl::GetFlag(FLAGS_json)) {
     absl::StatusOr<std::string> json = ToJson(chunk->proto());
@@ -189,7 +196,8 @@ int RunSample(const std::vector<std::string>& args) {
 
 int RunRender(const std::vector<std::string>& args) {
   if (!args.empty()) return Usage("render takes no positional arguments (use --region, --out)");
-  if (absl::GetFlag(FLAGS_region).empty()) return Usage("render needs --region=minx,minz,maxx,maxz");
+  if (absl::GetFlag(FLAGS_region).empty())
+    return Usage("render needs --region=minx,minz,maxx,maxz");
   absl::StatusOr<BlockRegion> region = ParseBlockRegion(absl::GetFlag(FLAGS_region));
   if (!region.ok()) return Usage(std::string(region.status().message()));
   absl::StatusOr<RenderLayer> layer = ParseRenderLayer(absl::GetFlag(FLAGS_layer));
@@ -247,10 +255,12 @@ int RunLoad(const std::vector<std::string>& args) {
     const bool tty = isatty(STDERR_FILENO);
     progress = [tty](absl::Duration elapsed, const LoadReport& r) {
       const double s = absl::ToDoubleSeconds(elapsed);
-      std::fprintf(stderr, "%s[load %6.1fs] %lld requests  %.0f chunks/s  %.2f MB/s  %lld retries  %lld errors%s",
-                   tty ? "\r" : "", s, static_cast<long long>(r.requests), s > 0 ? r.chunks / s : 0.0,
-                   s > 0 ? r.bytes / 1e6 / s : 0.0, static_cast<long long>(r.retries),
-                   static_cast<long long>(r.error_count()), tty ? "" : "\n");
+      std::fprintf(
+          stderr,
+          "%s[load %6.1fs] %lld requests  %.0f chunks/s  %.2f MB/s  %lld retries  %lld errors%s",
+          tty ? "\r" : "", s, static_cast<long long>(r.requests), s > 0 ? r.chunks / s : 0.0,
+          s > 0 ? r.bytes / 1e6 / s : 0.0, static_cast<long long>(r.retries),
+          static_cast<long long>(r.error_count()), tty ? "" : "\n");
       std::fflush(stderr);
     };
   }
@@ -265,34 +275,58 @@ int RunLoad(const std::vector<std::string>& args) {
 }  // namespace
 
 const std::vector<std::string>& GlobalFlags() {
-  static const auto* flags = new std::vector<std::string>{"target", "deadline_ms", "retries", "world"};
+  static const auto* flags =
+      new std::vector<std::string>{"target", "deadline_ms", "retries", "world"};
   return *flags;
 }
 
 const std::vector<Subcommand>& Subcommands() {
   static const auto* commands = new std::vector<Subcommand>{
-      {"describe", "", "Prints the world's configuration (biome table, blender parameters, seed) and "
-       "the server's limits.", {"json"}, RunDescribe},
-      {"chunk", "X Z", "Blends chunk (X, Z) (chunk coordinates) and prints its biomes, the weight "
-       "grids, heights and dominant biomes; --json prints the worldgen.v1.ChunkData message (proto3 JSON "
-       "mapping with the .proto field names: 64-bit integers are strings, floats round-trip exactly). "
+      {"describe",
+       "",
+       "Prints the world's configuration (biome table, blender parameters, seed) and "
+       "the server's limits.",
+       {"json"},
+       RunDescribe},
+      {"chunk",
+       "X Z",
+       "Blends chunk (X, Z) (chunk coordinates) and prints its biomes, the weight "
+       "grids, heights and dominant biomes; --json prints the worldgen.v1.ChunkData message "
+       "(proto3 JSON "
+       "mapping with the .proto field names: 64-bit integers are strings, floats round-trip "
+       "exactly). "
        "--source_biome adds the unblended raw map; --splat-png=PREFIX writes the weights as RGBA8 "
-       "splat textures PREFIX0.png, PREFIX1.png, ... (channel k of texture t = the biome at position "
+       "splat textures PREFIX0.png, PREFIX1.png, ... (channel k of texture t = the biome at "
+       "position "
        "4t+k of the id-sorted biome table; every texel's channels sum to 255 over all textures).",
-       {"size", "json", "heights", "source_biome", "splat_png"}, RunChunk},
-      {"sample", "X Z [X Z ...]", "Blends points in block coordinates (need not be integers) and "
+       {"size", "json", "heights", "source_biome", "splat_png"},
+       RunChunk},
+      {"sample",
+       "X Z [X Z ...]",
+       "Blends points in block coordinates (need not be integers) and "
        "prints each point's weights; --json prints the worldgen.v1.SampleWeightsResponse message. "
        "--source_biome adds each point's unblended biome.",
-       {"json", "heights", "source_biome"}, RunSample},
-      {"render", "", "Writes a PNG map of a block region, one pixel per column, of one --layer: "
-       "dominant, blend, source, height or weight:ID. An unknown layer or biome id is a usage error.",
-       {"region", "out", "size", "layer"}, RunRender},
-      {"health", "", "Calls grpc.health.v1.Health/Check and prints the status. Exit code 0 iff "
-       "SERVING (1 otherwise, also when the server cannot be reached).", {"service"}, RunHealth},
-      {"load", "", "Closed-loop load generator for GenerateChunk: prints throughput (chunks/s, MB/s), "
+       {"json", "heights", "source_biome"},
+       RunSample},
+      {"render",
+       "",
+       "Writes a PNG map of a block region, one pixel per column, of one --layer: "
+       "dominant, blend, source, height or weight:ID. An unknown layer or biome id is a usage "
+       "error.",
+       {"region", "out", "size", "layer"},
+       RunRender},
+      {"health",
+       "",
+       "Calls grpc.health.v1.Health/Check and prints the status. Exit code 0 iff "
+       "SERVING (1 otherwise, also when the server cannot be reached).",
+       {"service"},
+       RunHealth},
+      {"load",
+       "",
+       "Closed-loop load generator for GenerateChunk: prints throughput (chunks/s, MB/s), "
        "latency percentiles and errors by status code. Exit code 1 if any request failed.",
-       {"concurrency", "duration", "requests", "pattern", "chunks_per_request", "rate", "size", "heights",
-        "area", "hot_set", "seed", "json", "progress"},
+       {"concurrency", "duration", "requests", "pattern", "chunks_per_request", "rate", "size",
+        "heights", "area", "hot_set", "seed", "json", "progress"},
        RunLoad},
   };
   return *commands;

@@ -77,7 +77,8 @@ class SpiralPicker : public ChunkPicker {
 
 class HotPicker : public ChunkPicker {
  public:
-  HotPicker(const LoadConfig& config, int worker) : engine_(MakeEngine(config.seed, 3000 + worker)) {
+  HotPicker(const LoadConfig& config, int worker)
+      : engine_(MakeEngine(config.seed, 3000 + worker)) {
     // The same hot set for every worker: it depends on the seed only.
     std::mt19937_64 shared = MakeEngine(config.seed, 3);
     std::uniform_int_distribution<int64_t> coord(-config.area, config.area - 1);
@@ -101,10 +102,18 @@ std::string JsonString(absl::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
@@ -131,18 +140,24 @@ absl::StatusOr<LoadPattern> ParseLoadPattern(absl::string_view name) {
 
 absl::string_view LoadPatternName(LoadPattern pattern) {
   switch (pattern) {
-    case LoadPattern::kRandom: return "random";
-    case LoadPattern::kSpiral: return "spiral";
-    case LoadPattern::kHot: return "hot";
+    case LoadPattern::kRandom:
+      return "random";
+    case LoadPattern::kSpiral:
+      return "spiral";
+    case LoadPattern::kHot:
+      return "hot";
   }
   return "?";
 }
 
 std::unique_ptr<ChunkPicker> MakeChunkPicker(const LoadConfig& config, int worker) {
   switch (config.pattern) {
-    case LoadPattern::kRandom: return std::make_unique<RandomPicker>(config, worker);
-    case LoadPattern::kSpiral: return std::make_unique<SpiralPicker>(config, worker);
-    case LoadPattern::kHot: return std::make_unique<HotPicker>(config, worker);
+    case LoadPattern::kRandom:
+      return std::make_unique<RandomPicker>(config, worker);
+    case LoadPattern::kSpiral:
+      return std::make_unique<SpiralPicker>(config, worker);
+    case LoadPattern::kHot:
+      return std::make_unique<HotPicker>(config, worker);
   }
   return nullptr;
 }
@@ -156,7 +171,8 @@ int64_t LoadReport::error_count() const {
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   const double rank = std::ceil(p * static_cast<double>(sorted.size()));
-  const size_t index = static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(sorted.size()))) - 1;
+  const size_t index =
+      static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(sorted.size()))) - 1;
   return sorted[index];
 }
 
@@ -165,16 +181,19 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
   if (config.concurrency < 1 || config.concurrency > 4096) {
     return absl::InvalidArgumentError("--concurrency must be in [1, 4096]");
   }
-  if (config.chunks_per_request < 1) return absl::InvalidArgumentError("--chunks_per_request must be >= 1");
+  if (config.chunks_per_request < 1)
+    return absl::InvalidArgumentError("--chunks_per_request must be >= 1");
   if (config.duration <= absl::ZeroDuration() && config.requests <= 0) {
     return absl::InvalidArgumentError("give --duration > 0 or --requests > 0");
   }
   if (config.area < 1 || config.area > (int64_t{1} << 40) || config.view_radius < 0 ||
       config.hot_set < 1) {
-    return absl::InvalidArgumentError("--area >= 1, --view_radius >= 0 and --hot_set >= 1 required");
+    return absl::InvalidArgumentError(
+        "--area >= 1, --view_radius >= 0 and --hot_set >= 1 required");
   }
   if (!(config.rate >= 0) || config.rate > 1e7) {
-    return absl::InvalidArgumentError("--rate must be in [0, 1e7] requests per second (0 = closed loop)");
+    return absl::InvalidArgumentError(
+        "--rate must be in [0, 1e7] requests per second (0 = closed loop)");
   }
 
   std::atomic<bool> stop{false};
@@ -189,10 +208,12 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
   auto worker = [&](int index) {
     std::unique_ptr<ChunkPicker> picker = MakeChunkPicker(config, index);
     std::vector<double>& mine = latencies[index];
-    // Open loop: this worker's schedule, every concurrency / rate seconds from start + index / rate.
+    // Open loop: this worker's schedule, every concurrency / rate seconds from start + index /
+    // rate.
     const absl::Duration period =
         config.rate > 0 ? absl::Seconds(config.concurrency / config.rate) : absl::ZeroDuration();
-    absl::Time scheduled = start + (config.rate > 0 ? absl::Seconds(index / config.rate) : absl::ZeroDuration());
+    absl::Time scheduled =
+        start + (config.rate > 0 ? absl::Seconds(index / config.rate) : absl::ZeroDuration());
     while (!stop.load(std::memory_order_relaxed)) {
       if (config.requests > 0 && claimed.fetch_add(1) >= config.requests) break;
       const std::vector<ChunkCoord> coords = picker->Next(config.chunks_per_request);
@@ -208,7 +229,8 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
       }
       absl::Status status = client.GenerateChunks(coords, config.chunk, [&](ChunkView chunk) {
         chunks.fetch_add(1, std::memory_order_relaxed);
-        bytes.fetch_add(static_cast<int64_t>(chunk.proto().ByteSizeLong()), std::memory_order_relaxed);
+        bytes.fetch_add(static_cast<int64_t>(chunk.proto().ByteSizeLong()),
+                        std::memory_order_relaxed);
       });
       const double ms = absl::ToDoubleMilliseconds(absl::Now() - sent);
       requests.fetch_add(1, std::memory_order_relaxed);
@@ -291,17 +313,18 @@ std::string LoadReportJson(const LoadConfig& config, const LoadReport& r) {
   }
   return absl::StrCat(
       "{\"pattern\":", JsonString(LoadPatternName(config.pattern)),
-      ",\"concurrency\":", config.concurrency, ",\"chunks_per_request\":", config.chunks_per_request,
+      ",\"concurrency\":", config.concurrency,
+      ",\"chunks_per_request\":", config.chunks_per_request,
       ",\"chunk_size\":", config.chunk.chunk_size, ",\"rate\":", JsonNumber(config.rate),
-      ",\"seconds\":", JsonNumber(r.seconds),
-      ",\"requests\":", r.requests, ",\"ok_requests\":", r.ok_requests, ",\"chunks\":", r.chunks,
-      ",\"bytes\":", r.bytes, ",\"chunks_per_second\":", JsonNumber(r.chunks_per_second()),
+      ",\"seconds\":", JsonNumber(r.seconds), ",\"requests\":", r.requests,
+      ",\"ok_requests\":", r.ok_requests, ",\"chunks\":", r.chunks, ",\"bytes\":", r.bytes,
+      ",\"chunks_per_second\":", JsonNumber(r.chunks_per_second()),
       ",\"mb_per_second\":", JsonNumber(r.megabytes_per_second()), ",\"retries\":", r.retries,
       ",\"latency_ms\":{\"p50\":", JsonNumber(r.p50_ms), ",\"p90\":", JsonNumber(r.p90_ms),
       ",\"p99\":", JsonNumber(r.p99_ms), ",\"p99.9\":", JsonNumber(r.p999_ms),
-      ",\"max\":", JsonNumber(r.max_ms), ",\"mean\":", JsonNumber(r.mean_ms), "}",
-      ",\"errors\":{", errors, "},\"error_count\":", r.error_count(),
-      ",\"first_error\":", JsonString(r.first_error), "}");
+      ",\"max\":", JsonNumber(r.max_ms), ",\"mean\":", JsonNumber(r.mean_ms), "}", ",\"errors\":{",
+      errors, "},\"error_count\":", r.error_count(), ",\"first_error\":", JsonString(r.first_error),
+      "}");
 }
 
 std::string LoadReportText(const LoadConfig& config, const LoadReport& r) {
@@ -313,9 +336,8 @@ std::string LoadReportText(const LoadConfig& config, const LoadReport& r) {
       LoadPatternName(config.pattern), config.concurrency, config.chunks_per_request,
       config.chunk.chunk_size,
       config.rate > 0 ? absl::StrFormat("open loop at %g requests/s", config.rate) : "closed loop",
-      r.requests, r.ok_requests, r.seconds, r.chunks, r.retries,
-      r.chunks_per_second(), r.megabytes_per_second(), r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms,
-      r.max_ms, r.mean_ms);
+      r.requests, r.ok_requests, r.seconds, r.chunks, r.retries, r.chunks_per_second(),
+      r.megabytes_per_second(), r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, r.mean_ms);
   if (r.errors.empty()) {
     absl::StrAppend(&out, "errors: none\n");
   } else {

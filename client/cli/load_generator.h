@@ -1,23 +1,24 @@
 // `worldgen load`: a closed-loop load generator for GenerateChunk.
 //
-// `concurrency` workers share one Client; each sends a request, waits for its last chunk, records the
-// latency and sends the next, until `requests` requests were sent in total or `duration` passed
-// (whichever comes first; a zero means "no limit", at least one limit is required). A request asks for
-// `chunks_per_request` chunks chosen by the pattern:
+// `concurrency` workers share one Client; each sends a request, waits for its last chunk, records
+// the latency and sends the next, until `requests` requests were sent in total or `duration` passed
+// (whichever comes first; a zero means "no limit", at least one limit is required). A request asks
+// for `chunks_per_request` chunks chosen by the pattern:
 //   random  uniformly in the square of chunks [-area, area)^2;
-//   spiral  each worker is a player at a random spot who loads the chunks around it ring by ring out to
+//   spiral  each worker is a player at a random spot who loads the chunks around it ring by ring
+//   out to
 //           `view_radius`, then walks a few chunks and starts again: nearby, overlapping requests;
 //   hot     a fixed set of `hot_set` chunks, drawn again and again: the server's cache at its best.
 // Chunk choice is deterministic given `seed` and the worker index.
 //
 // With `rate` > 0 the load is open-loop instead: requests leave on a fixed schedule of `rate` per
-// second in total (worker i sends its k-th request at start + (k * concurrency + i) / rate, if it is
-// free by then), and a request's latency counts from its scheduled time, so time spent waiting behind
-// a slow server is not hidden (no coordinated omission). That is how latency at a given fraction of
-// the maximum sustained load is measured.
+// second in total (worker i sends its k-th request at start + (k * concurrency + i) / rate, if it
+// is free by then), and a request's latency counts from its scheduled time, so time spent waiting
+// behind a slow server is not hidden (no coordinated omission). That is how latency at a given
+// fraction of the maximum sustained load is measured.
 //
-// The client retries UNAVAILABLE (ClientOptions), so a replica that dies behind a load balancer costs
-// retries, not errors; errors are the requests that still failed, by status code.
+// The client retries UNAVAILABLE (ClientOptions), so a replica that dies behind a load balancer
+// costs retries, not errors; errors are the requests that still failed, by status code.
 #ifndef WORLDGEN_CLIENT_CLI_LOAD_GENERATOR_H_
 #define WORLDGEN_CLIENT_CLI_LOAD_GENERATOR_H_
 
@@ -47,10 +48,10 @@ struct LoadConfig {
   int chunks_per_request = 16;
   ChunkRequestOptions chunk;
   uint64_t seed = 1;
-  int64_t area = 4096;    // random: chunk coordinates in [-area, area).
-  int view_radius = 8;    // spiral: rings around each player.
-  int hot_set = 64;       // hot: number of distinct chunks.
-  double rate = 0;        // Requests per second over all workers; 0 = closed loop, as fast as answered.
+  int64_t area = 4096;  // random: chunk coordinates in [-area, area).
+  int view_radius = 8;  // spiral: rings around each player.
+  int hot_set = 64;     // hot: number of distinct chunks.
+  double rate = 0;  // Requests per second over all workers; 0 = closed loop, as fast as answered.
 };
 
 // Produces the chunk lists one worker requests. Not thread-safe: one per worker.
@@ -62,12 +63,12 @@ class ChunkPicker {
 std::unique_ptr<ChunkPicker> MakeChunkPicker(const LoadConfig& config, int worker);
 
 struct LoadReport {
-  double seconds = 0;           // Wall time of the run.
-  int64_t requests = 0;         // Requests finished (OK or not).
+  double seconds = 0;    // Wall time of the run.
+  int64_t requests = 0;  // Requests finished (OK or not).
   int64_t ok_requests = 0;
-  int64_t chunks = 0;           // Chunks received (also from requests that failed later).
-  int64_t bytes = 0;            // Serialized size of the ChunkData messages received.
-  int64_t retries = 0;          // Retried attempts inside the client.
+  int64_t chunks = 0;   // Chunks received (also from requests that failed later).
+  int64_t bytes = 0;    // Serialized size of the ChunkData messages received.
+  int64_t retries = 0;  // Retried attempts inside the client.
   // Latency of OK requests, milliseconds (nearest-rank percentiles).
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
   std::map<std::string, int64_t> errors;  // Status code name -> failed requests.

@@ -33,8 +33,8 @@ void PrintFlags(std::ostream& out, const std::vector<std::string>& names) {
   for (const std::string& name : names) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;
-    out << "  --" << name << "  " << flag->Help() << " (default: "
-        << (flag->DefaultValue().empty() ? "\"\"" : flag->DefaultValue()) << ")\n";
+    out << "  --" << name << "  " << flag->Help()
+        << " (default: " << (flag->DefaultValue().empty() ? "\"\"" : flag->DefaultValue()) << ")\n";
   }
 }
 
@@ -46,7 +46,8 @@ void PrintMainUsage(std::ostream& out) {
   out << "\nglobal flags:\n";
   PrintFlags(out, GlobalFlags());
   out << "\n`worldgen SUBCOMMAND --help` describes a subcommand and its flags.\n"
-         "Exit codes: 0 ok, 1 RPC error (or not SERVING, or failed load requests), 2 usage error.\n";
+         "Exit codes: 0 ok, 1 RPC error (or not SERVING, or failed load requests), 2 usage "
+         "error.\n";
 }
 
 void PrintSubcommandUsage(std::ostream& out, const Subcommand& c) {
@@ -144,8 +145,8 @@ int Main(int argc, char** argv) {
   }
   for (const auto& [name, value] : settings) {
     if (!Contains(GlobalFlags(), name) && !Contains(command->flags, name)) {
-      std::cerr << "worldgen: " << command->name << " does not take --" << name
-                << " (worldgen " << command->name << " --help lists its flags)\n";
+      std::cerr << "worldgen: " << command->name << " does not take --" << name << " (worldgen "
+                << command->name << " --help lists its flags)\n";
       return kExitUsage;
     }
     std::string error;

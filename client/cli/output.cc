@@ -43,9 +43,8 @@ absl::flat_hash_map<uint32_t, std::string> BiomeNames(const v1::WorldDescription
 std::string DescribeText(const v1::WorldDescription& world) {
   const v1::WorldConfig& c = world.config();
   const v1::ServerLimits& l = world.limits();
-  std::string out =
-      absl::StrFormat("world %s  seed %d  chunk_size %d\n  blender %s:", c.name(), c.seed(),
-                      c.chunk_size(), world.blender());
+  std::string out = absl::StrFormat("world %s  seed %d  chunk_size %d\n  blender %s:", c.name(),
+                                    c.seed(), c.chunk_size(), world.blender());
   // The engine's own figures: every parameter in force, then derived ones (min_blend_radius, ...).
   for (const v1::BlenderFigure& figure : world.blender_figures()) {
     absl::StrAppendFormat(&out, "  %s %g", figure.name(), figure.value());
@@ -96,17 +95,21 @@ std::string ChunkText(const ChunkView& chunk, const v1::WorldDescription& world)
   for (uint32_t id : chunk.biome_ids()) {
     absl::StrAppendFormat(&out, "weights of %s (%d), rows z = %d.., columns x = %d..:\n",
                           NameOf(names, id), id, chunk.origin_z(), chunk.origin_x());
-    AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%.3f", chunk.Weight(id, lx, lz)); });
+    AppendGrid(out, n,
+               [&](int lx, int lz) { return absl::StrFormat("%.3f", chunk.Weight(id, lx, lz)); });
   }
   if (chunk.has_heights()) {
     absl::StrAppend(&out, "heights:\n");
-    AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%7.2f", chunk.Height(lx, lz)); });
+    AppendGrid(out, n,
+               [&](int lx, int lz) { return absl::StrFormat("%7.2f", chunk.Height(lx, lz)); });
   }
   absl::StrAppend(&out, "dominant biome ids:\n");
-  AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%3d", chunk.DominantBiome(lx, lz)); });
+  AppendGrid(out, n,
+             [&](int lx, int lz) { return absl::StrFormat("%3d", chunk.DominantBiome(lx, lz)); });
   if (chunk.has_source_biome()) {
     absl::StrAppend(&out, "source biome ids (the unblended raw map):\n");
-    AppendGrid(out, n, [&](int lx, int lz) { return absl::StrFormat("%3d", chunk.SourceBiome(lx, lz)); });
+    AppendGrid(out, n,
+               [&](int lx, int lz) { return absl::StrFormat("%3d", chunk.SourceBiome(lx, lz)); });
   }
   return out;
 }
@@ -119,10 +122,12 @@ std::string SamplesText(const v1::SampleWeightsRequest& request,
   for (int i = 0; i < response.samples_size() && i < request.points_size(); ++i) {
     const v1::PointWeights& s = response.samples(i);
     absl::StrAppendFormat(&out, "(%g, %g)  dominant %s (%d)", request.points(i).x(),
-                          request.points(i).z(), NameOf(names, s.dominant_biome()), s.dominant_biome());
+                          request.points(i).z(), NameOf(names, s.dominant_biome()),
+                          s.dominant_biome());
     if (request.include_heights()) absl::StrAppendFormat(&out, "  height %.3f", s.height());
     if (request.include_source_biome()) {
-      absl::StrAppendFormat(&out, "  source %s (%d)", NameOf(names, s.source_biome()), s.source_biome());
+      absl::StrAppendFormat(&out, "  source %s (%d)", NameOf(names, s.source_biome()),
+                            s.source_biome());
     }
     absl::StrAppend(&out, " ");
     for (const v1::BiomeWeight& w : s.weights()) {

@@ -1,8 +1,8 @@
 // What the `worldgen` CLI prints: proto3 JSON for scripts (--json) and plain text for people.
 //
 // JSON output is the proto3 JSON mapping of the response message (worldgen.v1.WorldDescription,
-// ChunkData, SampleWeightsResponse) with the .proto field names and every field printed, on one line.
-// Floats are printed with enough digits to parse back to the same float, so a script that
+// ChunkData, SampleWeightsResponse) with the .proto field names and every field printed, on one
+// line. Floats are printed with enough digits to parse back to the same float, so a script that
 // rounds each number to float32 recovers the exact bits.
 #ifndef WORLDGEN_CLIENT_CLI_OUTPUT_H_
 #define WORLDGEN_CLIENT_CLI_OUTPUT_H_
@@ -27,13 +27,15 @@ absl::flat_hash_map<uint32_t, std::string> BiomeNames(const v1::WorldDescription
 std::string DescribeText(const v1::WorldDescription& world);
 
 // The chunk's biomes (id, name, mean/min/max weight), then for each biome its weights as a grid
-// (rows are z, columns x), then heights (if present), dominant biomes and source biomes (if present).
+// (rows are z, columns x), then heights (if present), dominant biomes and source biomes (if
+// present).
 std::string ChunkText(const ChunkView& chunk, const v1::WorldDescription& world);
 
 // One line per point: coordinates, dominant biome, height and source biome (if requested) and the
 // weights.
 std::string SamplesText(const v1::SampleWeightsRequest& request,
-                        const v1::SampleWeightsResponse& response, const v1::WorldDescription& world);
+                        const v1::SampleWeightsResponse& response,
+                        const v1::WorldDescription& world);
 
 }  // namespace worldgen::cli
 

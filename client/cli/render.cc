@@ -30,16 +30,19 @@ absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text) {
   }
   for (int i = 0; i < 4; ++i) {
     if (!absl::SimpleAtoi(parts[i], &v[i]) || std::abs(v[i]) > (int64_t{1} << 40)) {
-      return absl::InvalidArgumentError(absl::StrCat("--region: \"", parts[i], "\" is not an integer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--region: \"", parts[i], "\" is not an integer"));
     }
   }
   BlockRegion region{v[0], v[1], v[2], v[3]};
   if (region.min_x > region.max_x || region.min_z > region.max_z) {
-    return absl::InvalidArgumentError(absl::StrCat("--region: min must be <= max, got \"", text, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--region: min must be <= max, got \"", text, "\""));
   }
   if (region.width() * region.height() > kMaxRenderPixels) {
     return absl::InvalidArgumentError(absl::StrFormat("--region: %d x %d is more than %d pixels",
-                                                      region.width(), region.height(), kMaxRenderPixels));
+                                                      region.width(), region.height(),
+                                                      kMaxRenderPixels));
   }
   return region;
 }

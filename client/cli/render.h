@@ -84,8 +84,8 @@ class RegionPainter {
   std::vector<uint8_t> rgb_;    // Per window column, for the other layers (3 bytes each).
 };
 
-// Fetches the chunks of `chunk_size` that RegionPainter asks for, in requests of at most the server's
-// max_chunks_per_request, and paints them.
+// Fetches the chunks of `chunk_size` that RegionPainter asks for, in requests of at most the
+// server's max_chunks_per_request, and paints them.
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
                                       int chunk_size);

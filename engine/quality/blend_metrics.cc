@@ -10,7 +10,11 @@
 namespace worldgen::quality {
 
 RegionWeights::RegionWeights(int64_t x0, int64_t z0, int width, int height, int biome_count)
-    : x0(x0), z0(z0), width(width), height(height), biome_count(biome_count),
+    : x0(x0),
+      z0(z0),
+      width(width),
+      height(height),
+      biome_count(biome_count),
       weights(static_cast<size_t>(biome_count) * static_cast<size_t>(width) *
                   static_cast<size_t>(height),
               0.0f) {}
@@ -24,7 +28,8 @@ RegionWeights BlendRegion(const ChunkBlendFn& blend, int64_t x0, int64_t z0, int
     for (int cx = 0; cx < width; cx += chunk_size) {
       blend(x0 + cx, z0 + cz, chunk_size, &layers);
       for (const IndexedLayer& layer : layers) {
-        float* out = field.layer(layer.biome) + static_cast<size_t>(cz) * w + static_cast<size_t>(cx);
+        float* out =
+            field.layer(layer.biome) + static_cast<size_t>(cz) * w + static_cast<size_t>(cx);
         for (size_t lz = 0; lz < n; ++lz) {
           std::copy_n(layer.weights.data() + lz * n, n, out + lz * w);
         }
@@ -104,11 +109,13 @@ double GridLock(const RegionWeights& field, int period) {
   for (int b = 0; b < field.biome_count; ++b) {
     const float* v = field.layer(b);
     for (size_t z = 1; z + 1 < h; ++z) {
-      const size_t pz = static_cast<size_t>(
-          field.z0 + static_cast<int64_t>(z) - FloorDiv(field.z0 + static_cast<int64_t>(z), period) * period);
+      const size_t pz =
+          static_cast<size_t>(field.z0 + static_cast<int64_t>(z) -
+                              FloorDiv(field.z0 + static_cast<int64_t>(z), period) * period);
       for (size_t x = 1; x + 1 < w; ++x) {
-        const size_t px = static_cast<size_t>(
-            field.x0 + static_cast<int64_t>(x) - FloorDiv(field.x0 + static_cast<int64_t>(x), period) * period);
+        const size_t px =
+            static_cast<size_t>(field.x0 + static_cast<int64_t>(x) -
+                                FloorDiv(field.x0 + static_cast<int64_t>(x), period) * period);
         const double c = v[z * w + x];
         const double dxx = v[z * w + x + 1] - 2.0 * c + v[z * w + x - 1];
         const double dzz = v[(z + 1) * w + x] - 2.0 * c + v[(z - 1) * w + x];
@@ -121,7 +128,8 @@ double GridLock(const RegionWeights& field, int period) {
     std::complex<double> phasor = 0.0;
     double total = 0.0;
     for (int r = 0; r < period; ++r) {
-      phasor += energy[static_cast<size_t>(r)] * std::polar(1.0, 2.0 * std::numbers::pi * r / period);
+      phasor +=
+          energy[static_cast<size_t>(r)] * std::polar(1.0, 2.0 * std::numbers::pi * r / period);
       total += energy[static_cast<size_t>(r)];
     }
     return total > 0.0 ? std::abs(phasor) / total : 0.0;

@@ -1,10 +1,10 @@
 // Figures of a blend over a region of a real map: how well a blender keeps the blending contract
-// (weights sum to one, change gradually), how much blending work its chunks carry, how far it is from
-// another blender's weights, and how strongly it is locked to a grid.
+// (weights sum to one, change gradually), how much blending work its chunks carry, how far it is
+// from another blender's weights, and how strongly it is locked to a grid.
 //
 // All functions are pure: they read a RegionWeights (every biome's weight at every column of a
-// rectangle) built by BlendRegion from any chunk-blending callback (Blender::BlendColumns fits), or by
-// hand in tests. Used by worldgen-lab (bench/lab) and the tests; isotropy.h builds on it.
+// rectangle) built by BlendRegion from any chunk-blending callback (Blender::BlendColumns fits), or
+// by hand in tests. Used by worldgen-lab (bench/lab) and the tests; isotropy.h builds on it.
 #ifndef WORLDGEN_ENGINE_QUALITY_BLEND_METRICS_H_
 #define WORLDGEN_ENGINE_QUALITY_BLEND_METRICS_H_
 
@@ -34,11 +34,14 @@ struct RegionWeights {
 
   size_t columns() const { return static_cast<size_t>(width) * static_cast<size_t>(height); }
   // Biome `biome`'s weights, `columns()` values, row-major.
-  const float* layer(int biome) const { return weights.data() + static_cast<size_t>(biome) * columns(); }
+  const float* layer(int biome) const {
+    return weights.data() + static_cast<size_t>(biome) * columns();
+  }
   float* layer(int biome) { return weights.data() + static_cast<size_t>(biome) * columns(); }
   // (x, z) relative to (x0, z0).
   float at(int biome, int x, int z) const {
-    return layer(biome)[static_cast<size_t>(z) * static_cast<size_t>(width) + static_cast<size_t>(x)];
+    return layer(
+        biome)[static_cast<size_t>(z) * static_cast<size_t>(width) + static_cast<size_t>(x)];
   }
 };
 
@@ -51,8 +54,9 @@ RegionWeights BlendRegion(const ChunkBlendFn& blend, int64_t x0, int64_t z0, int
 // The contract bounds it by 1e-6.
 double MaxSumError(const RegionWeights& field);
 
-// max over biomes and over pairs of columns adjacent along x or z of |w(a) - w(b)|: the steepest step
-// any biome's weight takes between neighbours. A hard border scores 1; a blur of radius r about 1/r.
+// max over biomes and over pairs of columns adjacent along x or z of |w(a) - w(b)|: the steepest
+// step any biome's weight takes between neighbours. A hard border scores 1; a blur of radius r
+// about 1/r.
 double MaxNeighbourJump(const RegionWeights& field);
 
 struct ChunkCoverage {
@@ -68,13 +72,14 @@ struct ChunkCoverage {
 ChunkCoverage MeasureChunks(const RegionWeights& field, int chunk_size);
 
 // Root mean square over columns of the Euclidean distance between the two fields' weight vectors,
-// sqrt(mean over columns of sum over biomes (a - b)^2). 0 for identical blends; sqrt(2) at most (two
-// different single biomes everywhere). The fields must have the same rectangle and biome count.
+// sqrt(mean over columns of sum over biomes (a - b)^2). 0 for identical blends; sqrt(2) at most
+// (two different single biomes everywhere). The fields must have the same rectangle and biome
+// count.
 double RmsDistance(const RegionWeights& a, const RegionWeights& b);
 
-// Grid lock (engine/quality/isotropy.h, GridLock) of every biome's layer pooled: the curvature energy
-// of all layers at each column phase (world coordinate mod `period`) summed before the ratio, so a
-// map with many biomes is measured as one. 0 when no layer bends.
+// Grid lock (engine/quality/isotropy.h, GridLock) of every biome's layer pooled: the curvature
+// energy of all layers at each column phase (world coordinate mod `period`) summed before the
+// ratio, so a map with many biomes is measured as one. 0 when no layer bends.
 double GridLock(const RegionWeights& field, int period);
 
 // The larger of GridLock at `interval` and, for an even interval, at interval / 2 (where an

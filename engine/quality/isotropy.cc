@@ -15,7 +15,8 @@ double Unit(uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }
 
 }  // namespace
 
-DiscFieldSource::DiscFieldSource(uint64_t seed, double spacing, double min_radius, double max_radius)
+DiscFieldSource::DiscFieldSource(uint64_t seed, double spacing, double min_radius,
+                                 double max_radius)
     : seed_(seed), spacing_(spacing), min_radius_(min_radius), max_radius_(max_radius) {}
 
 int DiscFieldSource::BiomeIndexAt(double x, double z) const {
@@ -23,8 +24,10 @@ int DiscFieldSource::BiomeIndexAt(double x, double z) const {
   // than half the spacing.
   const int64_t k = static_cast<int64_t>(std::floor(x / spacing_ + 0.5));
   const int64_t l = static_cast<int64_t>(std::floor(z / spacing_ + 0.5));
-  const double cx = static_cast<double>(k) * spacing_ + 4.0 * Unit(HashCoords(seed_, k, l, 1)) - 2.0;
-  const double cz = static_cast<double>(l) * spacing_ + 4.0 * Unit(HashCoords(seed_, k, l, 2)) - 2.0;
+  const double cx =
+      static_cast<double>(k) * spacing_ + 4.0 * Unit(HashCoords(seed_, k, l, 1)) - 2.0;
+  const double cz =
+      static_cast<double>(l) * spacing_ + 4.0 * Unit(HashCoords(seed_, k, l, 2)) - 2.0;
   const double r = min_radius_ + (max_radius_ - min_radius_) * Unit(HashCoords(seed_, k, l, 3));
   const double dx = x - cx, dz = z - cz;
   return dx * dx + dz * dz <= r * r ? 1 : 0;
@@ -60,7 +63,8 @@ WorldSpec TwoBiomeSpec(BlenderKind kind, double interval, double blend_radius, u
   return spec;
 }
 
-std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent, int chunk_size) {
+std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent,
+                               int chunk_size) {
   const RegionWeights field = BlendRegion(blend, origin, origin, extent, extent, chunk_size, 2);
   return std::vector<float>(field.layer(1), field.layer(1) + field.columns());
 }
@@ -71,11 +75,12 @@ OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int exten
   for (size_t z = 1; z + 1 < n; ++z) {
     for (size_t x = 1; x + 1 < n; ++x) {
       const double gx = 0.5 * (static_cast<double>(field[z * n + x + 1]) - field[z * n + x - 1]);
-      const double gz = 0.5 * (static_cast<double>(field[(z + 1) * n + x]) - field[(z - 1) * n + x]);
+      const double gz =
+          0.5 * (static_cast<double>(field[(z + 1) * n + x]) - field[(z - 1) * n + x]);
       const double m2 = gx * gx + gz * gz;
       if (m2 == 0.0) continue;
       const std::complex<double> g2 = std::complex<double>(gx, gz) * std::complex<double>(gx, gz);
-      out.sum4 += g2 * g2 / m2;             // |g|^2 e^{4i theta}
+      out.sum4 += g2 * g2 / m2;              // |g|^2 e^{4i theta}
       out.sum6 += g2 * g2 * g2 / (m2 * m2);  // |g|^2 e^{6i theta}
       out.energy += m2;
       out.gradient_columns += 1.0;
@@ -123,8 +128,8 @@ std::vector<float> BlendField(BlenderKind method, const BiomeSource& source, int
 
 }  // namespace
 
-IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int extent, int edge_extent,
-                               int edge_angles, uint64_t seed) {
+IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int extent,
+                               int edge_extent, int edge_angles, uint64_t seed) {
   IsotropyReport report;
   // Discs of radius 20..60 every 256 blocks: no column is within reach of two discs for radii up
   // to 64 (60 + 64 + 2 < 128).
@@ -144,8 +149,9 @@ IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int
   for (int a = 0; a < edge_angles; ++a) {
     const double phi = 0.5 * std::numbers::pi * a / edge_angles;
     const HalfPlaneSource edge(phi, centre + 0.37, centre - 0.21);
-    const double width = EdgeWidth(
-        BlendField(method, edge, interval, radius, seed, origin, edge_extent), edge_extent, disc_radius);
+    const double width =
+        EdgeWidth(BlendField(method, edge, interval, radius, seed, origin, edge_extent),
+                  edge_extent, disc_radius);
     report.edge_width_min = a == 0 ? width : std::min(report.edge_width_min, width);
     report.edge_width_max = a == 0 ? width : std::max(report.edge_width_max, width);
   }

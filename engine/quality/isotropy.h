@@ -1,12 +1,12 @@
 // Squareness measurements: how much a blender's output depends on direction.
 //
 // A blender that is free of grid artifacts treats every direction alike. Three measurements make
-// that a number, all on synthetic two-biome maps whose exact answer is known to be isotropic, so any
-// directional preference in the output comes from the blender and not from the map:
+// that a number, all on synthetic two-biome maps whose exact answer is known to be isotropic, so
+// any directional preference in the output comes from the blender and not from the map:
 //
 //  * Disc field: biome 1 inside discs of hashed radii (20..60 blocks) and sub-block hashed centres,
-//    placed far enough apart that no column sees two discs. The gradient of a blurred disc points in
-//    every direction equally, so for an isotropic blender the orientation harmonics
+//    placed far enough apart that no column sees two discs. The gradient of a blurred disc points
+//    in every direction equally, so for an isotropic blender the orientation harmonics
 //        A_k = |sum g^k / |g|^(k-2)| / sum |g|^2        (g = gx + i*gz, the weight gradient)
 //    vanish. A_4 measures square (4-fold) structure, A_6 hexagonal (6-fold) structure such as a
 //    triangular lattice could leave. The full-resolution blur gives the floor that the integer
@@ -60,12 +60,14 @@ class HalfPlaneSource final : public BiomeSource {
 // method declares; none for full_resolution) and blend_radius set, where the method declares them.
 BlenderSpec KernelBlenderSpec(BlenderKind kind, double interval, double blend_radius);
 
-// A two-biome world spec (ids 0 and 1, the method's radius for both) with the given blender and seed.
+// A two-biome world spec (ids 0 and 1, the method's radius for both) with the given blender and
+// seed.
 WorldSpec TwoBiomeSpec(BlenderKind kind, double interval, double blend_radius, uint64_t seed);
 
 // Biome 1's weight at every column of the square [origin, origin + extent)^2, row-major, x fastest,
 // blended chunk by chunk (extent must be a multiple of chunk_size; BlendRegion's layer 1).
-std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent, int chunk_size);
+std::vector<float> WeightField(const ChunkBlendFn& blend, int64_t origin, int extent,
+                               int chunk_size);
 
 struct OrientationHarmonics {
   // sum |g|^2 e^{4i theta}, sum |g|^2 e^{6i theta} and sum |g|^2 over the columns. Kept as sums so
@@ -85,8 +87,8 @@ struct OrientationHarmonics {
 OrientationHarmonics MeasureHarmonics(const std::vector<float>& field, int extent);
 
 // How strongly the field's curvature is locked to the world axes at `period` blocks: with
-// E = (second difference of w along x)^2 at each column, |sum E exp(2 pi i x / period)| / sum E, and
-// the same along z; the larger of the two. 1 = every bend sits on the same grid line phase (the
+// E = (second difference of w along x)^2 at each column, |sum E exp(2 pi i x / period)| / sum E,
+// and the same along z; the larger of the two. 1 = every bend sits on the same grid line phase (the
 // creases of a lerped grid), about 0 = bends fall anywhere (no grid to see). period >= 2. The
 // one-layer case of GridLock(RegionWeights) (blend_metrics.h), with the field's corner at phase 0.
 double GridLock(const std::vector<float>& field, int extent, int period);
@@ -104,12 +106,13 @@ struct IsotropyReport {
   double edge_width_ratio() const { return edge_width_max / edge_width_min; }
 };
 
-// Measures `method` (with KernelBlenderSpec(method, interval, radius)) on a disc field of extent x extent columns and on straight edges at
-// `edge_angles` angles evenly spread over [0, 90) degrees, each on a field of edge_extent columns.
-// `seed` picks the discs and the scattered blender's lattice jitter: figures that change with it are
-// noise, figures that do not are the method's own structure.
-IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int extent, int edge_extent,
-                               int edge_angles, uint64_t seed);
+// Measures `method` (with KernelBlenderSpec(method, interval, radius)) on a disc field of extent x
+// extent columns and on straight edges at `edge_angles` angles evenly spread over [0, 90) degrees,
+// each on a field of edge_extent columns. `seed` picks the discs and the scattered blender's
+// lattice jitter: figures that change with it are noise, figures that do not are the method's own
+// structure.
+IsotropyReport MeasureIsotropy(BlenderKind method, int interval, int radius, int extent,
+                               int edge_extent, int edge_angles, uint64_t seed);
 
 }  // namespace worldgen::quality
 

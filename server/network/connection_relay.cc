@@ -150,7 +150,8 @@ class ConnectionRelay::Worker {
         timeout_ms = 0;
       } else if (!lingering_.empty()) {
         const int64_t wait_ns = lingering_.front().first - NowNs();
-        timeout_ms = static_cast<int>(std::clamp<int64_t>((wait_ns + 999'999) / 1'000'000, 0, 60'000));
+        timeout_ms =
+            static_cast<int>(std::clamp<int64_t>((wait_ns + 999'999) / 1'000'000, 0, 60'000));
       }
       const int n = epoll_wait(epoll_fd_, events, 256, timeout_ms);
       if (n < 0 && errno != EINTR) break;
@@ -237,9 +238,13 @@ class ConnectionRelay::Worker {
     }
     if (c->lingering) {
       switch (Linger(*c)) {
-        case Flow::kClientGone: return Kill(c);
-        case Flow::kMore: more = true; break;
-        default: break;
+        case Flow::kClientGone:
+          return Kill(c);
+        case Flow::kMore:
+          more = true;
+          break;
+        default:
+          break;
       }
     }
     if (more && !c->ready) {
@@ -321,13 +326,15 @@ class ConnectionRelay::Worker {
   }
 
   // The guard tripped on the client's bytes (verdict_): drop the server end, tell a flooding client
-  // why (GOAWAY at a frame boundary of what it was sent; if a frame is half sent, no GOAWAY), close.
+  // why (GOAWAY at a frame boundary of what it was sent; if a frame is half sent, no GOAWAY),
+  // close.
   void Cut(Connection* c) {
     const bool flood = verdict_ != Http2FrameGuard::Verdict::kNotHttp2;
     if (options_.on_cut) {
-      options_.on_cut(verdict_ == Http2FrameGuard::Verdict::kResetFlood     ? CutReason::kResetFlood
-                      : verdict_ == Http2FrameGuard::Verdict::kControlFlood ? CutReason::kControlFlood
-                                                                            : CutReason::kNotHttp2);
+      options_.on_cut(verdict_ == Http2FrameGuard::Verdict::kResetFlood ? CutReason::kResetFlood
+                      : verdict_ == Http2FrameGuard::Verdict::kControlFlood
+                          ? CutReason::kControlFlood
+                          : CutReason::kNotHttp2);
     }
     CloseServerEnd(c);
     const uint64_t boundary = c->server_bytes_read - c->server_frames.bytes_into_frame();
@@ -335,7 +342,8 @@ class ConnectionRelay::Worker {
       c->client.out.Clear();
     } else if (c->client_bytes_sent <= boundary) {
       c->client.out.Truncate(static_cast<size_t>(boundary - c->client_bytes_sent));
-      c->client.out.Append(Http2GoawayFrame(c->guard.last_stream_id(), Http2ErrorCode::kEnhanceYourCalm));
+      c->client.out.Append(
+          Http2GoawayFrame(c->guard.last_stream_id(), Http2ErrorCode::kEnhanceYourCalm));
     }
     StartLingering(c);
   }
@@ -435,12 +443,12 @@ class ConnectionRelay::Worker {
   Count* const connections_;
   const int epoll_fd_;
   const int wake_fd_;
-  std::unique_ptr<char[]> scratch_;  // One read's bytes.
+  std::unique_ptr<char[]> scratch_;                                     // One read's bytes.
   Http2FrameGuard::Verdict verdict_ = Http2FrameGuard::Verdict::kPass;  // Of the last Move.
 
   std::mutex mu_;
-  bool stopping_ = false;                      // Guarded by mu_.
-  std::vector<std::pair<int, int>> inbox_;     // Guarded by mu_: (client, server end) to register.
+  bool stopping_ = false;                   // Guarded by mu_.
+  std::vector<std::pair<int, int>> inbox_;  // Guarded by mu_: (client, server end) to register.
 
   // Relay thread only:
   uint64_t last_id_ = 0;

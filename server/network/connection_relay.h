@@ -1,13 +1,16 @@
-// ConnectionRelay: puts an HTTP/2 frame guard between accepted client connections and the server that
-// serves them. Each client connection is paired with one end of a local socket pair whose other end
-// the server serves instead of the client's socket; a few relay threads (epoll, edge-triggered) move
-// the bytes both ways, reading the client's frame headers on the way in (Http2FrameGuard):
+// ConnectionRelay: puts an HTTP/2 frame guard between accepted client connections and the server
+// that serves them. Each client connection is paired with one end of a local socket pair whose
+// other end the server serves instead of the client's socket; a few relay threads (epoll,
+// edge-triggered) move the bytes both ways, reading the client's frame headers on the way in
+// (Http2FrameGuard):
 //
-//   - A client over its reset or control-frame budget (Http2FrameLimits) is cut: its server end is closed at once (so
+//   - A client over its reset or control-frame budget (Http2FrameLimits) is cut: its server end is
+//   closed at once (so
 //     the server drops its calls), a GOAWAY ENHANCE_YOUR_CALM is written to it at a frame boundary
 //     of what the server sent, and its socket is closed. Bytes that are not HTTP/2 (no client
 //     preface) are cut the same way, without GOAWAY.
-//   - Memory is bounded per connection: at most `buffer_bytes` wait in each direction, and a side is
+//   - Memory is bounded per connection: at most `buffer_bytes` wait in each direction, and a side
+//   is
 //     not read while the bytes from it wait for the other side (a slow reader stalls its writer, in
 //     the kernel's socket buffers, not in ours). Idle connections hold no buffer.
 //   - Either side ending ends the other: end of stream is passed on (shutdown of writing) after the
@@ -20,7 +23,8 @@
 //
 // Each connection costs three descriptors: the client's socket and both ends of the pair.
 //
-// Thread safety: Add() and Shutdown() may be called from any thread; callbacks run on relay threads.
+// Thread safety: Add() and Shutdown() may be called from any thread; callbacks run on relay
+// threads.
 #ifndef WORLDGEN_SERVER_NETWORK_CONNECTION_RELAY_H_
 #define WORLDGEN_SERVER_NETWORK_CONNECTION_RELAY_H_
 
@@ -60,9 +64,9 @@ class ConnectionRelay {
   ConnectionRelay(const ConnectionRelay&) = delete;
   ConnectionRelay& operator=(const ConnectionRelay&) = delete;
 
-  // Relays `client_fd` (a connected, non-blocking stream socket, owned by the relay from now on) and
-  // returns the descriptor to serve in its place (non-blocking, close-on-exec; the caller owns it).
-  // On failure (no descriptor free for the pair, or after Shutdown()) `client_fd` is closed.
+  // Relays `client_fd` (a connected, non-blocking stream socket, owned by the relay from now on)
+  // and returns the descriptor to serve in its place (non-blocking, close-on-exec; the caller owns
+  // it). On failure (no descriptor free for the pair, or after Shutdown()) `client_fd` is closed.
   absl::StatusOr<int> Add(int client_fd);
 
   // Waits at most `timeout` for every connection to close by itself, then Shutdown(). Returns

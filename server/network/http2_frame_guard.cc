@@ -54,7 +54,8 @@ bool Http2FrameReader::Read(absl::string_view bytes,
       at += skip;
       continue;
     }
-    const size_t take = std::min(kHttp2FrameHeaderBytes - header_filled_, static_cast<size_t>(end - at));
+    const size_t take =
+        std::min(kHttp2FrameHeaderBytes - header_filled_, static_cast<size_t>(end - at));
     std::memcpy(header_ + header_filled_, at, take);
     header_filled_ += take;
     at += take;

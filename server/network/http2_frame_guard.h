@@ -5,7 +5,8 @@
 // unlimited reset rate is unlimited memory).
 //
 // Only frame headers are read (9 bytes each); payloads are skipped by counting, so a frame's length
-// field costs nothing whatever it says (validating it against SETTINGS_MAX_FRAME_SIZE is gRPC's job).
+// field costs nothing whatever it says (validating it against SETTINGS_MAX_FRAME_SIZE is gRPC's
+// job).
 //
 // Thread safety: none; each object belongs to one direction of one connection.
 #ifndef WORLDGEN_SERVER_NETWORK_HTTP2_FRAME_GUARD_H_
@@ -64,10 +65,10 @@ class Http2FrameReader {
  private:
   bool stopped_ = false;
   bool not_http2_ = false;
-  size_t preface_left_;         // Preface bytes still to match.
-  size_t header_filled_ = 0;    // Bytes of the current frame header gathered in header_.
-  uint64_t payload_left_ = 0;   // Payload bytes of the current frame still to skip.
-  uint64_t payload_length_ = 0; // The current frame's payload length (while skipping it).
+  size_t preface_left_;          // Preface bytes still to match.
+  size_t header_filled_ = 0;     // Bytes of the current frame header gathered in header_.
+  uint64_t payload_left_ = 0;    // Payload bytes of the current frame still to skip.
+  uint64_t payload_length_ = 0;  // The current frame's payload length (while skipping it).
   uint8_t header_[kHttp2FrameHeaderBytes] = {};
 };
 
@@ -76,8 +77,8 @@ class Http2FrameReader {
 //   resets:          RST_STREAM frames;
 //   control frames:  SETTINGS and PING frames that ask for an answer (no ACK flag). Each one makes
 //                    the server queue an answer; a client that never reads them makes gRPC hold
-//                    them all in memory. Clients send a few per connection (settings once, keepalive
-//                    and flow-control pings now and then).
+//                    them all in memory. Clients send a few per connection (settings once,
+//                    keepalive and flow-control pings now and then).
 struct Http2FrameLimits {
   int64_t max_resets_per_second = 200;
   int64_t max_control_frames_per_second = 200;

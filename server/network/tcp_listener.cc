@@ -23,9 +23,11 @@ absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Bind(const std::string
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* found = nullptr;
   const std::string service = absl::StrCat(port);
-  if (int error = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
+  if (int error =
+          getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
       error != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot resolve ", host, ": ", gai_strerror(error)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot resolve ", host, ": ", gai_strerror(error)));
   }
   std::string why = "no address";
   for (addrinfo* at = found; at != nullptr; at = at->ai_next) {
@@ -41,9 +43,9 @@ absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Bind(const std::string
     sockaddr_storage bound{};
     socklen_t length = sizeof(bound);
     getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
-    const int bound_port =
-        bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                                    : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    const int bound_port = bound.ss_family == AF_INET6
+                               ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                               : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     freeaddrinfo(found);
     return std::unique_ptr<TcpListener>(new TcpListener(fd, bound_port));
   }

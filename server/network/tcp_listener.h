@@ -9,8 +9,8 @@
 // descriptors are free again.
 //
 // With GuardHttp2(), each connection is relayed through a ConnectionRelay (an HTTP/2 frame guard
-// against stream-reset floods, server/connection_relay.h) and the callback gets the relay's end of a
-// socket pair instead of the client's socket: three descriptors per connection instead of one. A
+// against stream-reset floods, server/connection_relay.h) and the callback gets the relay's end of
+// a socket pair instead of the client's socket: three descriptors per connection instead of one. A
 // connection for which no pair can be made is closed at once and counted as refused.
 //
 // Thread safety: GuardHttp2(), Start(), Stop() and CloseRelayedConnections() from one thread; the
@@ -57,8 +57,8 @@ class TcpListener {
   void Stop();
   // Waits at most `drain` for the relayed connections to close by themselves (call it after the
   // server stopped serving them and closed its ends: its last words, such as a stream's final
-  // messages and status or GOAWAY, still reach the clients), then stops the relay threads and closes
-  // what is left.
+  // messages and status or GOAWAY, still reach the clients), then stops the relay threads and
+  // closes what is left.
   void CloseRelayedConnections(absl::Duration drain);
 
  private:

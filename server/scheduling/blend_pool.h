@@ -2,8 +2,8 @@
 // decides what runs and what is admitted (--max_queue_seconds); the pool only runs.
 //
 // Thread safety: all methods are safe for concurrent use. Tasks must not block on other tasks.
-// The lock is a std::mutex, not absl::Mutex, so ThreadSanitizer (scripts/tsan.sh) can check the pool:
-// apt's Abseil is not instrumented, std's primitives are intercepted.
+// The lock is a std::mutex, not absl::Mutex, so ThreadSanitizer (scripts/tsan.sh) can check the
+// pool: apt's Abseil is not instrumented, std's primitives are intercepted.
 #ifndef WORLDGEN_SERVER_SCHEDULING_BLEND_POOL_H_
 #define WORLDGEN_SERVER_SCHEDULING_BLEND_POOL_H_
 

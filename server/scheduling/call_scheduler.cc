@@ -28,7 +28,8 @@ int64_t WholeMillisUp(absl::Duration d) {
 }
 
 // RESOURCE_EXHAUSTED saying why (`reason`, for metrics), what, and when to come back.
-absl::Status Refuse(absl::string_view reason, absl::string_view message, absl::Duration retry_after) {
+absl::Status Refuse(absl::string_view reason, absl::string_view message,
+                    absl::Duration retry_after) {
   const int64_t retry_ms = WholeMillisUp(retry_after);
   absl::Status status =
       absl::ResourceExhaustedError(absl::StrCat(message, "; retry in ", retry_ms, " ms"));
@@ -78,41 +79,47 @@ absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
 }
 
 absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const CallShape& shape,
-                                                                        absl::Time now) {
+                                                                          absl::Time now) {
   const int64_t tasks = std::max<int64_t>(shape.tasks, 1);
   const int64_t columns_per_task = std::max<int64_t>(shape.columns_per_task, 1);
   const int64_t own = tasks * columns_per_task;
-  const CallClass call_class = own <= options_.interactive_max_columns ? CallClass::kInteractive
-                                                                       : CallClass::kBackground;
+  const CallClass call_class =
+      own <= options_.interactive_max_columns ? CallClass::kInteractive : CallClass::kBackground;
   const bool interactive = call_class == CallClass::kInteractive;
   std::unique_ptr<Call> call(new Call(this, call_class));
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t reply_limit = interactive ? options_.max_reply_bytes : BackgroundReplyLimit();
   if (reserved_reply_bytes_ + shape.reply_bytes_per_task > reply_limit) {
-    return Refuse("reply_memory", absl::StrCat(
-        "reply memory is full: ", reserved_reply_bytes_, " bytes reserved for unsent replies, this "
-        "call needs ", shape.reply_bytes_per_task, ", ",
-        interactive ? "max_reply_bytes = " : "background calls may reserve ", reply_limit),
-        kReplyMemoryRetry);
+    return Refuse("reply_memory",
+                  absl::StrCat("reply memory is full: ", reserved_reply_bytes_,
+                               " bytes reserved for unsent replies, this "
+                               "call needs ",
+                               shape.reply_bytes_per_task, ", ",
+                               interactive ? "max_reply_bytes = " : "background calls may reserve ",
+                               reply_limit),
+                  kReplyMemoryRetry);
   }
   // Unstarted work that counts against this call: interactive work alone for an interactive call.
   const int64_t queued =
       interactive_pending_columns_ + (interactive ? 0 : background_pending_columns_);
   const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
   if (WorkLocked(queued + own) > bound) {
-    return Refuse("queue_full", absl::StrCat(
-        "blend queue is full: ", Millis(WorkLocked(queued)), " of blending queued",
-        interactive ? " for interactive calls" : "", ", this call adds ", Millis(WorkLocked(own)),
-        ", max_queue_seconds = ", options_.max_queue_seconds), WorkLocked(queued + own) - bound);
+    return Refuse(
+        "queue_full",
+        absl::StrCat("blend queue is full: ", Millis(WorkLocked(queued)), " of blending queued",
+                     interactive ? " for interactive calls" : "", ", this call adds ",
+                     Millis(WorkLocked(own)), ", max_queue_seconds = ", options_.max_queue_seconds),
+        WorkLocked(queued + own) - bound);
   }
   const OrderKey key{shape.deadline, next_admission_};
   if (interactive) {
     const absl::Time finish = now + EstimateLocked(interactive_pending_columns_ + own);
     if (finish > shape.deadline) {
-      return Refuse("deadline", absl::StrCat(
-          "server cannot finish this call before its deadline (estimated ",
-          Millis(finish - now), " with headroom, deadline in ", Millis(shape.deadline - now), ")"),
-          WorkLocked(interactive_pending_columns_));
+      return Refuse("deadline",
+                    absl::StrCat("server cannot finish this call before its deadline (estimated ",
+                                 Millis(finish - now), " with headroom, deadline in ",
+                                 Millis(shape.deadline - now), ")"),
+                    WorkLocked(interactive_pending_columns_));
     }
   } else {
     // Work of background calls with a later deadline than this one (they would run after it).
@@ -124,11 +131,12 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
     int64_t cumulative = ahead + own;
     const absl::Time finish = now + EstimateLocked(cumulative);
     if (finish > shape.deadline) {
-      return Refuse("deadline", absl::StrCat(
-          "server cannot finish this call before its deadline (estimated ",
-          Millis(finish - now), " with headroom for the ", cumulative,
-          " columns ahead of and in it, deadline in ", Millis(shape.deadline - now), ")"),
-          WorkLocked(ahead));
+      return Refuse("deadline",
+                    absl::StrCat("server cannot finish this call before its deadline (estimated ",
+                                 Millis(finish - now), " with headroom for the ", cumulative,
+                                 " columns ahead of and in it, deadline in ",
+                                 Millis(shape.deadline - now), ")"),
+                    WorkLocked(ahead));
     }
     for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
       const Call& other = *it->second;
@@ -137,9 +145,12 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
       // Refuse only if this call is what would make the other one late.
       if (now + EstimateLocked(cumulative) > other_deadline &&
           now + EstimateLocked(cumulative - own) <= other_deadline) {
-        return Refuse("deadline", absl::StrCat(
-            "server cannot take this call without delaying an admitted call past its deadline "
-            "(estimated ", Millis(EstimateLocked(own)), " of work)"),
+        return Refuse(
+            "deadline",
+            absl::StrCat(
+                "server cannot take this call without delaying an admitted call past its deadline "
+                "(estimated ",
+                Millis(EstimateLocked(own)), " of work)"),
             WorkLocked(cumulative - own));
       }
     }
@@ -179,10 +190,13 @@ void CallScheduler::ShedLocked() {
     const int64_t dropped = newest->tasks_unstarted_ * newest->columns_per_task_;
     background_pending_columns_ -= dropped;
     newest->tasks_unstarted_ = 0;
-    newest->shed_status_ = Refuse("", absl::StrCat(
-        "server overloaded: this background call was shed with ", dropped, " columns not started, "
-        "to serve interactive calls first (", Millis(WorkLocked(interactive_pending_columns_ +
-        background_pending_columns_)), " of blending still queued)"),
+    newest->shed_status_ = Refuse(
+        "",
+        absl::StrCat("server overloaded: this background call was shed with ", dropped,
+                     " columns not started, "
+                     "to serve interactive calls first (",
+                     Millis(WorkLocked(interactive_pending_columns_ + background_pending_columns_)),
+                     " of blending still queued)"),
         WorkLocked(interactive_pending_columns_ + background_pending_columns_));
     newest->shed_.store(true, std::memory_order_release);
     ++shed_calls_;
@@ -263,7 +277,7 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
     } else {
       return;  // The token of a task dropped with its call.
     }
-    absl::AnyInvocable<void() &&> task = std::move(call->lane_.front());
+    absl::AnyInvocable<void()&&> task = std::move(call->lane_.front());
     call->lane_.pop_front();
     --queued_tasks_;
     StartedLocked(call);
@@ -348,8 +362,8 @@ void CallScheduler::Call::SubmitOrRunHere(absl::AnyInvocable<void() &&> task) {
   bool run_here = false;
   {
     std::lock_guard<std::mutex> lock(scheduler->mu_);
-    run_here = scheduler->queued_tasks_ == 0 &&
-               scheduler->running_tasks_ < scheduler->pool_->threads();
+    run_here =
+        scheduler->queued_tasks_ == 0 && scheduler->running_tasks_ < scheduler->pool_->threads();
     if (run_here) scheduler->StartedLocked(this);
   }
   if (!run_here) {

@@ -1,9 +1,10 @@
-// CallScheduler: admission and fair ordering of blend work across calls. gRPC-free (std and Abseil),
-// so its unit tests also run under ThreadSanitizer (scripts/tsan.sh).
+// CallScheduler: admission and fair ordering of blend work across calls. gRPC-free (std and
+// Abseil), so its unit tests also run under ThreadSanitizer (scripts/tsan.sh).
 //
-// Work is counted in columns (a chunk of size s is s^2 of them, a point one) and turned into seconds
-// by the measured cost per column (an EWMA over finished tasks) divided by the pool's threads. Calls
-// whose whole work is at most interactive_max_columns are "interactive", the others "background".
+// Work is counted in columns (a chunk of size s is s^2 of them, a point one) and turned into
+// seconds by the measured cost per column (an EWMA over finished tasks) divided by the pool's
+// threads. Calls whose whole work is at most interactive_max_columns are "interactive", the others
+// "background".
 //
 // Admission (Admit): a call declares its shape up front (how many tasks, columns per task, the
 // worst-case encoded bytes of one task's reply, its deadline) and is refused at once with
@@ -12,11 +13,13 @@
 //     deadline, within deadline_fill of the time left. For an interactive call that work is the
 //     interactive work already admitted, nothing else: it runs ahead of background work. For a
 //     background call it is all interactive work and the background calls due earlier; a background
-//     call is also refused if admitting it would push an admitted background call past its deadline;
+//     call is also refused if admitting it would push an admitted background call past its
+//     deadline;
 //   - "queue_full": the admitted, unstarted work would exceed max_queue_seconds of blending. For an
 //     interactive call only interactive work counts; background work past the bound is shed instead
 //     (below);
-//   - "reply_memory": the reply bytes reserved would exceed the call's share of max_reply_bytes. Each
+//   - "reply_memory": the reply bytes reserved would exceed the call's share of max_reply_bytes.
+//   Each
 //     call reserves one task's worst-case reply from admission to its end, so it can always
 //     progress; background calls together may hold at most (1 - interactive_reply_share) of the
 //     budget, so interactive calls always find room beside bulk streams.
@@ -37,8 +40,8 @@
 //
 // Retry-after: every refusal (and a shed call's status) carries the time after which the same call
 // would likely be admitted: the work ahead of it drained (deadline), the excess over the bound
-// drained (queue_full), or kReplyMemoryRetry (reply_memory: replies are freed as clients read, which
-// the server cannot estimate). The service sends it as gRPC's grpc-retry-pushback-ms trailer.
+// drained (queue_full), or kReplyMemoryRetry (reply_memory: replies are freed as clients read,
+// which the server cannot estimate). The service sends it as gRPC's grpc-retry-pushback-ms trailer.
 //
 // Reply memory: Call::TryReserveReply reserves one task's worst-case reply before the task is
 // submitted; ReleaseReply gives it back when the reply has been sent or dropped. A call's first
@@ -47,16 +50,17 @@
 //
 // Tasks run on a BlendPool: each Submit queues the task in its call's lane and hands the pool one
 // token; a token runs whichever task the policy picks when a thread is free. SubmitOrRunHere skips
-// the pool hand-off (a queue push, a thread wake-up and the switch to it) when it would gain nothing:
-// with no task waiting and fewer tasks running than the pool has threads, the task would be picked
-// at once anyway, so the calling thread runs it itself, standing in for the idle pool thread. Either
-// way at most as many tasks run at once as the pool has threads.
+// the pool hand-off (a queue push, a thread wake-up and the switch to it) when it would gain
+// nothing: with no task waiting and fewer tasks running than the pool has threads, the task would
+// be picked at once anyway, so the calling thread runs it itself, standing in for the idle pool
+// thread. Either way at most as many tasks run at once as the pool has threads.
 //
-// Thread safety: all methods are safe for concurrent use. A Call must be destroyed only when none of
-// its tasks is queued (a queued task of a destroyed call is dropped unrun). The scheduler must outlive
-// its calls, and the pool must outlive the scheduler and keep running tasks until the scheduler is
-// gone: destroying the scheduler waits until none of the pool tokens it handed out is left (a pool
-// thread may still be in the scheduler's bookkeeping after a stream's last task ended its call).
+// Thread safety: all methods are safe for concurrent use. A Call must be destroyed only when none
+// of its tasks is queued (a queued task of a destroyed call is dropped unrun). The scheduler must
+// outlive its calls, and the pool must outlive the scheduler and keep running tasks until the
+// scheduler is gone: destroying the scheduler waits until none of the pool tokens it handed out is
+// left (a pool thread may still be in the scheduler's bookkeeping after a stream's last task ended
+// its call).
 #ifndef WORLDGEN_SERVER_SCHEDULING_CALL_SCHEDULER_H_
 #define WORLDGEN_SERVER_SCHEDULING_CALL_SCHEDULER_H_
 
@@ -126,13 +130,14 @@ class CallScheduler {
   // ShedStatus(); absl::ZeroDuration() when the status says nothing.
   static absl::Duration RetryAfter(const absl::Status& status);
 
-  // Feeds the cost estimate: a task blended `columns` columns in `elapsed` (wall time on its thread).
+  // Feeds the cost estimate: a task blended `columns` columns in `elapsed` (wall time on its
+  // thread).
   void RecordTaskCost(int64_t columns, absl::Duration elapsed);
 
   struct Stats {
-    int64_t calls = 0;           // admitted and not yet destroyed
-    int64_t queued_tasks = 0;    // waiting for a thread
-    int64_t pending_columns = 0; // columns of admitted work not yet started
+    int64_t calls = 0;            // admitted and not yet destroyed
+    int64_t queued_tasks = 0;     // waiting for a thread
+    int64_t pending_columns = 0;  // columns of admitted work not yet started
     int64_t reserved_reply_bytes = 0;
     double seconds_per_column = 0;  // current estimate
     double queued_seconds = 0;      // pending_columns as seconds of blending on the pool
@@ -150,8 +155,8 @@ class CallScheduler {
     Call& operator=(const Call&) = delete;
 
     CallClass call_class() const { return class_; }
-    // Reserves one task's reply bytes; false if the scheduler's budget cannot take them. Always true
-    // while the call holds no reservation.
+    // Reserves one task's reply bytes; false if the scheduler's budget cannot take them. Always
+    // true while the call holds no reservation.
     bool TryReserveReply();
     // Gives back one reservation made by TryReserveReply.
     void ReleaseReply();
@@ -161,14 +166,15 @@ class CallScheduler {
     absl::Status ShedStatus() const;
     // Queues `task` (one of the tasks declared in the shape) in this call's lane.
     void Submit(absl::AnyInvocable<void() &&> task);
-    // Like Submit, except that when no task is waiting and a pool thread is idle, `task` runs on the
-    // calling thread before this returns (it overtakes no one: the policy would pick it first). The
-    // task may destroy this Call.
+    // Like Submit, except that when no task is waiting and a pool thread is idle, `task` runs on
+    // the calling thread before this returns (it overtakes no one: the policy would pick it first).
+    // The task may destroy this Call.
     void SubmitOrRunHere(absl::AnyInvocable<void() &&> task);
 
    private:
     friend class CallScheduler;
-    Call(CallScheduler* scheduler, CallClass call_class) : scheduler_(scheduler), class_(call_class) {}
+    Call(CallScheduler* scheduler, CallClass call_class)
+        : scheduler_(scheduler), class_(call_class) {}
 
     CallScheduler* const scheduler_;
     const CallClass class_;
@@ -224,9 +230,9 @@ class CallScheduler {
   int interactive_picks_in_a_row_ = 0;
   int64_t shed_calls_ = 0;
   std::set<Call*> calls_;
-  std::map<OrderKey, Call*> background_;           // every admitted background call, EDF order
-  std::set<OrderKey> background_runnable_;         // background calls with a queued task
-  std::deque<Call*> interactive_runnable_;         // interactive calls with a queued task, in turn
+  std::map<OrderKey, Call*> background_;    // every admitted background call, EDF order
+  std::set<OrderKey> background_runnable_;  // background calls with a queued task
+  std::deque<Call*> interactive_runnable_;  // interactive calls with a queued task, in turn
 };
 
 }  // namespace worldgen

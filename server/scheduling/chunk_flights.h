@@ -10,8 +10,8 @@
 // Waiting never blocks a thread: joiners are callbacks, so pool threads are never parked behind
 // other tasks. Callbacks run on the publishing thread, outside the lock, in join order.
 //
-// Values are immutable and shared (shared_ptr<const Value>); `bytes` given to Publish is what the LRU
-// accounts against its capacity (0 capacity: single-flight only, nothing is kept).
+// Values are immutable and shared (shared_ptr<const Value>); `bytes` given to Publish is what the
+// LRU accounts against its capacity (0 capacity: single-flight only, nothing is kept).
 //
 // Thread safety: all methods are safe for concurrent use. std::mutex (not absl::Mutex) so the TSan
 // pass (scripts/tsan.sh) can check it: apt's Abseil is not instrumented.

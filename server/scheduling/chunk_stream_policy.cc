@@ -42,12 +42,12 @@ void ChunkStreamPolicy::RunTask(int64_t index, const CallScheduler::Call* call) 
   const bool shed = !stopped && call->shed();
   const bool cancelled = !stopped && !shed && hooks_.cancelled();
   if (shed) return TaskDone(call->ShedStatus(), false, false);
-  if (stopped || cancelled) return TaskDone(absl::CancelledError("not produced"), stopped, cancelled);
+  if (stopped || cancelled)
+    return TaskDone(absl::CancelledError("not produced"), stopped, cancelled);
   // Until `done` runs the task counts in tasks_, so the stream cannot finish (nor the policy be
   // destroyed) before it.
-  hooks_.produce(index, [this](absl::StatusOr<Reply> reply) {
-    TaskDone(std::move(reply), false, false);
-  });
+  hooks_.produce(index,
+                 [this](absl::StatusOr<Reply> reply) { TaskDone(std::move(reply), false, false); });
 }
 
 void ChunkStreamPolicy::TaskDone(absl::StatusOr<Reply> reply, bool stopped, bool cancelled) {
@@ -82,8 +82,8 @@ void ChunkStreamPolicy::Advance(absl::FunctionRef<void()> update) {
   }
   if (actions.write != nullptr) hooks_.start_write(std::move(actions.write));
   // Every task submitted below is counted in tasks_, so the stream cannot finish (and the policy
-  // cannot be destroyed) before the last submission; after it, neither `this` nor `call` is touched.
-  // A one-chunk stream's task may run (and finish the stream) inside that last submission.
+  // cannot be destroyed) before the last submission; after it, neither `this` nor `call` is
+  // touched. A one-chunk stream's task may run (and finish the stream) inside that last submission.
   for (size_t i = 0; i < actions.submit.size(); ++i) {
     const int64_t index = actions.submit[i];
     auto task = [this, index, call] { RunTask(index, call); };

@@ -1,5 +1,5 @@
-// ChunkStreamPolicy: every decision of one GenerateChunk stream, apart from gRPC, so the reactor only
-// moves bytes and the policy has unit tests (also under ThreadSanitizer, scripts/tsan.sh).
+// ChunkStreamPolicy: every decision of one GenerateChunk stream, apart from gRPC, so the reactor
+// only moves bytes and the policy has unit tests (also under ThreadSanitizer, scripts/tsan.sh).
 //
 // The stream produces `count` replies, one per chunk index, on the CallScheduler's pool. At most
 // `max_outstanding` chunks are outstanding (queued, blending, waiting to be written or being
@@ -12,17 +12,17 @@
 // only when no task is alive and no write is pending:
 //   OK with the last reply (written together with the status: one gRPC operation instead of a write
 //   and a finish); the first production error; the scheduler's ShedStatus (RESOURCE_EXHAUSTED) when
-//   it shed the call; or CANCELLED (absl) when the call was cancelled, the client went away (a failed
-//   write) or a task found `cancelled()` true. After a stop, no further chunk is blended (queued
-//   tasks return at once).
+//   it shed the call; or CANCELLED (absl) when the call was cancelled, the client went away (a
+//   failed write) or a task found `cancelled()` true. After a stop, no further chunk is blended
+//   (queued tasks return at once).
 // Finishing without a reply destroys the scheduler call (releasing its reservations) and then calls
 // `finish`; with the last reply, `finish` gets the call, whose reservation covers those bytes until
 // the caller drops it. After `finish` the policy never touches its hooks again, so `finish` may
 // destroy the policy.
 //
-// Hand-offs: a one-chunk stream's chunk is produced on the thread that calls Start when a pool thread
-// is idle (CallScheduler::Call::SubmitOrRunHere), so an idle server answers it without waking a pool
-// thread; every other chunk is blended on the pool.
+// Hand-offs: a one-chunk stream's chunk is produced on the thread that calls Start when a pool
+// thread is idle (CallScheduler::Call::SubmitOrRunHere), so an idle server answers it without
+// waking a pool thread; every other chunk is blended on the pool.
 //
 // Thread safety: Start, WriteDone and Cancel may be called from any thread, concurrently with the
 // pool's tasks. The hooks are called without the policy's lock held; `produce` and `cancelled`
@@ -121,8 +121,8 @@ class ChunkStreamPolicy {
 
   std::mutex mu_;  // Guards everything below. Taken before the scheduler's lock, never after.
   int64_t next_index_ = 0;
-  int tasks_ = 0;                  // Submitted and not yet through Advance.
-  std::deque<Reply> ready_;        // Produced, waiting to be written.
+  int tasks_ = 0;            // Submitted and not yet through Advance.
+  std::deque<Reply> ready_;  // Produced, waiting to be written.
   bool writing_ = false;
   bool cancelled_ = false;
   absl::Status error_;

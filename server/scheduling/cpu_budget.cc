@@ -107,8 +107,7 @@ CpuBudget DetectCpuBudget(const CpuBudgetSources& sources) {
       if (!cpu) continue;
       // v1 mounts the cpu controller at cpu/ (often also cpu,cpuacct/, a link to the same).
       for (const std::string& mount : {std::string("/cpu"), absl::StrCat("/", parts[1])}) {
-        for (const std::string& dir :
-             SelfAndAncestors(sources.cgroup_root + mount, parts[2])) {
+        for (const std::string& dir : SelfAndAncestors(sources.cgroup_root + mount, parts[2])) {
           consider(ReadV1(dir));
         }
       }

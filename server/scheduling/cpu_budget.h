@@ -3,8 +3,8 @@
 // limited to 2 CPUs on a 64-core node would start 64 blend threads and be throttled.
 //
 // The budget is the affinity mask's CPU count (sched_getaffinity: cpusets, taskset), lowered by the
-// smallest CFS quota on the process's cgroup or any ancestor, quota / period rounded up; at least 1.
-// Both cgroup versions are read: v2's cpu.max ("max PERIOD" or "QUOTA PERIOD") and v1's
+// smallest CFS quota on the process's cgroup or any ancestor, quota / period rounded up; at
+// least 1. Both cgroup versions are read: v2's cpu.max ("max PERIOD" or "QUOTA PERIOD") and v1's
 // cpu.cfs_quota_us and cpu.cfs_period_us (quota -1: none). /proc/self/cgroup names the cgroup; a
 // container usually sees its own cgroup mounted at the root, so the root's files count too.
 //

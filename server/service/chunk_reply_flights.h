@@ -38,7 +38,8 @@ inline uint32_t ChunkReplyOptionBits(const BlendOptions& options) {
 
 using ChunkReplyFlights = ChunkFlights<ChunkReplyKey, std::string>;
 
-// Bytes an entry is accounted for in the LRU: the encoded reply plus the key, list and index overhead.
+// Bytes an entry is accounted for in the LRU: the encoded reply plus the key, list and index
+// overhead.
 inline size_t ChunkReplyEntryBytes(const std::string& encoded) { return encoded.size() + 160; }
 
 }  // namespace worldgen

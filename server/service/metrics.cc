@@ -23,8 +23,8 @@ prometheus::Histogram::BucketBoundaries ChunkBuckets() {
           0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   0.5,   1};
 }
 
-prometheus::MetricFamily ScalarFamily(std::string name, std::string help, prometheus::MetricType type,
-                                      double value) {
+prometheus::MetricFamily ScalarFamily(std::string name, std::string help,
+                                      prometheus::MetricType type, double value) {
   prometheus::MetricFamily family;
   family.name = std::move(name);
   family.help = std::move(help);
@@ -56,38 +56,39 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     const CallScheduler::Options& limits = scheduler_->options();
     std::vector<prometheus::MetricFamily> families;
     families.push_back(ScalarFamily("worldgen_queue_depth", "Blend tasks waiting for a thread.",
-                                    MetricType::Gauge, static_cast<double>(scheduled.queued_tasks)));
-    families.push_back(ScalarFamily("worldgen_queued_work_seconds",
-                                    "Admitted, unstarted blending work in seconds of the pool's time "
-                                    "(pending columns x estimated cost / threads).",
-                                    MetricType::Gauge, scheduled.queued_seconds));
+                                    MetricType::Gauge,
+                                    static_cast<double>(scheduled.queued_tasks)));
+    families.push_back(
+        ScalarFamily("worldgen_queued_work_seconds",
+                     "Admitted, unstarted blending work in seconds of the pool's time "
+                     "(pending columns x estimated cost / threads).",
+                     MetricType::Gauge, scheduled.queued_seconds));
     families.push_back(ScalarFamily("worldgen_queued_work_limit_seconds",
                                     "Queued work past which background calls are refused or shed "
                                     "(--max_queue_seconds).",
                                     MetricType::Gauge, limits.max_queue_seconds));
-    families.push_back(ScalarFamily("worldgen_shed_calls_total",
-                                    "Admitted background calls shed (ended RESOURCE_EXHAUSTED with a "
-                                    "retry-after) to make room for interactive calls.",
-                                    MetricType::Counter, static_cast<double>(scheduled.shed_calls)));
-    families.push_back(ScalarFamily("worldgen_blend_threads",
-                                    "Threads of the blend pool (--blend_threads, or the CPU budget: "
-                                    "the affinity mask lowered by a cgroup CPU quota).",
-                                    MetricType::Gauge, static_cast<double>(scheduled.threads)));
+    families.push_back(
+        ScalarFamily("worldgen_shed_calls_total",
+                     "Admitted background calls shed (ended RESOURCE_EXHAUSTED with a "
+                     "retry-after) to make room for interactive calls.",
+                     MetricType::Counter, static_cast<double>(scheduled.shed_calls)));
+    families.push_back(
+        ScalarFamily("worldgen_blend_threads",
+                     "Threads of the blend pool (--blend_threads, or the CPU budget: "
+                     "the affinity mask lowered by a cgroup CPU quota).",
+                     MetricType::Gauge, static_cast<double>(scheduled.threads)));
     families.push_back(ScalarFamily("worldgen_admitted_calls",
                                     "Calls admitted by the scheduler and not yet finished.",
                                     MetricType::Gauge, static_cast<double>(scheduled.calls)));
     families.push_back(ScalarFamily("worldgen_pending_columns",
-                                    "Columns of admitted work not yet started.",
-                                    MetricType::Gauge,
+                                    "Columns of admitted work not yet started.", MetricType::Gauge,
                                     static_cast<double>(scheduled.pending_columns)));
-    families.push_back(ScalarFamily("worldgen_reply_bytes_reserved",
-                                    "Bytes reserved for replies blended and not yet sent.",
-                                    MetricType::Gauge,
-                                    static_cast<double>(scheduled.reserved_reply_bytes)));
-    families.push_back(ScalarFamily("worldgen_reply_bytes_limit",
-                                    "Most bytes replies may reserve (--max_reply_bytes).",
-                                    MetricType::Gauge,
-                                    static_cast<double>(limits.max_reply_bytes)));
+    families.push_back(ScalarFamily(
+        "worldgen_reply_bytes_reserved", "Bytes reserved for replies blended and not yet sent.",
+        MetricType::Gauge, static_cast<double>(scheduled.reserved_reply_bytes)));
+    families.push_back(ScalarFamily(
+        "worldgen_reply_bytes_limit", "Most bytes replies may reserve (--max_reply_bytes).",
+        MetricType::Gauge, static_cast<double>(limits.max_reply_bytes)));
     families.push_back(ScalarFamily("worldgen_estimated_seconds_per_column",
                                     "Blend cost per column admission assumes (moving average).",
                                     MetricType::Gauge, scheduled.seconds_per_column));
@@ -97,9 +98,10 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     families.push_back(ScalarFamily("worldgen_cache_misses_total",
                                     "Biome sample cache lookups that computed the tile.",
                                     MetricType::Counter, static_cast<double>(stats.misses)));
-    families.push_back(ScalarFamily("worldgen_cache_evictions_total",
-                                    "Biome sample cache tiles evicted to stay within --cache_bytes.",
-                                    MetricType::Counter, static_cast<double>(stats.evictions)));
+    families.push_back(
+        ScalarFamily("worldgen_cache_evictions_total",
+                     "Biome sample cache tiles evicted to stay within --cache_bytes.",
+                     MetricType::Counter, static_cast<double>(stats.evictions)));
     families.push_back(ScalarFamily("worldgen_cache_bytes",
                                     "Bytes held by the biome sample cache (tiles plus overhead).",
                                     MetricType::Gauge, static_cast<double>(stats.bytes)));
@@ -108,12 +110,13 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     by_source.name = "worldgen_chunk_replies_total";
     by_source.help =
         "GenerateChunk replies by where their bytes came from: blended for this call (computed), "
-        "shared with a concurrent call blending the same chunk (joined), or the encoded-chunk cache "
+        "shared with a concurrent call blending the same chunk (joined), or the encoded-chunk "
+        "cache "
         "(cached).";
     by_source.type = MetricType::Counter;
-    for (const auto& [source, count] : {std::pair{"computed", replies.leaders},
-                                        std::pair{"joined", replies.joined},
-                                        std::pair{"cached", replies.hits}}) {
+    for (const auto& [source, count] :
+         {std::pair{"computed", replies.leaders}, std::pair{"joined", replies.joined},
+          std::pair{"cached", replies.hits}}) {
       prometheus::ClientMetric metric;
       metric.label.push_back({"source", source});
       metric.counter.value = static_cast<double>(count);
@@ -180,7 +183,8 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
        {"queue_full", "deadline", "reply_memory", "unparseable", "invalid_argument", "not_found"}) {
     rejected_.Add({{"reason", reason}});
   }
-  for (const char* reason : {"rst_flood", "control_flood", "not_http2"}) connections_cut_.Add({{"reason", reason}});
+  for (const char* reason : {"rst_flood", "control_flood", "not_http2"})
+    connections_cut_.Add({{"reason", reason}});
 }
 
 ServerMetrics::~ServerMetrics() = default;
@@ -188,7 +192,8 @@ ServerMetrics::~ServerMetrics() = default;
 void ServerMetrics::RecordRpc(absl::string_view method, grpc::StatusCode code,
                               absl::Duration latency) {
   rpc_duration_
-      .Add({{"method", std::string(method)}, {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}},
+      .Add({{"method", std::string(method)},
+            {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}},
            RpcBuckets())
       .Observe(absl::ToDoubleSeconds(latency));
 }

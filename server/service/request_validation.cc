@@ -55,9 +55,9 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
     selection.size_ = world_chunk_size;
   } else {
     if (!IsServedChunkSize(request.chunk_size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "chunk_size = ", request.chunk_size(), " is not a power of two in [",
-          kMinServedChunkSize, ", ", kMaxServedChunkSize, "]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("chunk_size = ", request.chunk_size(), " is not a power of two in [",
+                       kMinServedChunkSize, ", ", kMaxServedChunkSize, "]"));
     }
     selection.size_ = static_cast<int>(request.chunk_size());
   }
@@ -92,9 +92,9 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
       for (int i = 0; i < coords.size(); ++i) {
         auto [it, inserted] = first_index.try_emplace({coords[i].x(), coords[i].z()}, i);
         if (!inserted) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "chunks.coords[", i, "] = (", coords[i].x(), ", ", coords[i].z(),
-              ") repeats chunks.coords[", it->second, "]: list each chunk once"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("chunks.coords[", i, "] = (", coords[i].x(), ", ", coords[i].z(),
+                           ") repeats chunks.coords[", it->second, "]: list each chunk once"));
         }
       }
       selection.count_ = coords.size();
@@ -103,12 +103,12 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
     case v1::GenerateChunkRequest::kRegion: {
       const v1::ChunkRegion& r = request.region();
       if (r.min_x() > r.max_x()) {
-        return absl::InvalidArgumentError(absl::StrCat("region.min_x = ", r.min_x(),
-                                                       " is greater than region.max_x = ", r.max_x()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "region.min_x = ", r.min_x(), " is greater than region.max_x = ", r.max_x()));
       }
       if (r.min_z() > r.max_z()) {
-        return absl::InvalidArgumentError(absl::StrCat("region.min_z = ", r.min_z(),
-                                                       " is greater than region.max_z = ", r.max_z()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "region.min_z = ", r.min_z(), " is greater than region.max_z = ", r.max_z()));
       }
       const struct {
         const char* field;
@@ -132,8 +132,8 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
         covers << width << " x " << depth;
         if (width <= limit && depth <= limit) covers << " = " << width * depth;
         return absl::InvalidArgumentError(absl::StrCat(
-            "region covers ", covers.str(), " chunks; the limit is max_chunks_per_request = ",
-            limits.max_chunks_per_request));
+            "region covers ", covers.str(),
+            " chunks; the limit is max_chunks_per_request = ", limits.max_chunks_per_request));
       }
       selection.region_min_x_ = r.min_x();
       selection.region_min_z_ = r.min_z();
@@ -159,10 +159,9 @@ absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
 absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
                                    const RequestLimits& limits) {
   if (request.points_size() > limits.max_points_per_request) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("points has ", request.points_size(),
-                     " entries; the limit is max_points_per_request = ",
-                     limits.max_points_per_request));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "points has ", request.points_size(),
+        " entries; the limit is max_points_per_request = ", limits.max_points_per_request));
   }
   for (int i = 0; i < request.points_size(); ++i) {
     absl::Status x = CheckCoord(absl::StrCat("points[", i, "].x"), request.points(i).x());

@@ -26,7 +26,8 @@ struct RequestLimits {
   int64_t max_points_per_request = 4096;
 };
 
-// The validated chunks of a GenerateChunkRequest: count() chunks of size() columns, addressed by index.
+// The validated chunks of a GenerateChunkRequest: count() chunks of size() columns, addressed by
+// index.
 class ChunkSelection {
  public:
   struct Coord {

@@ -19,9 +19,9 @@ absl::StatusOr<std::unique_ptr<const WorldRegistry>> WorldRegistry::Create(
   for (WorldSpec& spec : specs) {
     const std::string name = spec.name;
     if (registry->worlds_.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "world \"", name, "\" is defined twice",
-          name == kDefaultWorldName ? " (\"default\" is the embedded world)" : ""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("world \"", name, "\" is defined twice",
+                       name == kDefaultWorldName ? " (\"default\" is the embedded world)" : ""));
     }
     absl::StatusOr<std::shared_ptr<const World>> world = World::Create(std::move(spec));
     if (!world.ok()) {

@@ -1,5 +1,5 @@
-// WorldRegistry: the worlds a server answers for, by name. Always holds the embedded world "default"
-// (DefaultWorldSpec()) plus any loaded from configs.
+// WorldRegistry: the worlds a server answers for, by name. Always holds the embedded world
+// "default" (DefaultWorldSpec()) plus any loaded from configs.
 //
 // Thread safety: immutable after Create; all methods are safe for concurrent use.
 #ifndef WORLDGEN_SERVER_SERVICE_WORLD_REGISTRY_H_
@@ -21,8 +21,8 @@ class WorldRegistry {
  public:
   static constexpr absl::string_view kDefaultWorldName = "default";
 
-  // Builds "default" and every world of `extra_worlds`. INVALID_ARGUMENT if a name repeats (including
-  // "default") or a spec is invalid; the message names the world.
+  // Builds "default" and every world of `extra_worlds`. INVALID_ARGUMENT if a name repeats
+  // (including "default") or a spec is invalid; the message names the world.
   static absl::StatusOr<std::unique_ptr<const WorldRegistry>> Create(
       std::vector<WorldSpec> extra_worlds);
 

@@ -9,18 +9,18 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/escaping.h"
 #include "absl/time/clock.h"
 #include "engine/splat.h"
 #include "engine/world.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
+#include "proto/world_config.h"
 #include "server/scheduling/chunk_stream_policy.h"
 #include "server/service/wire_encoding.h"
-#include "proto/world_config.h"
 
 namespace worldgen {
 namespace {
@@ -82,7 +82,8 @@ bool ParseRequest(const grpc::ByteBuffer& raw, Request* request) {
 }
 
 absl::Status UnparseableError(const grpc::ByteBuffer& raw, absl::string_view type) {
-  return absl::InvalidArgumentError(absl::StrCat("request is not a valid ", type, " (", raw.Length(),
+  return absl::InvalidArgumentError(absl::StrCat("request is not a valid ", type, " (",
+                                                 raw.Length(),
                                                  " bytes that do not parse as that message)"));
 }
 
@@ -96,8 +97,9 @@ void SerializeReply(const google::protobuf::Message& message, grpc::ByteBuffer* 
 grpc::ByteBuffer ByteBufferFrom(std::shared_ptr<const std::string> bytes) {
   using Owner = std::shared_ptr<const std::string>;
   auto* owner = new Owner(std::move(bytes));
-  grpc::Slice slice(const_cast<char*>((*owner)->data()), (*owner)->size(),
-                    [](void* p) { delete static_cast<Owner*>(p); }, owner);
+  grpc::Slice slice(
+      const_cast<char*>((*owner)->data()), (*owner)->size(),
+      [](void* p) { delete static_cast<Owner*>(p); }, owner);
   return grpc::ByteBuffer(&slice, 1);
 }
 
@@ -238,7 +240,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         key, &hit, [this, coord, pending](std::shared_ptr<const std::string> bytes) {
           // The leader failed or gave up (an engine error): blend it for this call alone, on the
           // leader's thread, which has just finished the same chunk's work.
-          std::move(*pending)(bytes != nullptr ? absl::StatusOr<ChunkStreamPolicy::Reply>(bytes)
+          std::move (*pending)(bytes != nullptr ? absl::StatusOr<ChunkStreamPolicy::Reply>(bytes)
                                                 : Blend(coord));
         });
     switch (outcome) {
@@ -290,7 +292,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // that reply until OnDone.
   std::unique_ptr<CallScheduler::Call> last_admission_;
   grpc::StatusCode final_code_ = grpc::StatusCode::UNKNOWN;  // Set by End, read in OnDone.
-  std::atomic<bool> cancelled_{false};                      // OnCancel was called.
+  std::atomic<bool> cancelled_{false};                       // OnCancel was called.
   ChunkStreamPolicy policy_;
 };
 
@@ -408,9 +410,9 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
-  const int buffer_chunks = ChunkStreamPolicy::BufferChunks(
-      deps_.options.stream_buffer_chunks, deps_.options.stream_buffer_bytes,
-      shape.reply_bytes_per_task);
+  const int buffer_chunks = ChunkStreamPolicy::BufferChunks(deps_.options.stream_buffer_chunks,
+                                                            deps_.options.stream_buffer_bytes,
+                                                            shape.reply_bytes_per_task);
   auto* stream = new ChunkStream(deps_, context, *std::move(world), *std::move(selection), options,
                                  record, *std::move(call), buffer_chunks);
   stream->Begin();
@@ -462,8 +464,9 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       return;
     }
     if (!response.ok()) {
-      FinishUnary(reactor, record, grpc::Status(grpc::StatusCode::INTERNAL,
-                                                std::string(response.status().message())));
+      FinishUnary(
+          reactor, record,
+          grpc::Status(grpc::StatusCode::INTERNAL, std::string(response.status().message())));
       return;
     }
     deps_.metrics->AddPointsSampled(request->points_size());

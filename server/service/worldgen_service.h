@@ -1,19 +1,19 @@
 // WorldGenService: the worldgen.v1.WorldGen gRPC service on the callback API.
 //
-// Every method is registered raw (grpc::ByteBuffer in and out), so the service parses requests itself:
-// bytes that are not the method's request message get INVALID_ARGUMENT (counted as "unparseable")
-// instead of gRPC's bare UNIMPLEMENTED, and replies are serialized once, into bytes whose size the
-// reply budget accounts.
+// Every method is registered raw (grpc::ByteBuffer in and out), so the service parses requests
+// itself: bytes that are not the method's request message get INVALID_ARGUMENT (counted as
+// "unparseable") instead of gRPC's bare UNIMPLEMENTED, and replies are serialized once, into bytes
+// whose size the reply budget accounts.
 //
 // gRPC threads parse, validate and ask the CallScheduler for admission; blending runs on the
 // scheduler's pool, except that a one-chunk call's chunk is blended on the gRPC thread when a pool
-// thread is idle and nothing waits (CallScheduler::Call::SubmitOrRunHere: no hand-off, no overtaking).
-// A stream's last reply is written together with its status (one gRPC operation). Admission is
-// decided for the whole call up front (CallScheduler::Admit: RESOURCE_EXHAUSTED at once when the
-// deadline cannot be met, or the reply budget or the queued work is full). A refusal, and a
-// background call the scheduler sheds for interactive ones, carries the scheduler's retry-after as
-// the grpc-retry-pushback-ms trailer, which gRPC clients with a retry policy (and worldgen::Client)
-// wait for before trying again.
+// thread is idle and nothing waits (CallScheduler::Call::SubmitOrRunHere: no hand-off, no
+// overtaking). A stream's last reply is written together with its status (one gRPC operation).
+// Admission is decided for the whole call up front (CallScheduler::Admit: RESOURCE_EXHAUSTED at
+// once when the deadline cannot be met, or the reply budget or the queued work is full). A refusal,
+// and a background call the scheduler sheds for interactive ones, carries the scheduler's
+// retry-after as the grpc-retry-pushback-ms trailer, which gRPC clients with a retry policy (and
+// worldgen::Client) wait for before trying again.
 // - GenerateChunk: the stream's decisions (which chunk next, how many outstanding, when to finish)
 //   are ChunkStreamPolicy's; the reactor only moves bytes. Each chunk's encoded reply goes through
 //   ChunkReplyFlights: concurrent calls for the same chunk blend it once (a joiner's task returns

@@ -185,8 +185,10 @@ TEST(ClientTest, RegionsAreCheckedBeforeAnyRpc) {
   auto ignore = [](ChunkView) {};
   EXPECT_EQ((*client)->GenerateRegion({.min_x = 1, .max_x = 0}, {}, ignore).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ((*client)->GenerateRegion({.min_x = -5000, .min_z = -5000, .max_x = 5000, .max_z = 5000},
-                                      {}, ignore).code(),
+  EXPECT_EQ((*client)
+                ->GenerateRegion({.min_x = -5000, .min_z = -5000, .max_x = 5000, .max_z = 5000}, {},
+                                 ignore)
+                .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*client)->stats().attempts, 0);
 }

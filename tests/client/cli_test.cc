@@ -103,8 +103,8 @@ TEST_F(CliTest, ChunkJsonIsTheChunkDataBitForBit) {
     // Negative coordinates are arguments, not flags.
     CommandResult json = Cli({"chunk", "-7", "3", "--json", absl::StrCat("--size=", size)});
     ASSERT_EQ(json.exit_code, 0) << json.err;
-    absl::StatusOr<ChunkView> direct =
-        client_->GenerateChunk(-7, 3, {.chunk_size = size, .heights = true, .dominant_biome = true});
+    absl::StatusOr<ChunkView> direct = client_->GenerateChunk(
+        -7, 3, {.chunk_size = size, .heights = true, .dominant_biome = true});
     ASSERT_TRUE(direct.ok()) << direct.status();
     ExpectSameBytes(ParseJson<v1::ChunkData>(json.out), direct->proto());
   }
@@ -122,7 +122,8 @@ TEST_F(CliTest, SampleJsonIsTheResponseBitForBit) {
   CommandResult json = Cli({"sample", "100.5", "-7.25", "320", "640", "-5000", "0.125", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   v1::SampleWeightsRequest request;
-  for (auto [x, z] : std::vector<std::pair<double, double>>{{100.5, -7.25}, {320, 640}, {-5000, 0.125}}) {
+  for (auto [x, z] :
+       std::vector<std::pair<double, double>>{{100.5, -7.25}, {320, 640}, {-5000, 0.125}}) {
     v1::Point* p = request.add_points();
     p->set_x(x);
     p->set_z(z);
@@ -142,7 +143,8 @@ TEST_F(CliTest, RenderWritesAPngOfTheRegionsSizeForEveryLayer) {
   ASSERT_TRUE(dir.ok());
   for (const char* layer : {"", "dominant", "blend", "source", "height", "weight:2"}) {
     const std::string path = (*dir)->File(absl::StrCat("map-", layer, ".png"));
-    std::vector<std::string> args = {"render", "--region=-40,-20,59,29", absl::StrCat("--out=", path)};
+    std::vector<std::string> args = {"render", "--region=-40,-20,59,29",
+                                     absl::StrCat("--out=", path)};
     if (*layer) args.push_back(absl::StrCat("--layer=", layer));
     CommandResult run = Cli(args);
     ASSERT_EQ(run.exit_code, 0) << layer << ": " << run.err;
@@ -154,7 +156,8 @@ TEST_F(CliTest, RenderWritesAPngOfTheRegionsSizeForEveryLayer) {
       // Not a blank image: the default world's biome colours are never black.
       size_t dark = 0;
       const std::vector<uint8_t>& pixels = image->pixels;
-      for (size_t i = 0; i < pixels.size(); i += 3) dark += pixels[i] + pixels[i + 1] + pixels[i + 2] == 0;
+      for (size_t i = 0; i < pixels.size(); i += 3)
+        dark += pixels[i] + pixels[i + 1] + pixels[i + 2] == 0;
       EXPECT_EQ(dark, 0u);
     }
   }
@@ -166,8 +169,9 @@ TEST_F(CliTest, RenderWeightAndSourceLayersDrawTheServersValues) {
   std::map<std::pair<int64_t, int64_t>, ChunkView> chunks;
   absl::Status fetched = client_->GenerateRegion(
       {.min_x = min_x / 64, .min_z = min_z / 64, .max_x = max_x / 64, .max_z = max_z / 64},
-      {.chunk_size = 64, .source_biome = true},
-      [&](ChunkView view) { chunks.emplace(std::pair{view.chunk_x(), view.chunk_z()}, view); });
+      {.chunk_size = 64, .source_biome = true}, [&](ChunkView view) {
+        chunks.emplace(std::pair{view.chunk_x(), view.chunk_z()}, view);
+      });
   ASSERT_TRUE(fetched.ok()) << fetched;
   // A biome that is partly blended somewhere in the region.
   uint32_t blended = 0;
@@ -191,7 +195,8 @@ TEST_F(CliTest, RenderWeightAndSourceLayersDrawTheServersValues) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-render-layers");
   ASSERT_TRUE(dir.ok());
   const std::string region = absl::StrCat("--region=", min_x, ",", min_z, ",", max_x, ",", max_z);
-  const std::string weight_path = (*dir)->File("weight.png"), source_path = (*dir)->File("source.png");
+  const std::string weight_path = (*dir)->File("weight.png"),
+                    source_path = (*dir)->File("source.png");
   CommandResult weight = Cli({"render", region, absl::StrCat("--layer=weight:", blended),
                               absl::StrCat("--out=", weight_path), "--size=32"});
   ASSERT_EQ(weight.exit_code, 0) << weight.err;
@@ -208,13 +213,14 @@ TEST_F(CliTest, RenderWeightAndSourceLayersDrawTheServersValues) {
   for (int64_t z = min_z; z <= max_z; ++z) {
     for (int64_t x = min_x; x <= max_x; ++x) {
       const ChunkView& view = chunks.at({x >> 6, z >> 6});
-      const int lx = static_cast<int>(x - view.origin_x()), lz = static_cast<int>(z - view.origin_z());
+      const int lx = static_cast<int>(x - view.origin_x()),
+                lz = static_cast<int>(z - view.origin_z());
       const size_t p = static_cast<size_t>((z - min_z) * 512 + (x - min_x)) * 3;
       const long want = std::lround(255.0 * view.Weight(blended, lx, lz));
       greys += want > 0 && want < 255;
       if (weights->pixels[p] != want && ++mismatches < 5) {
-        ADD_FAILURE() << "weight at " << x << ", " << z << ": " << int{weights->pixels[p]} << " != "
-                      << want;
+        ADD_FAILURE() << "weight at " << x << ", " << z << ": " << int{weights->pixels[p]}
+                      << " != " << want;
       }
       const v1::Color& c = colors[view.SourceBiome(lx, lz)];
       if ((raw->pixels[p] != c.r() || raw->pixels[p + 1] != c.g() || raw->pixels[p + 2] != c.b()) &&
@@ -253,7 +259,8 @@ TEST_F(CliTest, ChunkAndSampleShowTheRawMap) {
 
   CommandResult text = Cli({"chunk", "-7", "3", "--source_biome", "--size=4"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("source biome ids (the unblended raw map):"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("source biome ids (the unblended raw map):"), std::string::npos)
+      << text.out;
   CommandResult plain = Cli({"chunk", "-7", "3", "--size=4"});
   EXPECT_EQ(plain.out.find("source biome ids"), std::string::npos) << plain.out;
 
@@ -274,7 +281,8 @@ TEST_F(CliTest, ChunkSplatPngWritesEveryTextureBitForBit) {
   CommandResult run = Cli({"chunk", "3", "-2", "--size=32", absl::StrCat("--splat-png=", prefix)});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("R=desert(4)"), std::string::npos) << run.err;  // Texture 1, channel 0.
-  absl::StatusOr<ChunkView> direct = client_->GenerateChunk(3, -2, {.chunk_size = 32, .splat = true});
+  absl::StatusOr<ChunkView> direct =
+      client_->GenerateChunk(3, -2, {.chunk_size = 32, .splat = true});
   ASSERT_TRUE(direct.ok()) << direct.status();
   ASSERT_EQ(direct->splat_texture_count(), 3);  // The default world's 11 biomes.
   for (int t = 0; t < 3; ++t) {
@@ -292,7 +300,8 @@ TEST_F(CliTest, ChunkSplatPngWritesEveryTextureBitForBit) {
   for (int texel = 0; texel < 32 * 32; ++texel) {
     int sum = 0;
     for (int t = 0; t < 3; ++t) {
-      for (int k = 0; k < 4; ++k) sum += static_cast<uint8_t>(direct->splat_texture(t)[texel * 4 + k]);
+      for (int k = 0; k < 4; ++k)
+        sum += static_cast<uint8_t>(direct->splat_texture(t)[texel * 4 + k]);
     }
     ASSERT_EQ(sum, 255) << texel;
   }
@@ -322,17 +331,17 @@ TEST_F(CliTest, RpcErrorsExitOneWithTheStatusOnStderr) {
 
 TEST_F(CliTest, UsageErrorsExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
-      {},                                  // No subcommand.
-      {"teleport"},                        // Unknown subcommand.
-      {"chunk", "1"},                      // Missing coordinate.
-      {"chunk", "1", "x"},                 // Not a number.
-      {"sample", "1", "2", "3"},           // Odd number of coordinates.
-      {"describe", "--size=16"},           // A flag describe does not take.
-      {"describe", "--no_such_flag"},      // Unknown flag.
-      {"load", "--concurrency=many"},      // Bad flag value.
-      {"load", "--pattern=zigzag"},        // Bad pattern.
-      {"render"},                          // Missing --region.
-      {"render", "--region=1,2,3"},        // Malformed region.
+      {},                              // No subcommand.
+      {"teleport"},                    // Unknown subcommand.
+      {"chunk", "1"},                  // Missing coordinate.
+      {"chunk", "1", "x"},             // Not a number.
+      {"sample", "1", "2", "3"},       // Odd number of coordinates.
+      {"describe", "--size=16"},       // A flag describe does not take.
+      {"describe", "--no_such_flag"},  // Unknown flag.
+      {"load", "--concurrency=many"},  // Bad flag value.
+      {"load", "--pattern=zigzag"},    // Bad pattern.
+      {"render"},                      // Missing --region.
+      {"render", "--region=1,2,3"},    // Malformed region.
   };
   for (const auto& args : cases) {
     CommandResult run = Cli(args);

@@ -1,5 +1,6 @@
 // worldgen::Client against real worldgen-server processes: results equal the engine's bit-for-bit,
-// streams deliver every chunk once, UNAVAILABLE is retried (server not up yet, killed and restarted).
+// streams deliver every chunk once, UNAVAILABLE is retried (server not up yet, killed and
+// restarted).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -10,10 +11,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "client/worldgen_client.h"
-#include "grpcpp/server.h"
-#include "grpcpp/server_builder.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "tests/client/subprocess.h"
 #include "tests/support/server_process.h"
 
@@ -34,12 +35,12 @@ void ExpectSameAsEngine(const ChunkView& view) {
       view.chunk_x(), view.chunk_z(), view.size(), {.heights = true, .dominant_biome = true});
   ASSERT_TRUE(blend.ok()) << blend.status();
   SCOPED_TRACE(::testing::Message() << "chunk (" << view.chunk_x() << ", " << view.chunk_z()
-                                  << ") size " << view.size());
+                                    << ") size " << view.size());
   std::vector<uint32_t> ids;
   for (const BiomeLayer& layer : blend->layers) ids.push_back(layer.biome_id);
   ASSERT_EQ(view.biome_ids(), ids);
-  // The wire may mark any chunk whose only biome has weight 1.0 everywhere as single_biome, even when
-  // the engine computed its columns; the weight checks below hold either way.
+  // The wire may mark any chunk whose only biome has weight 1.0 everywhere as single_biome, even
+  // when the engine computed its columns; the weight checks below hold either way.
   if (blend->single_biome) {
     EXPECT_TRUE(view.single_biome());
   }
@@ -64,7 +65,8 @@ void ExpectSameAsEngine(const ChunkView& view) {
   for (int lz = 0; lz < n; ++lz) {
     for (int lx = 0; lx < n; ++lx) {
       const int i = lz * n + lx;
-      if (std::bit_cast<uint32_t>(view.Height(lx, lz)) != std::bit_cast<uint32_t>(blend->heights[i]) &&
+      if (std::bit_cast<uint32_t>(view.Height(lx, lz)) !=
+              std::bit_cast<uint32_t>(blend->heights[i]) &&
           ++mismatches < 5) {
         ADD_FAILURE() << "height at (" << lx << ", " << lz << ")";
       }
@@ -122,7 +124,8 @@ TEST_F(ClientServerTest, RegionMatchesTheEngineBitForBit) {
 
 TEST_F(ClientServerTest, ChunkListAndSingleChunkMatchTheEngine) {
   // Far-apart chunks, including negative coordinates and the world's edge region.
-  const std::vector<ChunkCoord> coords = {{0, 0}, {-1, -1}, {1000, -2000}, {-123456, 654321}, {7, 7}, {7, 7}};
+  const std::vector<ChunkCoord> coords = {{0, 0}, {-1, -1}, {1000, -2000}, {-123456, 654321},
+                                          {7, 7}, {7, 7}};
   int delivered = 0;
   absl::Status status = client_->GenerateChunks(
       coords, {.chunk_size = 16, .heights = true, .dominant_biome = true}, [&](ChunkView view) {
@@ -141,7 +144,8 @@ TEST_F(ClientServerTest, ChunkListAndSingleChunkMatchTheEngine) {
 }
 
 TEST_F(ClientServerTest, SamplePointsMatchTheEngine) {
-  std::vector<std::pair<double, double>> points = {{0, 0}, {100.5, -7.25}, {320, 640}, {-9999.75, 12345.5}};
+  std::vector<std::pair<double, double>> points = {
+      {0, 0}, {100.5, -7.25}, {320, 640}, {-9999.75, 12345.5}};
   for (int i = 0; i < 100; ++i) points.push_back({i * 37.25 - 1800, i * -53.5 + 900});
   absl::StatusOr<std::vector<PointSample>> samples =
       client_->SamplePoints(points, {.heights = true, .source_biome = true});
@@ -251,11 +255,12 @@ TEST(ClientRetryTest, StreamSurvivesAServerKilledAndRestarted) {
   std::set<std::pair<int64_t, int64_t>> seen;
   absl::Status status;
   std::thread caller([&] {
-    status = (*client)->GenerateRegion({.min_x = 0, .min_z = 0, .max_x = 9, .max_z = 9},
-                                       {.heights = true, .dominant_biome = true}, [&](ChunkView view) {
-                                         EXPECT_TRUE(seen.insert({view.chunk_x(), view.chunk_z()}).second);
-                                         ExpectSameAsEngine(view);
-                                       });
+    status = (*client)->GenerateRegion(
+        {.min_x = 0, .min_z = 0, .max_x = 9, .max_z = 9}, {.heights = true, .dominant_biome = true},
+        [&](ChunkView view) {
+          EXPECT_TRUE(seen.insert({view.chunk_x(), view.chunk_z()}).second);
+          ExpectSameAsEngine(view);
+        });
   });
   ASSERT_TRUE(AwaitAttempts(**client, attempts + 2));
   auto second = ServerProcess::Start({absl::StrCat("--port=", port)});
@@ -276,8 +281,8 @@ TEST(ClientRetryTest, StreamBrokenMidwayIsResumedForTheMissingChunksOnly) {
   std::set<std::pair<int64_t, int64_t>> seen;
   // 400 chunks of 64^2 columns: the first server is still blending when it dies at the first chunk.
   const ChunkRegion region{.min_x = -10, .min_z = -10, .max_x = 9, .max_z = 9};
-  absl::Status status = (*client)->GenerateRegion(
-      region, {.chunk_size = 64, .heights = true}, [&](ChunkView view) {
+  absl::Status status =
+      (*client)->GenerateRegion(region, {.chunk_size = 64, .heights = true}, [&](ChunkView view) {
         EXPECT_TRUE(seen.insert({view.chunk_x(), view.chunk_z()}).second) << "delivered twice";
         if (seen.size() == 1) {
           (*first)->Kill();
@@ -381,7 +386,8 @@ TEST(ClientRetryTest, PushbackPastTheDeadlineOrNoneIsReturnedAtOnce) {
     EXPECT_NE(status.message().find("after the call's deadline"), std::string::npos) << status;
     EXPECT_EQ(server.service.arrivals().size(), 1u);
   }
-  for (std::optional<std::string> pushback : {std::optional<std::string>(), std::optional<std::string>("-1")}) {
+  for (std::optional<std::string> pushback :
+       {std::optional<std::string>(), std::optional<std::string>("-1")}) {
     RefusingServer server(1, pushback);  // No trailer, or gRPC's "do not retry".
     auto client = Client::Connect(server.target());
     ASSERT_TRUE(client.ok());

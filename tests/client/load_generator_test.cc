@@ -55,7 +55,8 @@ TEST(ChunkPickerTest, SpiralLoadsRingsAroundThePlayer) {
   LoadConfig config;
   config.pattern = LoadPattern::kSpiral;
   config.view_radius = 2;
-  // Centre, then the 8 chunks of ring 1, then the 16 of ring 2: 25 distinct chunks around the player.
+  // Centre, then the 8 chunks of ring 1, then the 16 of ring 2: 25 distinct chunks around the
+  // player.
   std::vector<ChunkCoord> first = MakeChunkPicker(config, 0)->Next(25);
   const ChunkCoord centre = first[0];
   std::set<std::pair<int64_t, int64_t>> distinct;
@@ -88,10 +89,10 @@ TEST(LoadReportTest, JsonHasEveryField) {
   report.errors["UNAVAILABLE"] = 2;
   report.first_error = "UNAVAILABLE: \"quoted\"\n";
   const std::string json = LoadReportJson(config, report);
-  for (const char* key : {"\"requests\":3", "\"chunks_per_second\":", "\"mb_per_second\":",
-                          "\"p50\":", "\"p90\":", "\"p99\":", "\"p99.9\":", "\"max\":",
-                          "\"errors\":{\"UNAVAILABLE\":2}", "\"error_count\":2",
-                          "\\\"quoted\\\"\\n"}) {
+  for (const char* key :
+       {"\"requests\":3", "\"chunks_per_second\":", "\"mb_per_second\":", "\"p50\":", "\"p90\":",
+        "\"p99\":", "\"p99.9\":", "\"max\":", "\"errors\":{\"UNAVAILABLE\":2}", "\"error_count\":2",
+        "\\\"quoted\\\"\\n"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
   }
 }

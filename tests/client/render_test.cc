@@ -27,8 +27,9 @@ TEST(ParseBlockRegionTest, RejectsMalformedOrHugeRegions) {
 
 TEST(ParseRenderLayerTest, ParsesEveryLayer) {
   using Kind = RenderLayer::Kind;
-  for (auto [text, kind] : {std::pair{"dominant", Kind::kDominant}, std::pair{"blend", Kind::kBlend},
-                            std::pair{"source", Kind::kSource}, std::pair{"height", Kind::kHeight}}) {
+  for (auto [text, kind] :
+       {std::pair{"dominant", Kind::kDominant}, std::pair{"blend", Kind::kBlend},
+        std::pair{"source", Kind::kSource}, std::pair{"height", Kind::kHeight}}) {
     absl::StatusOr<RenderLayer> layer = ParseRenderLayer(text);
     ASSERT_TRUE(layer.ok()) << text << ": " << layer.status();
     EXPECT_EQ(layer->kind, kind) << text;
@@ -66,7 +67,9 @@ v1::WorldDescription TwoBiomeWorld() {
   return world;
 }
 
-float WeightOfRed(int lx, int lz) { return std::max(0.0f, 1.0f - 0.2f * static_cast<float>(lx + lz)); }
+float WeightOfRed(int lx, int lz) {
+  return std::max(0.0f, 1.0f - 0.2f * static_cast<float>(lx + lz));
+}
 
 // An 8x8 chunk at (cx, cz): biome 2 fading into 5 towards +x+z, heights 0.1 * (10 z + x) in local
 // coordinates, the raw map 2 where lx < 3, else 5.

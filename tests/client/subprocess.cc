@@ -36,7 +36,8 @@ absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const std::str
   };
   const int in = open_or_null(in_path, O_RDONLY);
   const int out = open_or_null(out_path, O_WRONLY | O_CREAT | O_TRUNC);
-  const int err = err_path == out_path ? dup(out) : open_or_null(err_path, O_WRONLY | O_CREAT | O_TRUNC);
+  const int err =
+      err_path == out_path ? dup(out) : open_or_null(err_path, O_WRONLY | O_CREAT | O_TRUNC);
   if (in < 0 || out < 0 || err < 0) {
     return absl::InternalError(absl::StrCat("opening redirections: ", strerror(errno)));
   }
@@ -111,11 +112,12 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, absl::Duration timeout,
-                                         const std::string& stdin_text) {
+absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                         absl::Duration timeout, const std::string& stdin_text) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-cmd");
   if (!dir.ok()) return dir.status();
-  const std::string in = (*dir)->File("stdin"), out = (*dir)->File("stdout"), err = (*dir)->File("stderr");
+  const std::string in = (*dir)->File("stdin"), out = (*dir)->File("stdout"),
+                    err = (*dir)->File("stderr");
   if (absl::Status s = WriteFile(in, stdin_text); !s.ok()) return s;
   absl::StatusOr<pid_t> pid = Spawn(argv, in, out, err);
   if (!pid.ok()) return pid.status();
@@ -124,8 +126,8 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, a
   if (!code) {
     kill(*pid, SIGKILL);
     WaitFor(*pid, absl::InfiniteDuration());
-    return absl::DeadlineExceededError(absl::StrCat(argv[0], " still running after ",
-                                                    absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(
+        absl::StrCat(argv[0], " still running after ", absl::FormatDuration(timeout)));
   }
   result.exit_code = *code;
   result.out = ReadFile(out).value_or("");
@@ -136,8 +138,8 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv, a
   return result;
 }
 
-absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const std::vector<std::string>& argv,
-                                                                  const std::string& log_path) {
+absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(
+    const std::vector<std::string>& argv, const std::string& log_path) {
   absl::StatusOr<pid_t> pid = Spawn(argv, "", log_path, log_path);
   if (!pid.ok()) return pid.status();
   return std::unique_ptr<ChildProcess>(new ChildProcess(*pid));

@@ -4,8 +4,9 @@
 
 namespace worldgen::testing {
 
-// apt's tools (apt-packages.txt, group test; nginx's path is in tests/support/nginx_process.h). /usr/bin/python3, not the first python3 on PATH: only
-// the system interpreter sees apt's grpc and protobuf modules.
+// apt's tools (apt-packages.txt, group test; nginx's path is in tests/support/nginx_process.h).
+// /usr/bin/python3, not the first python3 on PATH: only the system interpreter sees apt's grpc and
+// protobuf modules.
 inline constexpr char kPromtool[] = "/usr/bin/promtool";
 inline constexpr char kPython[] = "/usr/bin/python3";
 

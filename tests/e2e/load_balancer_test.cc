@@ -1,5 +1,5 @@
-// Two worldgen-server replicas behind a real nginx configured from docker/nginx/ (ports templated to
-// free loopback ports), and the C++ client talking to nginx.
+// Two worldgen-server replicas behind a real nginx configured from docker/nginx/ (ports templated
+// to free loopback ports), and the C++ client talking to nginx.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -87,16 +87,18 @@ TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
   for (int t = 0; t < 4; ++t) {
     callers.emplace_back([&, t] {
       for (int i = 0; i < 10; ++i) {
-        const ChunkRegion region{.min_x = t * 8, .min_z = i * 2, .max_x = t * 8 + 3, .max_z = i * 2 + 1};
-        absl::Status status = lb_client_->GenerateRegion(region, options, [&](ChunkView through_lb) {
-          chunks.fetch_add(1);
-          absl::StatusOr<ChunkView> want =
-              (*direct)->GenerateChunk(through_lb.chunk_x(), through_lb.chunk_z(), options);
-          if (!want.ok() ||
-              want->proto().SerializeAsString() != through_lb.proto().SerializeAsString()) {
-            mismatches.fetch_add(1);
-          }
-        });
+        const ChunkRegion region{
+            .min_x = t * 8, .min_z = i * 2, .max_x = t * 8 + 3, .max_z = i * 2 + 1};
+        absl::Status status =
+            lb_client_->GenerateRegion(region, options, [&](ChunkView through_lb) {
+              chunks.fetch_add(1);
+              absl::StatusOr<ChunkView> want =
+                  (*direct)->GenerateChunk(through_lb.chunk_x(), through_lb.chunk_z(), options);
+              if (!want.ok() ||
+                  want->proto().SerializeAsString() != through_lb.proto().SerializeAsString()) {
+                mismatches.fetch_add(1);
+              }
+            });
         EXPECT_TRUE(status.ok()) << status;
         if (status.ok()) ok_calls.fetch_add(1);
       }
@@ -122,7 +124,8 @@ TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
       EXPECT_EQ(std::bit_cast<uint32_t>((*via_lb)[i].weights[k].weight),
                 std::bit_cast<uint32_t>((*via_direct)[i].weights[k].weight));
     }
-    EXPECT_EQ(std::bit_cast<uint32_t>((*via_lb)[i].height), std::bit_cast<uint32_t>((*via_direct)[i].height));
+    EXPECT_EQ(std::bit_cast<uint32_t>((*via_lb)[i].height),
+              std::bit_cast<uint32_t>((*via_direct)[i].height));
   }
   absl::StatusOr<v1::WorldDescription> a = lb_client_->DescribeWorld();
   absl::StatusOr<v1::WorldDescription> b = (*direct)->DescribeWorld();

@@ -24,11 +24,12 @@ TEST(PromtoolTest, AcceptsEveryReplicasMetrics) {
     ASSERT_TRUE((*client)->SamplePoints({{1.5, 2.5}}).ok());
     EXPECT_EQ((*client)->GenerateChunk(0, 0, {.chunk_size = 3}).status().code(),
               absl::StatusCode::kInvalidArgument);
-    absl::StatusOr<std::string> metrics = HttpGet("127.0.0.1", (*server)->metrics_port(), "/metrics");
+    absl::StatusOr<std::string> metrics =
+        HttpGet("127.0.0.1", (*server)->metrics_port(), "/metrics");
     ASSERT_TRUE(metrics.ok()) << metrics.status();
     EXPECT_NE(metrics->find("worldgen_chunks_generated_total"), std::string::npos);
-    absl::StatusOr<CommandResult> check = RunCommand({kPromtool, "check", "metrics"},
-                                                     absl::Seconds(60), *metrics);
+    absl::StatusOr<CommandResult> check =
+        RunCommand({kPromtool, "check", "metrics"}, absl::Seconds(60), *metrics);
     ASSERT_TRUE(check.ok()) << check.status();
     EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
   }
@@ -44,11 +45,11 @@ TEST(PromtoolTest, AcceptsTheComposePrometheusConfig) {
 TEST(PythonClientTest, AgreesWithTheCppClientBitForBit) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
-  absl::StatusOr<CommandResult> run = RunCommand(
-      {kPython, absl::StrCat(kSourceDir, "/tests/e2e/python_client.py"),
-       absl::StrCat("--target=", (*server)->target()), absl::StrCat("--cli=", kCli),
-       absl::StrCat("--proto_dir=", kSourceDir, "/proto")},
-      absl::Seconds(120));
+  absl::StatusOr<CommandResult> run =
+      RunCommand({kPython, absl::StrCat(kSourceDir, "/tests/e2e/python_client.py"),
+                  absl::StrCat("--target=", (*server)->target()), absl::StrCat("--cli=", kCli),
+                  absl::StrCat("--proto_dir=", kSourceDir, "/proto")},
+                 absl::Seconds(120));
   ASSERT_TRUE(run.ok()) << run.status();
   std::cerr << run->out;
   EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
@@ -60,13 +61,13 @@ TEST(PythonClientTest, AgreesWithTheCppClientBitForBit) {
 TEST(PythonClientTest, ShippedServiceConfigRetriesRefusalsAfterTheServersPushback) {
   auto server = ServerProcess::Start({"--blend_threads=1", "--max_queue_seconds=0.2"});
   ASSERT_TRUE(server.ok()) << server.status();
-  absl::StatusOr<CommandResult> run = RunCommand(
-      {kPython, absl::StrCat(kSourceDir, "/tests/e2e/retry_policy_client.py"),
-       absl::StrCat("--target=", (*server)->target()),
-       absl::StrCat("--metrics=127.0.0.1:", (*server)->metrics_port()),
-       absl::StrCat("--proto_dir=", kSourceDir, "/proto"),
-       absl::StrCat("--service_config=", kSourceDir, "/docs/service_config.json")},
-      absl::Seconds(120));
+  absl::StatusOr<CommandResult> run =
+      RunCommand({kPython, absl::StrCat(kSourceDir, "/tests/e2e/retry_policy_client.py"),
+                  absl::StrCat("--target=", (*server)->target()),
+                  absl::StrCat("--metrics=127.0.0.1:", (*server)->metrics_port()),
+                  absl::StrCat("--proto_dir=", kSourceDir, "/proto"),
+                  absl::StrCat("--service_config=", kSourceDir, "/docs/service_config.json")},
+                 absl::Seconds(120));
   ASSERT_TRUE(run.ok()) << run.status();
   std::cerr << run->out;
   EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
@@ -78,10 +79,10 @@ TEST(PythonClientTest, ShippedServiceConfigRetriesRefusalsAfterTheServersPushbac
 TEST(PythonClientTest, ResolvesEveryServiceThroughReflectionAndChecksHealth) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
-  absl::StatusOr<CommandResult> run = RunCommand(
-      {kPython, absl::StrCat(kSourceDir, "/tests/e2e/reflection_client.py"),
-       absl::StrCat("--target=", (*server)->target())},
-      absl::Seconds(60));
+  absl::StatusOr<CommandResult> run =
+      RunCommand({kPython, absl::StrCat(kSourceDir, "/tests/e2e/reflection_client.py"),
+                  absl::StrCat("--target=", (*server)->target())},
+                 absl::Seconds(60));
   ASSERT_TRUE(run.ok()) << run.status();
   std::cerr << run->out;
   EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
@@ -92,15 +93,16 @@ TEST(LoadCommandTest, JsonReportIsSaneForEveryPattern) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
   for (const char* pattern : {"random", "spiral", "hot"}) {
-    absl::StatusOr<CommandResult> load = RunCommand(
-        {kCli, absl::StrCat("--target=", (*server)->target()), "load", "--json", "--requests=150",
-         "--concurrency=3", "--chunks_per_request=4", "--size=32", absl::StrCat("--pattern=", pattern)},
-        absl::Seconds(120));
+    absl::StatusOr<CommandResult> load =
+        RunCommand({kCli, absl::StrCat("--target=", (*server)->target()), "load", "--json",
+                    "--requests=150", "--concurrency=3", "--chunks_per_request=4", "--size=32",
+                    absl::StrCat("--pattern=", pattern)},
+                   absl::Seconds(120));
     ASSERT_TRUE(load.ok()) << load.status();
     ASSERT_EQ(load->exit_code, 0) << load->err;
-    absl::StatusOr<CommandResult> check = RunCommand(
-        {kPython, absl::StrCat(kSourceDir, "/tests/e2e/check_load_report.py"), "150"},
-        absl::Seconds(60), load->out);
+    absl::StatusOr<CommandResult> check =
+        RunCommand({kPython, absl::StrCat(kSourceDir, "/tests/e2e/check_load_report.py"), "150"},
+                   absl::Seconds(60), load->out);
     ASSERT_TRUE(check.ok()) << check.status();
     EXPECT_EQ(check->exit_code, 0) << pattern << ": " << check->out << check->err;
     std::cerr << pattern << ": " << check->out;
@@ -110,10 +112,10 @@ TEST(LoadCommandTest, JsonReportIsSaneForEveryPattern) {
 TEST(LoadCommandTest, DurationBoundedRunPrintsProgressOnStderr) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
-  absl::StatusOr<CommandResult> load = RunCommand(
-      {kCli, absl::StrCat("--target=", (*server)->target()), "load", "--duration=2500ms",
-       "--concurrency=2", "--chunks_per_request=2"},
-      absl::Seconds(60));
+  absl::StatusOr<CommandResult> load =
+      RunCommand({kCli, absl::StrCat("--target=", (*server)->target()), "load", "--duration=2500ms",
+                  "--concurrency=2", "--chunks_per_request=2"},
+                 absl::Seconds(60));
   ASSERT_TRUE(load.ok()) << load.status();
   EXPECT_EQ(load->exit_code, 0) << load->err;
   EXPECT_NE(load->err.find("[load "), std::string::npos) << load->err;
@@ -126,10 +128,11 @@ TEST(LoadCommandTest, DurationBoundedRunPrintsProgressOnStderr) {
 TEST(LoadCommandTest, OpenLoopRateIsAnUpperBoundOnRequestsSent) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
-  absl::StatusOr<CommandResult> load = RunCommand(
-      {kCli, absl::StrCat("--target=", (*server)->target()), "load", "--json", "--duration=2s",
-       "--rate=40", "--concurrency=2", "--chunks_per_request=1", "--pattern=hot", "--progress=false"},
-      absl::Seconds(60));
+  absl::StatusOr<CommandResult> load =
+      RunCommand({kCli, absl::StrCat("--target=", (*server)->target()), "load", "--json",
+                  "--duration=2s", "--rate=40", "--concurrency=2", "--chunks_per_request=1",
+                  "--pattern=hot", "--progress=false"},
+                 absl::Seconds(60));
   ASSERT_TRUE(load.ok()) << load.status();
   ASSERT_EQ(load->exit_code, 0) << load->err;
   EXPECT_NE(load->out.find("\"rate\":40"), std::string::npos) << load->out;

@@ -180,15 +180,18 @@ TEST(BiomeSampleCacheTest, VisitTileRowsCoversEachVertexOnceTileByTile) {
   }
   for (int pass = 0; pass < 2; ++pass) {  // Computed, then cached.
     std::vector<std::vector<int>> seen(lo.size());
-    for (size_t r = 0; r < lo.size(); ++r) seen[r].assign(static_cast<size_t>(hi[r] - lo[r] + 1 + (hi[r] < lo[r])), 0);
-    VisitTileRows(cache, 7, j0, lo, hi, compute, [&](const BiomeTile& tile, const TileRowSpan& span) {
-      for (int64_t i = span.i_begin; i <= span.i_end; ++i) {
-        const int v = span.index + static_cast<int>(i - span.i_begin);
-        ASSERT_EQ(tile.xz[2 * v], static_cast<double>(i));
-        ASSERT_EQ(tile.xz[2 * v + 1], static_cast<double>(span.j));
-        ++seen[static_cast<size_t>(span.j - j0)][static_cast<size_t>(i - lo[static_cast<size_t>(span.j - j0)])];
-      }
-    });
+    for (size_t r = 0; r < lo.size(); ++r)
+      seen[r].assign(static_cast<size_t>(hi[r] - lo[r] + 1 + (hi[r] < lo[r])), 0);
+    VisitTileRows(cache, 7, j0, lo, hi, compute,
+                  [&](const BiomeTile& tile, const TileRowSpan& span) {
+                    for (int64_t i = span.i_begin; i <= span.i_end; ++i) {
+                      const int v = span.index + static_cast<int>(i - span.i_begin);
+                      ASSERT_EQ(tile.xz[2 * v], static_cast<double>(i));
+                      ASSERT_EQ(tile.xz[2 * v + 1], static_cast<double>(span.j));
+                      ++seen[static_cast<size_t>(span.j - j0)]
+                            [static_cast<size_t>(i - lo[static_cast<size_t>(span.j - j0)])];
+                    }
+                  });
     for (size_t r = 0; r < lo.size(); ++r) {
       for (int64_t i = lo[r]; i <= hi[r]; ++i) {
         ASSERT_EQ(seen[r][static_cast<size_t>(i - lo[r])], 1) << "row " << r << " i " << i;

@@ -86,7 +86,8 @@ TEST(BiomeSourceTest, NoiseMaxPicksTheHighestField) {
     for (int other = 0; other < 4; ++other) {
       ASSERT_LE(source.FieldAt(other, x, z), source.FieldAt(b, x, z));
       if (other < b) {
-        ASSERT_LT(source.FieldAt(other, x, z), source.FieldAt(b, x, z)) << "ties go to the lower index";
+        ASSERT_LT(source.FieldAt(other, x, z), source.FieldAt(b, x, z))
+            << "ties go to the lower index";
       }
     }
     ++wins[b];

@@ -21,8 +21,8 @@ RegionWeights TwoBiomeRamp(int width, int height, double split, double ramp) {
   RegionWeights field(0, 0, width, height, 2);
   for (int z = 0; z < height; ++z) {
     for (int x = 0; x < width; ++x) {
-      const double w1 = ramp == 0.0 ? (x >= split ? 1.0 : 0.0)
-                                     : std::clamp((x - split) / ramp + 0.5, 0.0, 1.0);
+      const double w1 =
+          ramp == 0.0 ? (x >= split ? 1.0 : 0.0) : std::clamp((x - split) / ramp + 0.5, 0.0, 1.0);
       field.layer(1)[z * width + x] = static_cast<float>(w1);
       field.layer(0)[z * width + x] = static_cast<float>(1.0 - w1);
     }
@@ -32,7 +32,8 @@ RegionWeights TwoBiomeRamp(int width, int height, double split, double ramp) {
 
 TEST(RegionWeightsTest, BlendRegionPlacesEveryChunksLayersAtTheirColumns) {
   // Each chunk reports biome (chunk x index + chunk z index) % 3 with weight 0.25 + column / 1000.
-  const ChunkBlendFn blend = [](int64_t x0, int64_t z0, int size, std::vector<IndexedLayer>* layers) {
+  const ChunkBlendFn blend = [](int64_t x0, int64_t z0, int size,
+                                std::vector<IndexedLayer>* layers) {
     IndexedLayer layer;
     layer.biome = static_cast<int>((x0 / size + z0 / size) % 3);
     for (int i = 0; i < size * size; ++i) layer.weights.push_back(0.25f + i / 1000.0f);
@@ -53,7 +54,7 @@ TEST(RegionWeightsTest, BlendRegionPlacesEveryChunksLayersAtTheirColumns) {
 TEST(BlendMetricsTest, MaxSumErrorIsTheWorstColumnsDeviation) {
   RegionWeights field = TwoBiomeRamp(16, 16, 8.0, 6.0);
   EXPECT_LT(MaxSumError(field), 1e-7);
-  field.layer(0)[5 * 16 + 3] += 0.125f;  // One column sums to 1.125 ...
+  field.layer(0)[5 * 16 + 3] += 0.125f;    // One column sums to 1.125 ...
   field.layer(1)[9 * 16 + 12] -= 0.0625f;  // ... another to 0.9375.
   EXPECT_NEAR(MaxSumError(field), 0.125, 1e-7);
 }
@@ -91,8 +92,8 @@ TEST(BlendMetricsTest, RmsDistanceIsTheRootMeanSquareOfPerColumnDistances) {
   EXPECT_NEAR(RmsDistance(a, b), std::sqrt(4.0 / 16.0), 1e-12);
   EXPECT_NEAR(RmsDistance(b, a), RmsDistance(a, b), 1e-15);
   // Every column different: sqrt(2).
-  EXPECT_NEAR(RmsDistance(TwoBiomeRamp(8, 8, 0.0, 0.0), TwoBiomeRamp(8, 8, 8.0, 0.0)), std::sqrt(2.0),
-              1e-12);
+  EXPECT_NEAR(RmsDistance(TwoBiomeRamp(8, 8, 0.0, 0.0), TwoBiomeRamp(8, 8, 8.0, 0.0)),
+              std::sqrt(2.0), 1e-12);
 }
 
 TEST(BlendMetricsTest, GridLockPoolsLayersAndUsesWorldPhase) {
@@ -115,7 +116,8 @@ TEST(BlendMetricsTest, GridLockPoolsLayersAndUsesWorldPhase) {
     }
   }
   EXPECT_NEAR(GridLock(locked, 8), 1.0, 1e-9);
-  EXPECT_NEAR(GridLock(unlocked, 8), std::abs(1.0 + std::polar(1.0, std::numbers::pi / 4)) / 2.0, 1e-6);
+  EXPECT_NEAR(GridLock(unlocked, 8), std::abs(1.0 + std::polar(1.0, std::numbers::pi / 4)) / 2.0,
+              1e-6);
   // A field without curvature (one biome everywhere) has nothing to lock.
   EXPECT_EQ(GridLock(TwoBiomeRamp(16, 16, 100.0, 0.0), 8), 0.0);
 }
@@ -123,7 +125,8 @@ TEST(BlendMetricsTest, GridLockPoolsLayersAndUsesWorldPhase) {
 TEST(BlendMetricsTest, GridLockOfOneLayerMatchesTheSquareFieldForm) {
   RegionWeights field = TwoBiomeRamp(64, 64, 20.0, 12.0);
   for (int z = 0; z < 64; ++z) {
-    for (int x = 0; x < 64; ++x) field.layer(1)[z * 64 + x] *= static_cast<float>(1.0 + 0.01 * ((x * z) % 7));
+    for (int x = 0; x < 64; ++x)
+      field.layer(1)[z * 64 + x] *= static_cast<float>(1.0 + 0.01 * ((x * z) % 7));
   }
   RegionWeights one(0, 0, 64, 64, 1);
   one.weights.assign(field.layer(1), field.layer(1) + field.columns());

@@ -3,13 +3,13 @@
 #define WORLDGEN_TESTS_ENGINE_BLEND_TEST_UTIL_H_
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
-#include <memory>
 
 #include "engine/floor_div.h"
 #include "engine/hash.h"
@@ -50,9 +50,9 @@ inline uint64_t HashChunk(const ChunkBlend& chunk, uint64_t h = 0xcbf29ce4842223
 
 // A deterministic pseudo-random integer in [lo, hi] for test case k.
 inline int64_t TestCoordinate(uint64_t k, uint64_t stream, int64_t lo, int64_t hi) {
-  return lo + static_cast<int64_t>(HashCoords(0x7e57, static_cast<int64_t>(k),
-                                              static_cast<int64_t>(stream)) %
-                                   static_cast<uint64_t>(hi - lo + 1));
+  return lo + static_cast<int64_t>(
+                  HashCoords(0x7e57, static_cast<int64_t>(k), static_cast<int64_t>(stream)) %
+                  static_cast<uint64_t>(hi - lo + 1));
 }
 
 // A straight walk through the world for continuity checks: start (x, z) and direction (radians).
@@ -62,9 +62,9 @@ struct WalkLine {
 
 using PointWeights = std::vector<std::pair<int, float>>;
 
-// The largest change of any biome's weight (BlendPoint) between consecutive points `step` blocks apart
-// along each line, over `length` blocks. `on_step`, if set, sees every step: the positions before
-// and after and the weights there.
+// The largest change of any biome's weight (BlendPoint) between consecutive points `step` blocks
+// apart along each line, over `length` blocks. `on_step`, if set, sees every step: the positions
+// before and after and the weights there.
 inline double WorstWeightStep(
     const Blender& blender, int biome_count, const std::vector<WalkLine>& lines, double length,
     double step,
@@ -77,7 +77,8 @@ inline double WorstWeightStep(
     double x = line.x, z = line.z;
     blender.BlendPoint(x, z, nullptr, &before);
     for (int k = 0; k < static_cast<int>(length / step); ++k) {
-      const double next_x = x + std::cos(line.angle) * step, next_z = z + std::sin(line.angle) * step;
+      const double next_x = x + std::cos(line.angle) * step,
+                   next_z = z + std::sin(line.angle) * step;
       blender.BlendPoint(next_x, next_z, nullptr, &after);
       if (on_step) on_step(x, z, next_x, next_z, before, after);
       std::fill(change.begin(), change.end(), 0.0f);

@@ -105,8 +105,12 @@ TEST_P(BlenderContractTest, NeighbouringColumnsChangeSmoothly) {
       for (int lz = 0; lz < 32; ++lz) {
         for (int lx = 0; lx < 32; ++lx) {
           float w = layer.weights[ColumnIndex(32, lx, lz)];
-          if (lx + 1 < 32) worst = std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx + 1, lz)])));
-          if (lz + 1 < 32) worst = std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx, lz + 1)])));
+          if (lx + 1 < 32)
+            worst =
+                std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx + 1, lz)])));
+          if (lz + 1 < 32)
+            worst =
+                std::max(worst, double(std::fabs(w - layer.weights[ColumnIndex(32, lx, lz + 1)])));
         }
       }
     }
@@ -122,7 +126,8 @@ TEST_P(BlenderContractTest, ChunkPathEqualsPointQueryBitForBit) {
   auto check_column = [&](const ChunkBlend& chunk, int lx, int lz) {
     const int64_t x = chunk.chunk_x * chunk.size + lx, z = chunk.chunk_z * chunk.size + lz;
     const size_t col = static_cast<size_t>(ColumnIndex(chunk.size, lx, lz));
-    PointBlend point = *world.BlendPoint(static_cast<double>(x), static_cast<double>(z), kEverything);
+    PointBlend point =
+        *world.BlendPoint(static_cast<double>(x), static_cast<double>(z), kEverything);
     std::vector<BiomeWeight> from_chunk;
     for (const BiomeLayer& layer : chunk.layers) {
       if (layer.weights[col] != 0.0f) from_chunk.push_back({layer.biome_id, layer.weights[col]});
@@ -142,14 +147,15 @@ TEST_P(BlenderContractTest, ChunkPathEqualsPointQueryBitForBit) {
     int size = 16 << (k % 3);
     ChunkBlend chunk = *world.BlendChunk(FloorDiv(x, size), FloorDiv(z, size), size, kEverything);
     multi += chunk.layers.size() > 1;
-    check_column(chunk, static_cast<int>(x - chunk.chunk_x * size), static_cast<int>(z - chunk.chunk_z * size));
+    check_column(chunk, static_cast<int>(x - chunk.chunk_x * size),
+                 static_cast<int>(z - chunk.chunk_z * size));
   }
   EXPECT_GT(multi, 100);
   // Every edge and corner column of some border chunks.
   int border_chunks = 0;
   for (uint64_t k = 0; border_chunks < 12 && k < 2000; ++k) {
     ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 8, -2000, 2000),
-                                          TestCoordinate(k, 9, -2000, 2000), 16, kEverything);
+                                         TestCoordinate(k, 9, -2000, 2000), 16, kEverything);
     if (chunk.layers.size() < 2) continue;
     ++border_chunks;
     for (int t = 0; t < 16; ++t) {
@@ -177,7 +183,8 @@ TEST_P(BlenderContractTest, ChunkSizeDoesNotChangeResults) {
               auto& entry = columns[{chunk.chunk_x * size + lx, chunk.chunk_z * size + lz}];
               size_t col = static_cast<size_t>(ColumnIndex(size, lx, lz));
               for (const BiomeLayer& layer : chunk.layers) {
-                if (layer.weights[col] != 0.0f) entry.push_back({layer.biome_id, FloatBits(layer.weights[col])});
+                if (layer.weights[col] != 0.0f)
+                  entry.push_back({layer.biome_id, FloatBits(layer.weights[col])});
               }
               entry.push_back({0xffffffffu, FloatBits(chunk.heights[col])});
             }
@@ -205,7 +212,8 @@ TEST_P(BlenderContractTest, ThreadsOrderAndCacheDoNotChangeResults) {
   const World& world = ContractWorld();
   const auto chunks = ChunkList(160);
   std::vector<uint64_t> reference;
-  for (auto [cx, cz] : chunks) reference.push_back(HashChunk(*world.BlendChunk(cx, cz, 16, kEverything)));
+  for (auto [cx, cz] : chunks)
+    reference.push_back(HashChunk(*world.BlendChunk(cx, cz, 16, kEverything)));
 
   // Four threads, each walking the list in a different order, sharing one small (evicting) cache:
   // 50 tiles of 16x16 vertices, fewer than every method's chunks need.
@@ -217,7 +225,8 @@ TEST_P(BlenderContractTest, ThreadsOrderAndCacheDoNotChangeResults) {
       for (size_t n = 0; n < chunks.size(); ++n) {
         // Multipliers coprime with the list length, so every order is a permutation.
         size_t k = t % 2 == 0 ? (n * (t == 0 ? 1 : 7)) % chunks.size() : chunks.size() - 1 - n;
-        results[t][k] = HashChunk(*world.BlendChunk(chunks[k].first, chunks[k].second, 16, kEverything, &cache));
+        results[t][k] = HashChunk(
+            *world.BlendChunk(chunks[k].first, chunks[k].second, 16, kEverything, &cache));
       }
     });
   }
@@ -237,7 +246,7 @@ TEST_P(BlenderContractTest, SingleBiomeChunksAreExactlyOne) {
   int found = 0;
   for (uint64_t k = 0; k < 400 && found < 20; ++k) {
     ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 12, -5000, 5000),
-                                          TestCoordinate(k, 13, -5000, 5000), 16, kEverything);
+                                         TestCoordinate(k, 13, -5000, 5000), 16, kEverything);
     if (!chunk.single_biome) continue;
     ++found;
     ASSERT_EQ(chunk.layers.size(), 1u);
@@ -251,28 +260,35 @@ TEST_P(BlenderContractTest, SingleBiomeChunksAreExactlyOne) {
   EXPECT_EQ(found, 20);
 }
 
-// Golden hashes of reference regions, per method: any change to a method's output must be deliberate
-// (update these values in the same commit, and say why).
+// Golden hashes of reference regions, per method: any change to a method's output must be
+// deliberate (update these values in the same commit, and say why).
 TEST_P(BlenderContractTest, GoldenRegions) {
   const World& world = ContractWorld();
   struct Region {
     int64_t cx, cz;
     int size, count;
   };
-  const Region regions[] = {{0, 0, 16, 4}, {-37, 121, 16, 4}, {900, -1500, 32, 3}, {-20000, -20000, 64, 2}};
+  const Region regions[] = {
+      {0, 0, 16, 4}, {-37, 121, 16, 4}, {900, -1500, 32, 3}, {-20000, -20000, 64, 2}};
   const std::map<BlenderKind, std::array<uint64_t, 4>> golden = {
       {BlenderKind::kScattered,
-       {0xa17435d9c60a9903ULL, 0xee10864fe2feef5cULL, 0x2223b87e60fdc002ULL, 0x857bbe05aad1a9f1ULL}},
+       {0xa17435d9c60a9903ULL, 0xee10864fe2feef5cULL, 0x2223b87e60fdc002ULL,
+        0x857bbe05aad1a9f1ULL}},
       {BlenderKind::kFullResolution,
-       {0x49027e2f6badb959ULL, 0xee10864fe2feef5cULL, 0x282edeb05968e12dULL, 0x7b27d2dc5ae7a961ULL}},
+       {0x49027e2f6badb959ULL, 0xee10864fe2feef5cULL, 0x282edeb05968e12dULL,
+        0x7b27d2dc5ae7a961ULL}},
       {BlenderKind::kConvolutedGrid,
-       {0xad05ac7ea753e5a0ULL, 0xee10864fe2feef5cULL, 0xf77ff163874af9cdULL, 0x725c85ee0c414bd9ULL}},
+       {0xad05ac7ea753e5a0ULL, 0xee10864fe2feef5cULL, 0xf77ff163874af9cdULL,
+        0x725c85ee0c414bd9ULL}},
       {BlenderKind::kLerpedGrid,
-       {0xc44453284919b7f6ULL, 0xee10864fe2feef5cULL, 0x6ac877c3b6d92cb8ULL, 0x10e99a953b120053ULL}},
+       {0xc44453284919b7f6ULL, 0xee10864fe2feef5cULL, 0x6ac877c3b6d92cb8ULL,
+        0x10e99a953b120053ULL}},
       {BlenderKind::kParameterVoronoi,
-       {0x650e128ee1b63b8dULL, 0xee10864fe2feef5cULL, 0x8b9002f4edc6fee7ULL, 0xd024c1330c601c11ULL}},
+       {0x650e128ee1b63b8dULL, 0xee10864fe2feef5cULL, 0x8b9002f4edc6fee7ULL,
+        0xd024c1330c601c11ULL}},
       {BlenderKind::kJitteredCells,
-       {0xe9d8959651db1368ULL, 0xee10864fe2feef5cULL, 0x539adee36974bf08ULL, 0x3c057d6c05cd77e0ULL}},
+       {0xe9d8959651db1368ULL, 0xee10864fe2feef5cULL, 0x539adee36974bf08ULL,
+        0x3c057d6c05cd77e0ULL}},
   };
   ASSERT_TRUE(golden.contains(GetParam())) << "pin this method's golden hashes";
   for (size_t k = 0; k < std::size(regions); ++k) {

@@ -74,9 +74,12 @@ TEST(IsotropyTest, ScatteredBlendingHasNoGridWhereGridMethodsDo) {
   // scattered blending's figures stay below it for every seed.
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE(seed);
-    const IsotropyReport scattered = MeasureIsotropy(BlenderKind::kScattered, 8, 24, 1024, 256, 6, seed);
-    const IsotropyReport convoluted = MeasureIsotropy(BlenderKind::kConvolutedGrid, 8, 24, 1024, 256, 6, seed);
-    const IsotropyReport lerped = MeasureIsotropy(BlenderKind::kLerpedGrid, 8, 24, 1024, 256, 6, seed);
+    const IsotropyReport scattered =
+        MeasureIsotropy(BlenderKind::kScattered, 8, 24, 1024, 256, 6, seed);
+    const IsotropyReport convoluted =
+        MeasureIsotropy(BlenderKind::kConvolutedGrid, 8, 24, 1024, 256, 6, seed);
+    const IsotropyReport lerped =
+        MeasureIsotropy(BlenderKind::kLerpedGrid, 8, 24, 1024, 256, 6, seed);
     EXPECT_GT(lerped.grid_lock, 0.99) << "a lerped grid creases on every grid line";
     EXPECT_GT(convoluted.grid_lock, 0.05) << "a convoluted grid repeats its grid in the curvature";
     EXPECT_LT(scattered.grid_lock, 0.03);

@@ -15,8 +15,8 @@
 namespace worldgen {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FloatBits;
+using ::testing::HasSubstr;
 using testing::TestCoordinate;
 
 WorldSpec CellsSpec(std::map<std::string, double> params = {}) {
@@ -30,7 +30,8 @@ const JitteredCellsBlender& Cells(const World& world) {
 }
 
 // Weight per biome of column (lx, lz) of a BlendColumns result.
-std::map<int, uint32_t> ColumnWeights(const std::vector<IndexedLayer>& layers, int size, int lx, int lz) {
+std::map<int, uint32_t> ColumnWeights(const std::vector<IndexedLayer>& layers, int size, int lx,
+                                      int lz) {
   std::map<int, uint32_t> out;
   for (const IndexedLayer& layer : layers) {
     const float w = layer.weights[static_cast<size_t>(ColumnIndex(size, lx, lz))];
@@ -39,21 +40,23 @@ std::map<int, uint32_t> ColumnWeights(const std::vector<IndexedLayer>& layers, i
   return out;
 }
 
-// Seed bug: the cell grid was anchored at each request's base position (and jitter hashed from it), so
-// two maps whose regions touch disagreed along their common edge. Here cells belong to the world: two
-// blocks at arbitrary, unaligned bases equal the block that covers both, bit for bit.
+// Seed bug: the cell grid was anchored at each request's base position (and jitter hashed from it),
+// so two maps whose regions touch disagreed along their common edge. Here cells belong to the
+// world: two blocks at arbitrary, unaligned bases equal the block that covers both, bit for bit.
 TEST(JitteredCellsBlenderTest, NoSeamBetweenRequestsWhoseRegionsTouch) {
   std::shared_ptr<const World> world = *World::Create(CellsSpec({{"cell_size", 16}}));
   int compared_multi = 0;
   for (uint64_t k = 0; k < 30; ++k) {
-    const int64_t x0 = TestCoordinate(k, 1, -90000, 90000), z0 = TestCoordinate(k, 2, -90000, 90000);
+    const int64_t x0 = TestCoordinate(k, 1, -90000, 90000),
+                  z0 = TestCoordinate(k, 2, -90000, 90000);
     std::vector<IndexedLayer> left, right, both;
     world->blender().BlendColumns(x0, z0, 20, nullptr, &left);
     world->blender().BlendColumns(x0 + 20, z0, 20, nullptr, &right);
     world->blender().BlendColumns(x0, z0, 40, nullptr, &both);
     for (int lz = 0; lz < 20; ++lz) {
       for (int lx = 0; lx < 40; ++lx) {
-        const auto part = lx < 20 ? ColumnWeights(left, 20, lx, lz) : ColumnWeights(right, 20, lx - 20, lz);
+        const auto part =
+            lx < 20 ? ColumnWeights(left, 20, lx, lz) : ColumnWeights(right, 20, lx - 20, lz);
         ASSERT_EQ(part, ColumnWeights(both, 40, lx, lz)) << x0 + lx << "," << z0 + lz;
         compared_multi += part.size() > 1;
       }
@@ -64,7 +67,8 @@ TEST(JitteredCellsBlenderTest, NoSeamBetweenRequestsWhoseRegionsTouch) {
 
 // Seed bugs: jitter from the global RNG (GD.Seed/GD.Randf: order- and thread-dependent) seeded by a
 // float cell position, and offsets only toward +x/+z (the points sat in the cell's upper quarter).
-// Here a point is a hash of (seed, cell index), inside the cell's jitter box, on both sides of centre.
+// Here a point is a hash of (seed, cell index), inside the cell's jitter box, on both sides of
+// centre.
 TEST(JitteredCellsBlenderTest, CellPointsAreHashesOfSeedAndIndexCentredOnTheCell) {
   std::shared_ptr<const World> a = *World::Create(CellsSpec());
   std::shared_ptr<const World> b = *World::Create(CellsSpec());
@@ -77,20 +81,22 @@ TEST(JitteredCellsBlenderTest, CellPointsAreHashesOfSeedAndIndexCentredOnTheCell
       const auto p = Cells(*a).CellPoint(i, j);
       ASSERT_EQ(p, Cells(*b).CellPoint(i, j));
       differ += p != Cells(*c).CellPoint(i, j);
-      const double cx = (static_cast<double>(i) + 0.5) * 64.0, cz = (static_cast<double>(j) + 0.5) * 64.0;
+      const double cx = (static_cast<double>(i) + 0.5) * 64.0,
+                   cz = (static_cast<double>(j) + 0.5) * 64.0;
       ASSERT_LE(std::fabs(p.first - cx), 0.4 * 64.0);
       ASSERT_LE(std::fabs(p.second - cz), 0.4 * 64.0);
-      below_x += p.first < cx, above_x += p.first > cx;
-      below_z += p.second < cz, above_z += p.second > cz;
+      below_x += p.first<cx, above_x += p.first> cx;
+      below_z += p.second<cz, above_z += p.second> cz;
     }
   }
   EXPECT_GT(differ, 6000);
   for (int n : {below_x, above_x, below_z, above_z}) EXPECT_GT(n, 2800);
 }
 
-// Seed bug: only neighbours with a lower biome index took influence from the closest cell, so a border
-// blended on one side only and the result depended on the order of the biome table. Here reversing the
-// biome ids (same names and climate points) gives the same weight to each named biome.
+// Seed bug: only neighbours with a lower biome index took influence from the closest cell, so a
+// border blended on one side only and the result depended on the order of the biome table. Here
+// reversing the biome ids (same names and climate points) gives the same weight to each named
+// biome.
 TEST(JitteredCellsBlenderTest, InfluenceDoesNotDependOnBiomeOrder) {
   WorldSpec spec = CellsSpec({{"cell_size", 32}});
   WorldSpec reversed = spec;
@@ -105,7 +111,8 @@ TEST(JitteredCellsBlenderTest, InfluenceDoesNotDependOnBiomeOrder) {
     PointBlend p1 = *w1->BlendPoint(x, z, {}), p2 = *w2->BlendPoint(x, z, {});
     std::map<std::string, float> by_name1, by_name2;
     for (const BiomeWeight& w : p1.weights) by_name1[spec.biomes[w.biome_id].name] = w.weight;
-    for (const BiomeWeight& w : p2.weights) by_name2[spec.biomes[n - 1 - w.biome_id].name] = w.weight;
+    for (const BiomeWeight& w : p2.weights)
+      by_name2[spec.biomes[n - 1 - w.biome_id].name] = w.weight;
     ASSERT_EQ(by_name1.size(), by_name2.size()) << x << "," << z;
     for (const auto& [name, w] : by_name1) {
       ASSERT_NEAR(w, by_name2.at(name), 1e-6) << name << " at " << x << "," << z;
@@ -115,10 +122,10 @@ TEST(JitteredCellsBlenderTest, InfluenceDoesNotDependOnBiomeOrder) {
   EXPECT_GT(multi, 300);
 }
 
-// Seed bug: the 3 x 3 cells searched were those around the unwarped position, so a warp of more than
-// about half a cell looked for the closest cell in the wrong place. Here the search is around the
-// warped position and covers every cell that can weigh: widening it by 6 cells on every side changes
-// no bit, even with a warp of 3 cells.
+// Seed bug: the 3 x 3 cells searched were those around the unwarped position, so a warp of more
+// than about half a cell looked for the closest cell in the wrong place. Here the search is around
+// the warped position and covers every cell that can weigh: widening it by 6 cells on every side
+// changes no bit, even with a warp of 3 cells.
 TEST(JitteredCellsBlenderTest, SearchCoversEveryCellAfterWarping) {
   std::shared_ptr<const World> world = *World::Create(
       CellsSpec({{"cell_size", 16}, {"warp_amplitude", 48}, {"overlap", 40}, {"jitter", 0.5}}));
@@ -144,10 +151,10 @@ TEST(JitteredCellsBlenderTest, SearchCoversEveryCellAfterWarping) {
   EXPECT_GT(multi, 1000);
 }
 
-// Seed bugs: dropping same-biome neighbours, one-sided influence and the 256-entry byte-indexed curve
-// made weights jump when the closest cell changed; float positions stepped at large coordinates. Here
-// weights change by little between points 1/8 block apart and by half that 1/16 apart (a jump would not
-// shrink), near the origin and near the world's edge.
+// Seed bugs: dropping same-biome neighbours, one-sided influence and the 256-entry byte-indexed
+// curve made weights jump when the closest cell changed; float positions stepped at large
+// coordinates. Here weights change by little between points 1/8 block apart and by half that 1/16
+// apart (a jump would not shrink), near the origin and near the world's edge.
 TEST(JitteredCellsBlenderTest, WeightsAreContinuousAcrossClosestCellChanges) {
   std::shared_ptr<const World> world = *World::Create(CellsSpec({{"cell_size", 32}}));
   const JitteredCellsBlender& cells = Cells(*world);
@@ -166,7 +173,8 @@ TEST(JitteredCellsBlenderTest, WeightsAreContinuousAcrossClosestCellChanges) {
                   std::floor(cells.WarpedPosition(next_x, next_z).first / 32);
     };
     const int n = static_cast<int>(world->spec().biomes.size());
-    const double eighth = testing::WorstWeightStep(world->blender(), n, lines, 300, 0.125, count_switches);
+    const double eighth =
+        testing::WorstWeightStep(world->blender(), n, lines, 300, 0.125, count_switches);
     const double sixteenth = testing::WorstWeightStep(world->blender(), n, lines, 300, 0.0625);
     EXPECT_GT(switches, 25) << origin;
     EXPECT_GT(eighth, 0.0) << origin;
@@ -178,8 +186,8 @@ TEST(JitteredCellsBlenderTest, WeightsAreContinuousAcrossClosestCellChanges) {
 // Seed bug: the curve was sampled into 256 bytes-indexed entries and read at the nearest one, a
 // staircase. Here it is piecewise linear through the control points, monotone, without steps.
 TEST(JitteredCellsBlenderTest, CurveIsContinuousMonotoneAndHitsItsControlPoints) {
-  std::shared_ptr<const World> world = *World::Create(
-      CellsSpec({{"curve_25", 0.9}, {"curve_50", 0.7}, {"curve_75", 0.1}}));
+  std::shared_ptr<const World> world =
+      *World::Create(CellsSpec({{"curve_25", 0.9}, {"curve_50", 0.7}, {"curve_75", 0.1}}));
   const JitteredCellsBlender& cells = Cells(*world);
   EXPECT_EQ(cells.Curve(0.0), 1.0);
   EXPECT_NEAR(cells.Curve(0.25), 0.9, 1e-15);
@@ -218,12 +226,15 @@ TEST(JitteredCellsBlenderTest, UniformBiomesAreAHashedUniformPick) {
   // Without the option, a cell takes the source's biome at its point.
   std::shared_ptr<const World> sourced = *World::Create(CellsSpec());
   const auto p = Cells(*sourced).CellPoint(3, -9);
-  EXPECT_EQ(Cells(*sourced).CellBiome(3, -9, nullptr), sourced->source().BiomeIndexAt(p.first, p.second));
+  EXPECT_EQ(Cells(*sourced).CellBiome(3, -9, nullptr),
+            sourced->source().BiomeIndexAt(p.first, p.second));
 }
 
 TEST(JitteredCellsBlenderTest, RejectsARisingCurveAndAnOverlapTooWide) {
-  EXPECT_THAT(ValidateWorldSpec(CellsSpec({{"curve_25", 0.4}, {"curve_50", 0.6}})).message(),
-              HasSubstr("curve (1, curve_25 = 0.4, curve_50 = 0.6, curve_75 = 0.15625, 0) must not increase"));
+  EXPECT_THAT(
+      ValidateWorldSpec(CellsSpec({{"curve_25", 0.4}, {"curve_50", 0.6}})).message(),
+      HasSubstr(
+          "curve (1, curve_25 = 0.4, curve_50 = 0.6, curve_75 = 0.15625, 0) must not increase"));
   EXPECT_THAT(ValidateWorldSpec(CellsSpec({{"cell_size", 8}, {"overlap", 40}})).message(),
               HasSubstr("jittered_cells.overlap = 40 is more than 4 cell sizes"));
   EXPECT_THAT(ValidateWorldSpec(CellsSpec({{"cell_size", 8.5}})).message(),

@@ -18,7 +18,8 @@ namespace worldgen {
 namespace {
 
 double Unit(uint64_t k, uint64_t stream) {
-  return static_cast<double>(HashCoords(99, static_cast<int64_t>(k), static_cast<int64_t>(stream)) >> 11) *
+  return static_cast<double>(
+             HashCoords(99, static_cast<int64_t>(k), static_cast<int64_t>(stream)) >> 11) *
          (1.0 / 9007199254740992.0);
 }
 
@@ -30,7 +31,7 @@ struct BlockRun {
 };
 
 BlockRun RunBlock(void (*kernel)(const KernelBlock&), const std::vector<KernelPoint>& points,
-             size_t slots, double x0, double z0, int size) {
+                  size_t slots, double x0, double z0, int size) {
   const size_t n = static_cast<size_t>(size);
   const size_t stride = KernelStride(n);
   // The points grouped by slot, each slot's in the given order, as the kernel takes them.
@@ -91,7 +92,8 @@ std::vector<KernelPoint> MakePoints(uint64_t trial, double x0, double z0, int si
   // A dense grid of points guarantees every column some weight.
   for (double z = z0 - 1.0; z < z0 + size + 1.0; z += 2.5) {
     for (double x = x0 - 1.0; x < x0 + size + 1.0; x += 2.5) {
-      points.push_back({x + 0.3, z - 0.2, radius * radius + 9.0, static_cast<uint32_t>(points.size() % slots)});
+      points.push_back(
+          {x + 0.3, z - 0.2, radius * radius + 9.0, static_cast<uint32_t>(points.size() % slots)});
     }
   }
   return points;
@@ -115,11 +117,16 @@ TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
         const auto points = MakePoints(trial, x0, z0, size, slots);
         const BlockRun expected = RunBlock(&KernelBlockScalar, points, slots, x0, z0, size);
         const BlockRun got = RunBlock(variant.run, points, slots, x0, z0, size);
-        ASSERT_EQ(std::memcmp(got.acc.data(), expected.acc.data(), got.acc.size() * sizeof(double)), 0)
+        ASSERT_EQ(std::memcmp(got.acc.data(), expected.acc.data(), got.acc.size() * sizeof(double)),
+                  0)
             << variant.name << " size " << size << " trial " << trial;
-        ASSERT_EQ(std::memcmp(got.total.data(), expected.total.data(), got.total.size() * sizeof(double)), 0)
+        ASSERT_EQ(
+            std::memcmp(got.total.data(), expected.total.data(), got.total.size() * sizeof(double)),
+            0)
             << variant.name << " size " << size << " trial " << trial;
-        ASSERT_EQ(std::memcmp(got.weights.data(), expected.weights.data(), got.weights.size() * sizeof(float)), 0)
+        ASSERT_EQ(std::memcmp(got.weights.data(), expected.weights.data(),
+                              got.weights.size() * sizeof(float)),
+                  0)
             << variant.name << " size " << size << " trial " << trial;
         ASSERT_EQ(got.nonzero, expected.nonzero) << variant.name << " size " << size;
       }
@@ -128,12 +135,13 @@ TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
   EXPECT_GE(variants_run, 1);
   // The baseline variant always runs; report what else this machine checked.
   std::printf("kernel variants checked:");
-  for (const KernelVariant& v : KernelVariants()) std::printf(" %s%s", v.name.data(), v.supported ? "" : "(unsupported)");
+  for (const KernelVariant& v : KernelVariants())
+    std::printf(" %s%s", v.name.data(), v.supported ? "" : "(unsupported)");
   std::printf("; dispatched: %s\n", DispatchedKernelVariant().data());
 }
 
-// WORLDGEN_SIMD_VARIANT picks a supported variant by name; an unknown or unsupported name leaves the
-// dispatcher's own choice and is reported (the server and blend_bench refuse to start with it).
+// WORLDGEN_SIMD_VARIANT picks a supported variant by name; an unknown or unsupported name leaves
+// the dispatcher's own choice and is reported (the server and blend_bench refuse to start with it).
 TEST(SimdDispatchTest, TheEnvironmentForcesASupportedVariantAndNamesAnyOther) {
   struct Fake {
     const char* name;

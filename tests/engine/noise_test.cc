@@ -50,8 +50,7 @@ TEST(NoiseTest, IsContinuous) {
 TEST(NoiseTest, GoldenValues) {
   // Pinned outputs: changing the noise changes every world, so it must be a deliberate act.
   EXPECT_EQ(SimplexNoise2D(0, 0.0, 0.0), 0.0);
-  const double expected[] = {-0x1.7f53125a2ed78p-1, -0x1.194f3b784b003p-2,
-                             -0x1.4e6adccd88f57p-2};
+  const double expected[] = {-0x1.7f53125a2ed78p-1, -0x1.194f3b784b003p-2, -0x1.4e6adccd88f57p-2};
   const double inputs[][2] = {{0.25, 0.5}, {-13.7, 42.01}, {1e6 + 0.5, -2.5e6 + 0.25}};
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(SimplexNoise2D(0x5eed, inputs[k][0], inputs[k][1]), expected[k]) << k;
@@ -113,7 +112,8 @@ double Unit(uint64_t k, uint64_t stream) {
   std::vector<double> out(n + 1, guard);
   variant.run(&seed, 1, xs.data(), zs.data(), n, frequency, octaves, out.data(), lacunarity, gain);
   for (size_t k = 0; k < n; ++k) {
-    const double expected = FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
+    const double expected =
+        FractalNoise2D(seed, xs[k], zs[k], frequency, octaves, lacunarity, gain);
     if (Bits(out[k]) != Bits(expected)) {
       return ::testing::AssertionFailure()
              << std::hexfloat << variant.name << ": point " << k << " of " << n << " (" << xs[k]
@@ -270,8 +270,8 @@ TEST(NoiseTest, BatchEqualsScalarForAnyLacunarityAndGain) {
           for (size_t n : {5u, 37u, 70u}) {
             for (int kind = 0; kind < 4; ++kind) {
               MakePoints(kind, n, ++trial, &xs, &zs);
-              ASSERT_TRUE(BatchMatchesScalar(variant, 0x77, xs, zs, frequency, octaves, lacunarity,
-                                             gain))
+              ASSERT_TRUE(
+                  BatchMatchesScalar(variant, 0x77, xs, zs, frequency, octaves, lacunarity, gain))
                   << "kind " << kind;
             }
           }
@@ -287,7 +287,8 @@ TEST(NoiseTest, DefaultLacunarityAndGainAreTwoAndOneHalf) {
     const double x = k * 13.7 - 2000.0, z = k * -5.3 + 100.0;
     double sum = 0.0, amplitude = 1.0, total = 0.0, f = 0.004;
     for (int octave = 0; octave < 3; ++octave) {
-      sum += amplitude * SimplexNoise2D(DeriveSeed(42, static_cast<uint64_t>(octave)), x * f, z * f);
+      sum +=
+          amplitude * SimplexNoise2D(DeriveSeed(42, static_cast<uint64_t>(octave)), x * f, z * f);
       total += amplitude;
       amplitude /= 2.0;
       f += f;
@@ -295,8 +296,10 @@ TEST(NoiseTest, DefaultLacunarityAndGainAreTwoAndOneHalf) {
     ASSERT_EQ(Bits(FractalNoise2D(42, x, z, 0.004, 3)), Bits(sum / total)) << k;
     ASSERT_EQ(Bits(FractalNoise2D(42, x, z, 0.004, 3, 2.0, 0.5)), Bits(sum / total)) << k;
   }
-  EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.5, 0.5), FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
-  EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.0, 0.7), FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
+  EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.5, 0.5),
+            FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
+  EXPECT_NE(FractalNoise2D(42, 10.5, 20.5, 0.004, 3, 2.0, 0.7),
+            FractalNoise2D(42, 10.5, 20.5, 0.004, 3));
 }
 
 // Several seeds in one call: each seed's block of the output is its own FractalNoise2D, bit for
@@ -335,15 +338,16 @@ TEST(NoiseTest, MultiBatchEqualsScalarForEverySeed) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   const double odd[] = {nan, inf, -inf, 1e300, -0.0, 0x1p60};
-  const double settings[][4] = {  // frequency, octaves, lacunarity, gain
-      {0.00173, 3, 2.0, 0.5}, {0.01, 4, 2.0, 0.5}, {0.2, 2, 2.0, 0.5},
-      {0.9, 3, 1.7, 0.6},     {3.7, 1, 2.0, 0.5},  {0.004, 5, 2.7, 0.62}};
+  const double settings[][4] = {// frequency, octaves, lacunarity, gain
+                                {0.00173, 3, 2.0, 0.5}, {0.01, 4, 2.0, 0.5}, {0.2, 2, 2.0, 0.5},
+                                {0.9, 3, 1.7, 0.6},     {3.7, 1, 2.0, 0.5},  {0.004, 5, 2.7, 0.62}};
   std::vector<double> xs, zs;
   uint64_t trial = 9000;
   for (const BatchVariant& variant : kBatchVariants) {
     for (size_t seed_count : {1u, 2u, 4u, 7u, 8u, 9u, 17u}) {
       std::vector<uint64_t> seeds(seed_count);
-      for (size_t s = 0; s < seed_count; ++s) seeds[s] = HashCoords(seed_count, 3, static_cast<int64_t>(s));
+      for (size_t s = 0; s < seed_count; ++s)
+        seeds[s] = HashCoords(seed_count, 3, static_cast<int64_t>(s));
       for (const auto& setting : settings) {
         for (size_t n : {0u, 1u, 7u, 8u, 13u, 64u, 256u, 300u}) {
           for (int kind = 0; kind < 6; ++kind) {
@@ -359,7 +363,8 @@ TEST(NoiseTest, MultiBatchEqualsScalarForEverySeed) {
                 xs[k] = x0 + 8.0 * static_cast<double>(k % 16) + 3.0 * Unit(trial * 512 + k, 22);
                 zs[k] = z0 + 8.0 * static_cast<double>(k / 16) + 3.0 * Unit(trial * 512 + k, 23);
                 if (kind == 5 && HashCoords(trial, static_cast<int64_t>(k), 24) % 29 == 0) {
-                  (k % 2 == 0 ? xs : zs)[k] = odd[HashCoords(trial, static_cast<int64_t>(k), 25) % 6];
+                  (k % 2 == 0 ? xs : zs)[k] =
+                      odd[HashCoords(trial, static_cast<int64_t>(k), 25) % 6];
                 }
               }
             }

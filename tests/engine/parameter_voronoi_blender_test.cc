@@ -16,14 +16,16 @@
 namespace worldgen {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FloatBits;
+using ::testing::HasSubstr;
 
 // A pseudo-random double in [lo, hi) for case k.
 double TestValue(uint64_t k, uint64_t stream, double lo, double hi) {
-  return lo + (hi - lo) * static_cast<double>(HashCoords(0xbeef, static_cast<int64_t>(k),
-                                                         static_cast<int64_t>(stream)) >> 11) *
-                  0x1.0p-53;
+  return lo +
+         (hi - lo) *
+             static_cast<double>(
+                 HashCoords(0xbeef, static_cast<int64_t>(k), static_cast<int64_t>(stream)) >> 11) *
+             0x1.0p-53;
 }
 
 // `n` random points in [-1, 1]^dims with radii in [0.01, 0.15].
@@ -42,8 +44,8 @@ uint64_t DoubleBits(double v) {
   return bits;
 }
 
-// Culled weights equal the unculled O(N^2) evaluation over every point, bit for bit, and every point
-// left out weighs exactly 0 there. In 2 axes (today's climate) and 3 (a further axis).
+// Culled weights equal the unculled O(N^2) evaluation over every point, bit for bit, and every
+// point left out weighs exactly 0 there. In 2 axes (today's climate) and 3 (a further axis).
 TEST(ParameterSpaceTest, CullingNeverChangesAWeight) {
   for (int dims : {2, 3}) {
     const ParameterSpace space = RandomSpace(48, dims, static_cast<uint64_t>(dims));
@@ -82,7 +84,8 @@ TEST(ParameterSpaceTest, CullingNeverChangesAWeight) {
   }
 }
 
-// Far enough from every dividing line (beyond each pair's radius), the nearest point weighs exactly 1.
+// Far enough from every dividing line (beyond each pair's radius), the nearest point weighs
+// exactly 1.
 TEST(ParameterSpaceTest, WeightIsExactlyOneDeepInsideACell) {
   const ParameterSpace space(2, {-0.5, 0.0, 0.5, 0.0, 0.0, 0.6}, {0.05, 0.1, 0.2});
   std::vector<int> candidates;
@@ -139,9 +142,12 @@ TEST(ParameterVoronoiBlenderTest, WeightsAreContinuousAlongLinesInTheWorld) {
   }
   int borders = 0;
   auto count_borders = [&](double, double, double, double, const testing::PointWeights& a,
-                           const testing::PointWeights& b) { borders += b.size() > 1 && a.size() == 1; };
+                           const testing::PointWeights& b) {
+    borders += b.size() > 1 && a.size() == 1;
+  };
   const int n = static_cast<int>(world->spec().biomes.size());
-  const double eighth = testing::WorstWeightStep(world->blender(), n, lines, 1500, 0.125, count_borders);
+  const double eighth =
+      testing::WorstWeightStep(world->blender(), n, lines, 1500, 0.125, count_borders);
   const double sixteenth = testing::WorstWeightStep(world->blender(), n, lines, 1500, 0.0625);
   EXPECT_GT(borders, 10) << "the lines should cross borders";
   EXPECT_LT(eighth, 0.01);
@@ -155,9 +161,9 @@ TEST(ParameterVoronoiBlenderTest, SourceBiomeAlwaysWeighsIn) {
   const std::shared_ptr<const World> world = VoronoiWorld(0.05);
   int blended = 0;
   for (uint64_t k = 0; k < 40; ++k) {
-    ChunkBlend chunk = *world->BlendChunk(testing::TestCoordinate(k, 1, -400, 400),
-                                          testing::TestCoordinate(k, 2, -400, 400), 32,
-                                          {.source_biome = true});
+    ChunkBlend chunk =
+        *world->BlendChunk(testing::TestCoordinate(k, 1, -400, 400),
+                           testing::TestCoordinate(k, 2, -400, 400), 32, {.source_biome = true});
     for (size_t col = 0; col < chunk.source_biome.size(); ++col) {
       int with_weight = 0;
       float source_weight = 0.0f;
@@ -175,13 +181,13 @@ TEST(ParameterVoronoiBlenderTest, SourceBiomeAlwaysWeighsIn) {
   EXPECT_GT(blended, 500);
 }
 
-// Radii: the method's climate_radius, a biome's own parameter_radius, or the automatic fraction of the
-// distance to the nearest other point.
+// Radii: the method's climate_radius, a biome's own parameter_radius, or the automatic fraction of
+// the distance to the nearest other point.
 TEST(ParameterVoronoiBlenderTest, BiomeRadii) {
   WorldSpec spec = DefaultWorldSpec();
   spec.biomes.resize(3);
   spec.biomes[0].temperature = 0.0, spec.biomes[0].humidity = 0.0;
-  spec.biomes[1].temperature = 0.3, spec.biomes[1].humidity = 0.4;  // 0.5 from biome 0.
+  spec.biomes[1].temperature = 0.3, spec.biomes[1].humidity = 0.4;   // 0.5 from biome 0.
   spec.biomes[2].temperature = -0.6, spec.biomes[2].humidity = 0.0;  // 0.6 from biome 0.
   spec.biomes[2].parameter_radius = 0.07;
   spec.blender = {BlenderKind::kParameterVoronoi, {{"climate_radius", 0.02}}};
@@ -211,7 +217,8 @@ TEST(ParameterVoronoiBlenderTest, RejectsSharedPointsAndBadRadii) {
   spec.biomes[4].humidity = spec.biomes[2].humidity;
   absl::Status shared = ValidateWorldSpec(spec);
   EXPECT_EQ(shared.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(shared.message(), HasSubstr("biomes[2] (id 2) and biomes[4] (id 4) share the climate point"));
+  EXPECT_THAT(shared.message(),
+              HasSubstr("biomes[2] (id 2) and biomes[4] (id 4) share the climate point"));
 
   spec = DefaultWorldSpec();
   spec.blender = {BlenderKind::kParameterVoronoi, {}};
@@ -219,7 +226,8 @@ TEST(ParameterVoronoiBlenderTest, RejectsSharedPointsAndBadRadii) {
   EXPECT_THAT(ValidateWorldSpec(spec).message(),
               HasSubstr("biomes[3] (id 3).parameter_radius = 2 is outside [0.001, 1]"));
   spec.biomes[3].parameter_radius = -1.0;
-  EXPECT_THAT(ValidateWorldSpec(spec).message(), HasSubstr("biomes[3] (id 3).parameter_radius = -1"));
+  EXPECT_THAT(ValidateWorldSpec(spec).message(),
+              HasSubstr("biomes[3] (id 3).parameter_radius = -1"));
   spec.biomes[3].parameter_radius = 0.0;
   spec.blender.params["auto_radius_fraction"] = 0.6;
   EXPECT_THAT(ValidateWorldSpec(spec).message(),

@@ -1,5 +1,5 @@
-// Scattered blending's own lattice gathering (the Blender contract is checked for it, and every other
-// method, in blender_contract_test.cc).
+// Scattered blending's own lattice gathering (the Blender contract is checked for it, and every
+// other method, in blender_contract_test.cc).
 #include "engine/scattered_blender.h"
 
 #include <algorithm>
@@ -47,7 +47,8 @@ TEST(ScatteredBlenderTest, GatherIsCompleteAndCacheIndependent) {
     std::vector<KernelSample> plain, cached;
     std::vector<LatticeIndex> plain_at, cached_at;
     blender.GatherSamples(min_x, min_z, min_x + extent, min_z + extent, nullptr, &plain, &plain_at);
-    blender.GatherSamples(min_x, min_z, min_x + extent, min_z + extent, &cache, &cached, &cached_at);
+    blender.GatherSamples(min_x, min_z, min_x + extent, min_z + extent, &cache, &cached,
+                          &cached_at);
     ASSERT_EQ(plain.size(), cached.size());
     for (size_t s = 0; s < plain.size(); ++s) {
       ASSERT_EQ(plain[s].x, cached[s].x);

@@ -28,7 +28,9 @@ std::vector<uint8_t> Quantize(const std::vector<float>& weights) {
   return out;
 }
 
-int Sum(const std::vector<uint8_t>& bytes) { return std::accumulate(bytes.begin(), bytes.end(), 0); }
+int Sum(const std::vector<uint8_t>& bytes) {
+  return std::accumulate(bytes.begin(), bytes.end(), 0);
+}
 
 TEST(QuantizeSplatWeightsTest, OneBiomeGetsEverything) {
   EXPECT_THAT(Quantize({1.0f}), ElementsAre(255));
@@ -46,7 +48,8 @@ TEST(QuantizeSplatWeightsTest, SumsTo255WhereRoundingEachWeightDoesNot) {
   EXPECT_THAT(Quantize({0.25f, 0.25f, 0.25f, 0.25f}), ElementsAre(64, 64, 64, 63));
   // 0.003 * 255 = 0.765 rounds up on its own; 0.997 * 255 = 254.235 keeps 254.
   EXPECT_THAT(Quantize({0.997f, 0.003f}), ElementsAre(254, 1));
-  // 253.98 + 0.459 + 0.561: the two largest remainders (positions 0 and 2) take the two missing units.
+  // 253.98 + 0.459 + 0.561: the two largest remainders (positions 0 and 2) take the two missing
+  // units.
   EXPECT_THAT(Quantize({0.996f, 0.0018f, 0.0022f}), ElementsAre(254, 0, 1));
 }
 
@@ -58,7 +61,8 @@ TEST(QuantizeSplatWeightsTest, RandomColumnsSumToExactly255AndStayWithinOneUnit)
     double total = 0.0;
     for (float& w : weights) {
       // A third of the weights are zero; the rest span several orders of magnitude.
-      w = rng() % 3 == 0 ? 0.0f : std::ldexp(static_cast<float>(rng() % 1000 + 1), -(int(rng() % 20)));
+      w = rng() % 3 == 0 ? 0.0f
+                         : std::ldexp(static_cast<float>(rng() % 1000 + 1), -(int(rng() % 20)));
       total += w;
     }
     if (total == 0.0) {
@@ -98,8 +102,8 @@ TEST(SplatLayoutTest, OneTexturePerFourBiomes) {
   }
 }
 
-// Dense index d is channel d % 4 of texture d / 4, and texel (lx, lz) is bytes (lz * size + lx) * 4..:
-// three biomes (dense 0, 5 and 9 of 10) whose weights differ along x and z.
+// Dense index d is channel d % 4 of texture d / 4, and texel (lx, lz) is bytes (lz * size + lx)
+// * 4..: three biomes (dense 0, 5 and 9 of 10) whose weights differ along x and z.
 TEST(SplatLayoutTest, ChannelsAndTexelsAreWhereTheLayoutSays) {
   constexpr int kSize = 5;
   std::vector<IndexedLayer> layers = {{0, {}}, {5, {}}, {9, {}}};
@@ -147,7 +151,8 @@ TEST(SplatLimitTest, RefusesPayloadsOverTheCapWithTheNumbers) {
   EXPECT_TRUE(ValidateSplatSize(1024, 64).ok());  // 256 x 16 KiB = the cap exactly.
   absl::Status over = ValidateSplatSize(65, 256);
   EXPECT_EQ(over.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(over.message(), HasSubstr("17 textures x 256 x 256 texels x 4 bytes = 4456448 bytes"));
+  EXPECT_THAT(over.message(),
+              HasSubstr("17 textures x 256 x 256 texels x 4 bytes = 4456448 bytes"));
   EXPECT_THAT(over.message(), HasSubstr("limit of 4194304 bytes"));
   EXPECT_EQ(ValidateSplatSize(1024, 1024).code(), absl::StatusCode::kInvalidArgument);
 
@@ -169,8 +174,8 @@ TEST(SplatLimitTest, RefusesPayloadsOverTheCapWithTheNumbers) {
   EXPECT_EQ(fits->splat_textures.size(), 17u);
 }
 
-// For every blender: the chunk's texels are the quantized BlendPoint weights of each column (chunk ==
-// point), the same bytes from chunks of 8, 16 and 32, 255 per texel over all textures.
+// For every blender: the chunk's texels are the quantized BlendPoint weights of each column (chunk
+// == point), the same bytes from chunks of 8, 16 and 32, 255 per texel over all textures.
 class SplatWorldTest : public ::testing::TestWithParam<BlenderKind> {};
 
 TEST_P(SplatWorldTest, TexelsArePerColumnAndAgreeAcrossChunkSizesAndPoints) {
@@ -189,7 +194,8 @@ TEST_P(SplatWorldTest, TexelsArePerColumnAndAgreeAcrossChunkSizesAndPoints) {
       const int per = 32 / size;
       for (int sz = 0; sz < per; ++sz) {
         for (int sx = 0; sx < per; ++sx) {
-          ChunkBlend small = *world->BlendChunk(bx * per + sx, bz * per + sz, size, {.splat = true});
+          ChunkBlend small =
+              *world->BlendChunk(bx * per + sx, bz * per + sz, size, {.splat = true});
           for (int lz = 0; lz < size; ++lz) {
             for (int lx = 0; lx < size; ++lx) {
               const size_t s = static_cast<size_t>(ColumnIndex(size, lx, lz)) * 4;

@@ -23,8 +23,8 @@ TEST(WorldSpecTest, DefaultWorldIsValidAndRich) {
 
 TEST(WorldSpecTest, MinBlendRadiusCoversTheLargestGap) {
   // interval/sqrt(3) (farthest from a vertex) + jitter + a quarter interval of padding.
-  EXPECT_NEAR(ScatteredBlender::MinBlendRadius(8.0, 0.35),
-              8.0 * (0.5773502691896258 + 0.35 + 0.25), 1e-12);
+  EXPECT_NEAR(ScatteredBlender::MinBlendRadius(8.0, 0.35), 8.0 * (0.5773502691896258 + 0.35 + 0.25),
+              1e-12);
 }
 
 struct BadSpecCase {

@@ -14,9 +14,9 @@
 namespace worldgen {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::DefaultWorld;
 using testing::FloatBits;
+using ::testing::HasSubstr;
 using testing::TestCoordinate;
 
 TEST(WorldTest, CreateRejectsAnInvalidSpec) {
@@ -101,7 +101,7 @@ TEST(WorldTest, HeightsStayWithinTheBiomesRanges) {
   }
   for (uint64_t k = 0; k < 100; ++k) {
     ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 20, -800, 800),
-                                          TestCoordinate(k, 21, -800, 800), 16, {.heights = true});
+                                         TestCoordinate(k, 21, -800, 800), 16, {.heights = true});
     for (float h : chunk.heights) {
       ASSERT_GE(h, lo - 1e-3);
       ASSERT_LE(h, hi + 1e-3);
@@ -114,12 +114,13 @@ TEST(WorldTest, SingleBiomeHeightIsThatBiomesHeight) {
   HeightField field(world.spec());
   for (uint64_t k = 0; k < 300; ++k) {
     ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 22, -800, 800),
-                                          TestCoordinate(k, 23, -800, 800), 16, {.heights = true});
+                                         TestCoordinate(k, 23, -800, 800), 16, {.heights = true});
     if (!chunk.single_biome) continue;
     int index = 0;
     while (world.spec().biomes[index].id != chunk.layers[0].biome_id) ++index;
     double expected = field.BiomeHeight(index, chunk.chunk_x * 16.0 + 3, chunk.chunk_z * 16.0 + 7);
-    EXPECT_EQ(FloatBits(chunk.heights[ColumnIndex(16, 3, 7)]), FloatBits(static_cast<float>(expected)));
+    EXPECT_EQ(FloatBits(chunk.heights[ColumnIndex(16, 3, 7)]),
+              FloatBits(static_cast<float>(expected)));
     return;
   }
   FAIL() << "no single-biome chunk found";
@@ -198,8 +199,9 @@ TEST(WorldTest, DominantBiomeFollowsTheSourceMap) {
   const World& world = DefaultWorld();
   int agree = 0, total = 0;
   for (uint64_t k = 0; k < 60; ++k) {
-    ChunkBlend chunk = *world.BlendChunk(TestCoordinate(k, 24, -600, 600),
-                                          TestCoordinate(k, 25, -600, 600), 16, {.dominant_biome = true});
+    ChunkBlend chunk =
+        *world.BlendChunk(TestCoordinate(k, 24, -600, 600), TestCoordinate(k, 25, -600, 600), 16,
+                          {.dominant_biome = true});
     for (int lz = 0; lz < 16; lz += 3) {
       for (int lx = 0; lx < 16; lx += 3) {
         ++total;
@@ -237,8 +239,8 @@ TEST(WorldTest, PerBiomeRadiusKeepsPartitionOfUnityAndDeterminism) {
   }
 }
 
-// The raw map view: each column's source biome is the biome source's own answer there, the same from a
-// chunk of any size and from a point query.
+// The raw map view: each column's source biome is the biome source's own answer there, the same
+// from a chunk of any size and from a point query.
 TEST(WorldTest, SourceBiomeIsTheUnblendedMapAtEachColumn) {
   const World& world = DefaultWorld();
   const BlendOptions raw{.source_biome = true};

@@ -1,5 +1,5 @@
-// Runs a fuzz target's LLVMFuzzerTestOneInput over every file of the given corpus directories, so the
-// corpus (including every crash a fuzzing run found, kept as a regression input) is replayed by
+// Runs a fuzz target's LLVMFuzzerTestOneInput over every file of the given corpus directories, so
+// the corpus (including every crash a fuzzing run found, kept as a regression input) is replayed by
 // ctest in every build, with or without libFuzzer. Exit 0 when all inputs ran; a bad input aborts.
 #include <cstdint>
 #include <cstdio>
@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
     for (const auto& entry : std::filesystem::directory_iterator(argv[i], error)) {
       if (!entry.is_regular_file(error)) continue;
       std::ifstream in(entry.path(), std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string bytes((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
       LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
       ++inputs;
     }

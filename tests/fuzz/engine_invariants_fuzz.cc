@@ -1,7 +1,7 @@
 // Fuzz target: the engine (every blender method) with random valid parameters, checked against its
 // invariants: every weight
-// in [0, 1], the weights of every column sum to 1 within 1e-5, and a chunk's column equals BlendPoint
-// at that column bit for bit.
+// in [0, 1], the weights of every column sum to 1 within 1e-5, and a chunk's column equals
+// BlendPoint at that column bit for bit.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -41,8 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   spec.climate.temperature_frequency = in.ConsumeFloatingPointInRange(1e-4, 0.05);
   spec.climate.humidity_frequency = in.ConsumeFloatingPointInRange(1e-4, 0.05);
   spec.climate.octaves = in.ConsumeIntegralInRange(1, 4);
-  // Any blender method, each declared parameter somewhere in the lower part of its range (kept small
-  // so one input stays fast); validation refuses the combinations its rules forbid.
+  // Any blender method, each declared parameter somewhere in the lower part of its range (kept
+  // small so one input stays fast); validation refuses the combinations its rules forbid.
   const auto methods = worldgen::BlenderMethods();
   const worldgen::BlenderMethod& method =
       *methods[in.ConsumeIntegralInRange<size_t>(0, methods.size() - 1)];
@@ -79,9 +79,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int probe = 0; probe < 3; ++probe) {
     const int lx = in.ConsumeIntegralInRange(0, chunk_size - 1);
     const int lz = in.ConsumeIntegralInRange(0, chunk_size - 1);
-    absl::StatusOr<worldgen::PointBlend> point = (*world)->BlendPoint(
-        static_cast<double>(cx * chunk_size + lx), static_cast<double>(cz * chunk_size + lz), {},
-        nullptr);
+    absl::StatusOr<worldgen::PointBlend> point =
+        (*world)->BlendPoint(static_cast<double>(cx * chunk_size + lx),
+                             static_cast<double>(cz * chunk_size + lz), {}, nullptr);
     if (!point.ok()) std::abort();
     std::map<uint32_t, float> at_point;
     for (const worldgen::BiomeWeight& w : point->weights) at_point[w.biome_id] = w.weight;

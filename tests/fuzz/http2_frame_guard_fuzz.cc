@@ -38,9 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const size_t piece = 1 + data[0] % 32;
   const absl::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const std::string bytes =
-      (data[0] & 0x80) != 0 ? std::string(worldgen::kHttp2ClientPreface) + std::string(rest) : std::string(rest);
-  const worldgen::Http2FrameLimits limit{.max_resets_per_second = 3, .max_control_frames_per_second = 3};
+  const std::string bytes = (data[0] & 0x80) != 0
+                                ? std::string(worldgen::kHttp2ClientPreface) + std::string(rest)
+                                : std::string(rest);
+  const worldgen::Http2FrameLimits limit{.max_resets_per_second = 3,
+                                         .max_control_frames_per_second = 3};
   worldgen::Http2FrameGuard whole(limit);
   const worldgen::Http2FrameGuard::Verdict verdict = whole.Inspect(bytes, 0);
   worldgen::Http2FrameGuard split(limit);

@@ -1,6 +1,7 @@
-// Fuzz target: request message bytes -> parse -> validation -> engine, as the server does. The first
-// byte picks the message (GenerateChunkRequest or SampleWeightsRequest); the rest are its bytes. A
-// request that validates must blend without error (its first chunk, or its first few points).
+// Fuzz target: request message bytes -> parse -> validation -> engine, as the server does. The
+// first byte picks the message (GenerateChunkRequest or SampleWeightsRequest); the rest are its
+// bytes. A request that validates must blend without error (its first chunk, or its first few
+// points).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,8 +15,8 @@
 namespace {
 
 const worldgen::World& DefaultWorld() {
-  static const auto* world =
-      new std::shared_ptr<const worldgen::World>(*worldgen::World::Create(worldgen::DefaultWorldSpec()));
+  static const auto* world = new std::shared_ptr<const worldgen::World>(
+      *worldgen::World::Create(worldgen::DefaultWorldSpec()));
   return **world;
 }
 

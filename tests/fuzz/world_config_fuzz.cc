@@ -1,5 +1,5 @@
-// Fuzz target: world-config JSON -> validation -> engine. Any input either is refused with a status or
-// gives a spec that round-trips through the proto and builds a world that blends a point.
+// Fuzz target: world-config JSON -> validation -> engine. Any input either is refused with a status
+// or gives a spec that round-trips through the proto and builds a world that blends a point.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -58,7 +58,8 @@ TEST(LabTest, JsonHasEveryBlenderAndPicturesThatDecode) {
     SCOPED_TRACE(name);
     EXPECT_EQ(name, BlenderMethods()[i]->name);
     by_name[name] = row;
-    if (row.fields().contains("error")) continue;  // This world's parameters do not suit the method.
+    if (row.fields().contains("error"))
+      continue;  // This world's parameters do not suit the method.
     EXPECT_GT(Number(row, "ns_per_column"), 0.0);
     EXPECT_GE(Number(row, "biomes_per_chunk"), 1.0);
     EXPECT_GE(Number(row, "single_biome_share"), 0.0);
@@ -84,7 +85,8 @@ TEST(LabTest, JsonHasEveryBlenderAndPicturesThatDecode) {
   }
   EXPECT_GT(Number(by_name["lerped_grid"], "grid_lock"), 0.99) << "creases on every grid line";
   EXPECT_LT(Number(by_name["scattered"], "grid_lock"), 0.1);
-  EXPECT_LT(Number(by_name["scattered"], "grid_lock") * 3.0, Number(by_name["convoluted_grid"], "grid_lock"));
+  EXPECT_LT(Number(by_name["scattered"], "grid_lock") * 3.0,
+            Number(by_name["convoluted_grid"], "grid_lock"));
   EXPECT_EQ(Number(by_name["full_resolution"], "rms_from_full_resolution"), 0.0);
   EXPECT_GT(Number(by_name["scattered"], "rms_from_full_resolution"), 0.0);
 
@@ -99,8 +101,8 @@ TEST(LabTest, JsonHasEveryBlenderAndPicturesThatDecode) {
 TEST(LabTest, TableHasOneRowPerBlender) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
   ASSERT_TRUE(dir.ok()) << dir.status();
-  const CommandResult run =
-      Lab({"--methods=lerped_grid,scattered", "--chunk_size=32", absl::StrCat("--out=", (*dir)->path())});
+  const CommandResult run = Lab({"--methods=lerped_grid,scattered", "--chunk_size=32",
+                                 absl::StrCat("--out=", (*dir)->path())});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("grid lock"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("\nlerped_grid "), std::string::npos) << run.out;
@@ -117,7 +119,8 @@ TEST(LabTest, BadFlagsAreRefusedWithTheReason) {
   const CommandResult unknown = Lab({"--methods=no_such_method", out});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("no_such_method"), std::string::npos) << unknown.err;
-  EXPECT_FALSE(std::filesystem::exists((*dir)->File("never"))) << "nothing written for a refused run";
+  EXPECT_FALSE(std::filesystem::exists((*dir)->File("never")))
+      << "nothing written for a refused run";
   const CommandResult size = Lab({"--chunk_size=12", out});
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("--chunk_size=12"), std::string::npos) << size.err;

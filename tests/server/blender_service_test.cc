@@ -1,9 +1,9 @@
 // Every blending method through a real server: one world per entry of BlenderMethods(), each loaded
-// from a JSON file that names its method by enum value ("blender": "BLENDER_KIND_<NAME>") and sets no
-// parameter. Checks, per method, that the service's chunks equal its points bit-for-bit at every column
-// of several border chunks, that they equal the engine run in this process, that the raw map view
-// (include_source_biome) is the engine's World::SourceBiomeAt, and that DescribeWorld reports the
-// method's name and the engine's figures. A new method is covered by adding it to the engine.
+// from a JSON file that names its method by enum value ("blender": "BLENDER_KIND_<NAME>") and sets
+// no parameter. Checks, per method, that the service's chunks equal its points bit-for-bit at every
+// column of several border chunks, that they equal the engine run in this process, that the raw map
+// view (include_source_biome) is the engine's World::SourceBiomeAt, and that DescribeWorld reports
+// the method's name and the engine's figures. A new method is covered by adding it to the engine.
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,8 +24,8 @@
 #include "engine/world.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
-#include "server/service/wire_encoding.h"
 #include "proto/world_config.h"
+#include "server/service/wire_encoding.h"
 #include "tests/server/service_calls.h"
 #include "tests/support/server_process.h"
 
@@ -37,8 +37,8 @@ using ::worldgen::testing::Describe;
 using ::worldgen::testing::GenerateAll;
 using ::worldgen::testing::ListRequest;
 using ::worldgen::testing::RegionRequest;
-using ::worldgen::testing::Sample;
 using ::worldgen::testing::SameBits;
+using ::worldgen::testing::Sample;
 using ::worldgen::testing::ServerProcess;
 using ::worldgen::testing::StreamResult;
 
@@ -48,9 +48,11 @@ constexpr uint32_t kChunkSize = 16;
 // biome has its own kernel radius (valid for every method's default range).
 std::string WorldJson(absl::string_view method) {
   return absl::StrCat(R"json({
-  "name": ")json", method, R"json(",
+  "name": ")json",
+                      method, R"json(",
   "seed": "20240611",
-  "blender": "BLENDER_KIND_)json", absl::AsciiStrToUpper(method), R"json(",
+  "blender": "BLENDER_KIND_)json",
+                      absl::AsciiStrToUpper(method), R"json(",
   "biomes": [
     {"id": 3, "name": "cold", "temperature": -0.7, "humidity": 0.0, "color": {"r": 200, "g": 220, "b": 255}},
     {"id": 4, "name": "wet", "temperature": 0.0, "humidity": 0.6, "color": {"r": 30, "g": 120, "b": 60}},
@@ -120,7 +122,8 @@ class BlenderServiceTest : public ::testing::TestWithParam<std::string> {
     AskForEverything(&request);
     StreamResult result = GenerateAll(*stub_, request);
     EXPECT_TRUE(result.status.ok()) << result.status.error_message();
-    std::map<std::pair<int64_t, int64_t>, v1::ChunkData> borders;  // Sorted: the same picks each run.
+    std::map<std::pair<int64_t, int64_t>, v1::ChunkData>
+        borders;  // Sorted: the same picks each run.
     for (v1::ChunkData& chunk : result.chunks) {
       if (!chunk.single_biome()) borders[{chunk.coord().x(), chunk.coord().z()}] = std::move(chunk);
     }
@@ -169,8 +172,8 @@ TEST_P(BlenderServiceTest, ChunkEqualsPointAtEveryColumnOfBorderChunks) {
         if (biome.weights(column) != 0.0f) expected[biome.biome_id()] = biome.weights(column);
       }
       columns_with_several_biomes += expected.size() > 1;
-      const std::string where = absl::StrCat("chunk (", chunk.coord().x(), ", ", chunk.coord().z(),
-                                             ") column ", column);
+      const std::string where =
+          absl::StrCat("chunk (", chunk.coord().x(), ", ", chunk.coord().z(), ") column ", column);
       ASSERT_EQ(point.weights_size(), static_cast<int>(expected.size())) << where;
       for (const v1::BiomeWeight& weight : point.weights()) {
         ASSERT_TRUE(expected.contains(weight.biome_id())) << where;
@@ -229,9 +232,9 @@ TEST_P(BlenderServiceTest, RawMapIsTheEnginesSourceBiome) {
   }
   EXPECT_GE(seen.size(), 3u) << "the raw map of a 96-block square should cross borders";
 
-  // full_resolution samples the raw map at every integer column within its radius, the column itself
-  // included (kernel weight r^4 of a total over ~pi r^2 columns), so a weight of exactly 1.0 can only
-  // belong to the column's own source biome: the raw map view is the map the blender read.
+  // full_resolution samples the raw map at every integer column within its radius, the column
+  // itself included (kernel weight r^4 of a total over ~pi r^2 columns), so a weight of exactly 1.0
+  // can only belong to the column's own source biome: the raw map view is the map the blender read.
   if (GetParam() == "full_resolution") {
     int64_t whole = 0;
     for (const v1::ChunkData& chunk : result.chunks) {
@@ -263,7 +266,8 @@ TEST_P(BlenderServiceTest, RawMapIsTheEnginesSourceBiome) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_EQ(response.samples_size(), static_cast<int>(where.size()));
   for (size_t i = 0; i < where.size(); ++i) {
-    EXPECT_EQ(response.samples(i).source_biome(), world_->SourceBiomeAt(where[i].first, where[i].second))
+    EXPECT_EQ(response.samples(i).source_biome(),
+              world_->SourceBiomeAt(where[i].first, where[i].second))
         << i;
   }
   points.set_include_source_biome(false);
@@ -290,8 +294,8 @@ TEST_P(BlenderServiceTest, DescribeWorldReportsTheMethodAndTheEnginesFigures) {
       EXPECT_EQ(description.min_blend_radius(), figures[i].value);
     }
   }
-  // The JSON set no parameter: every declared one is reported first, at its default, both as a figure
-  // and in the config's message of the method's name.
+  // The JSON set no parameter: every declared one is reported first, at its default, both as a
+  // figure and in the config's message of the method's name.
   const google::protobuf::FieldDescriptor* message_field =
       v1::WorldConfig::descriptor()->FindFieldByName(std::string(method.name));
   ASSERT_NE(message_field, nullptr);
@@ -317,10 +321,11 @@ TEST_P(BlenderServiceTest, DescribeWorldReportsTheMethodAndTheEnginesFigures) {
   }
 }
 
-// Splat textures as a client reads them: DescribeWorld's channel table maps every channel to a biome,
-// each texel's channels sum to 255 over all textures, and each byte is the biome's weight in 255ths
-// (within one unit: largest-remainder rounding). Five biomes need a second texture, whose channel 0
-// is dense index 4 (the seed's decoder reads texture t channel k as biome t * k, i.e. biome 0 here).
+// Splat textures as a client reads them: DescribeWorld's channel table maps every channel to a
+// biome, each texel's channels sum to 255 over all textures, and each byte is the biome's weight in
+// 255ths (within one unit: largest-remainder rounding). Five biomes need a second texture, whose
+// channel 0 is dense index 4 (the seed's decoder reads texture t channel k as biome t * k, i.e.
+// biome 0 here).
 TEST_P(BlenderServiceTest, SplatTexturesDecodeToTheChunksWeights) {
   v1::WorldDescription description;
   grpc::Status status = Describe(*stub_, GetParam(), &description);
@@ -387,13 +392,15 @@ TEST_P(BlenderServiceTest, SplatTexturesDecodeToTheChunksWeights) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryMethod, BlenderServiceTest, ::testing::ValuesIn(MethodNames()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 // A world of 65 biomes needs 17 splat textures: 4.25 MiB per chunk of 256, over the 4 MiB cap. The
 // server refuses before blending, names the field and the numbers; 128 fits.
 TEST(SplatLimitServiceTest, OversizedSplatRequestsAreRefusedWithTheNumbers) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    absl::StrCat("worldgen_splat_limit_test_", getpid());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("worldgen_splat_limit_test_", getpid());
   std::filesystem::create_directories(dir);
   std::string biomes;
   for (int i = 0; i < 65; ++i) {
@@ -413,10 +420,11 @@ TEST(SplatLimitServiceTest, OversizedSplatRequestsAreRefusedWithTheNumbers) {
   StreamResult refused = GenerateAll(*stub, request);
   EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(refused.chunks.empty());
-  EXPECT_NE(refused.status.error_message().find(
-                "include_splat: splat textures of 65 biomes at chunk size 256 would be 17 textures x "
-                "256 x 256 texels x 4 bytes = 4456448 bytes per chunk, over the limit of 4194304"),
-            std::string::npos)
+  EXPECT_NE(
+      refused.status.error_message().find(
+          "include_splat: splat textures of 65 biomes at chunk size 256 would be 17 textures x "
+          "256 x 256 texels x 4 bytes = 4456448 bytes per chunk, over the limit of 4194304"),
+      std::string::npos)
       << refused.status.error_message();
 
   request.set_chunk_size(128);

@@ -31,8 +31,8 @@ CallShape Shape(int64_t tasks, int64_t columns_per_task, int64_t reply_bytes = 0
 }
 
 // A pool whose only thread is held by a gate task (of a background call, so it does not count as an
-// interactive pick) until Open(), so tasks queue up and the order the scheduler picks them in can be
-// observed.
+// interactive pick) until Open(), so tasks queue up and the order the scheduler picks them in can
+// be observed.
 class GatedScheduler {
  public:
   explicit GatedScheduler(CallScheduler::Options options) : pool_(1), scheduler_(&pool_, options) {
@@ -161,10 +161,9 @@ TEST(CallSchedulerTest, RefusesAtOnceWhatCannotFinishBeforeItsDeadline) {
   // 0.5 s of work fits a 0.6 s deadline, but not a second call behind it.
   auto first = scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(600)), kNow);
   ASSERT_TRUE(first.ok()) << first.status();
-  EXPECT_EQ(scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(900)), kNow)
-                .status()
-                .code(),
-            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(
+      scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(900)), kNow).status().code(),
+      absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(scheduler.Admit(Shape(10, 100, 0, kNow + absl::Milliseconds(1100)), kNow).ok());
   // Once the first call is gone its work no longer counts.
   first->reset();
@@ -179,7 +178,8 @@ TEST(CallSchedulerTest, RefusesACallThatWouldMakeAnAdmittedOneLate) {
   // 8 s of work due in 10 s.
   auto admitted = scheduler.Admit(Shape(8, 1000, 0, kNow + absl::Seconds(10)), kNow);
   ASSERT_TRUE(admitted.ok());
-  // 3 s due in 5 s would run first (earlier deadline) and fits itself, but makes the first 11 s late.
+  // 3 s due in 5 s would run first (earlier deadline) and fits itself, but makes the first 11 s
+  // late.
   absl::Status refused = scheduler.Admit(Shape(3, 1000, 0, kNow + absl::Seconds(5)), kNow).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(refused.message().find("delaying an admitted call"), std::string::npos);
@@ -274,7 +274,8 @@ TEST(CallSchedulerTest, RetryAfterOfADeadlineRefusalIsTheWorkAheadOfIt) {
   CallScheduler scheduler(&pool, options);
   auto ahead = scheduler.Admit(Shape(2, 40), kNow);  // 80 ms of interactive work.
   ASSERT_TRUE(ahead.ok());
-  absl::Status late = scheduler.Admit(Shape(1, 50, 0, kNow + absl::Milliseconds(100)), kNow).status();
+  absl::Status late =
+      scheduler.Admit(Shape(1, 50, 0, kNow + absl::Milliseconds(100)), kNow).status();
   EXPECT_EQ(CallScheduler::RefusalReason(late), "deadline");
   EXPECT_EQ(CallScheduler::RetryAfter(late), absl::Milliseconds(80));
   EXPECT_EQ(CallScheduler::RetryAfter(absl::ResourceExhaustedError("no payload")),
@@ -342,8 +343,8 @@ TEST(CallSchedulerTest, BackgroundCallsLeaveAShareOfTheReplyBudgetToInteractiveO
   EXPECT_EQ(CallScheduler::RefusalReason(full), "reply_memory");
   EXPECT_NE(full.message().find("background calls may reserve 750"), std::string::npos) << full;
   EXPECT_EQ(CallScheduler::RetryAfter(full), CallScheduler::kReplyMemoryRetry);
-  EXPECT_TRUE(bulk->TryReserveReply());   // Its floor.
-  EXPECT_FALSE(bulk->TryReserveReply());  // 900 > 750.
+  EXPECT_TRUE(bulk->TryReserveReply());                          // Its floor.
+  EXPECT_FALSE(bulk->TryReserveReply());                         // 900 > 750.
   auto interactive = scheduler.Admit(Shape(1, 100, 300), kNow);  // 900 <= 1000.
   ASSERT_TRUE(interactive.ok()) << interactive.status();
   EXPECT_TRUE((*interactive)->TryReserveReply());

@@ -14,7 +14,9 @@ namespace {
 
 using Flights = ChunkFlights<int, std::string>;
 
-std::shared_ptr<const std::string> Text(const char* s) { return std::make_shared<const std::string>(s); }
+std::shared_ptr<const std::string> Text(const char* s) {
+  return std::make_shared<const std::string>(s);
+}
 
 TEST(ChunkFlightsTest, FirstAskerLeadsOthersJoinAndAllGetTheOneResult) {
   Flights flights(0);  // Single-flight only.
@@ -22,10 +24,12 @@ TEST(ChunkFlightsTest, FirstAskerLeadsOthersJoinAndAllGetTheOneResult) {
   EXPECT_EQ(flights.Lookup(7, &hit, nullptr), Flights::Outcome::kLeader);
   std::vector<std::shared_ptr<const std::string>> got(3);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(flights.Lookup(7, &hit, [&got, i](std::shared_ptr<const std::string> v) { got[i] = v; }),
-              Flights::Outcome::kJoined);
+    EXPECT_EQ(
+        flights.Lookup(7, &hit, [&got, i](std::shared_ptr<const std::string> v) { got[i] = v; }),
+        Flights::Outcome::kJoined);
   }
-  EXPECT_EQ(flights.Lookup(8, &hit, nullptr), Flights::Outcome::kLeader) << "other keys are separate";
+  EXPECT_EQ(flights.Lookup(8, &hit, nullptr), Flights::Outcome::kLeader)
+      << "other keys are separate";
   const auto value = Text("chunk 7");
   flights.Publish(7, value, 100);
   for (const auto& v : got) EXPECT_EQ(v, value) << "the very same object, computed once";

@@ -40,39 +40,40 @@ class FakeStream {
     EXPECT_TRUE(call.ok()) << call.status();
     policy_ = std::make_unique<ChunkStreamPolicy>(
         *std::move(call), count, max_outstanding,
-        ChunkStreamPolicy::Hooks{
-            [this](int64_t index, ChunkStreamPolicy::Produced done) {
-              if (deferring_.load()) {
-                std::lock_guard<std::mutex> lock(mu_);
-                deferred_.emplace_back(index, std::move(done));
-                return;
-              }
-              std::move(done)(Produce(index));
-            },
-            [this] { return cancelled_.load(); },
-            [this](ChunkStreamPolicy::Reply reply) {
-              std::lock_guard<std::mutex> lock(mu_);
-              pending_.push_back(*reply);
-              wake_.notify_all();
-            },
-            [this](ChunkStreamPolicy::Ending ending) {
-              std::lock_guard<std::mutex> lock(mu_);
-              EXPECT_FALSE(end_called_) << "finish called twice";
-              end_called_ = true;
-              EXPECT_EQ(ending.last_reply == nullptr, ending.admission == nullptr);
-              // Moved, not copied: no reference of this Status is dropped after the unlock (TSan
-              // cannot see the reference count of apt's uninstrumented Abseil).
-              final_status_ = std::move(ending.status);
-              if (ending.last_reply != nullptr) {
-                pending_.push_back(*ending.last_reply);
-                last_admission_ = std::move(ending.admission);
-                last_pending_ = true;
-              } else {
-                status_ = std::move(final_status_);
-                finished_ = true;
-              }
-              wake_.notify_all();
-            }});
+        ChunkStreamPolicy::Hooks{[this](int64_t index, ChunkStreamPolicy::Produced done) {
+                                   if (deferring_.load()) {
+                                     std::lock_guard<std::mutex> lock(mu_);
+                                     deferred_.emplace_back(index, std::move(done));
+                                     return;
+                                   }
+                                   std::move(done)(Produce(index));
+                                 },
+                                 [this] { return cancelled_.load(); },
+                                 [this](ChunkStreamPolicy::Reply reply) {
+                                   std::lock_guard<std::mutex> lock(mu_);
+                                   pending_.push_back(*reply);
+                                   wake_.notify_all();
+                                 },
+                                 [this](ChunkStreamPolicy::Ending ending) {
+                                   std::lock_guard<std::mutex> lock(mu_);
+                                   EXPECT_FALSE(end_called_) << "finish called twice";
+                                   end_called_ = true;
+                                   EXPECT_EQ(ending.last_reply == nullptr,
+                                             ending.admission == nullptr);
+                                   // Moved, not copied: no reference of this Status is dropped
+                                   // after the unlock (TSan cannot see the reference count of apt's
+                                   // uninstrumented Abseil).
+                                   final_status_ = std::move(ending.status);
+                                   if (ending.last_reply != nullptr) {
+                                     pending_.push_back(*ending.last_reply);
+                                     last_admission_ = std::move(ending.admission);
+                                     last_pending_ = true;
+                                   } else {
+                                     status_ = std::move(final_status_);
+                                     finished_ = true;
+                                   }
+                                   wake_.notify_all();
+                                 }});
     writer_ = std::thread([this] { WriterLoop(); });
   }
   ~FakeStream() {
@@ -156,7 +157,8 @@ class FakeStream {
   void WriterLoop() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      wake_.wait(lock, [this] { return closing_ || (!pending_.empty() && (reading_ || client_gone_)); });
+      wake_.wait(lock,
+                 [this] { return closing_ || (!pending_.empty() && (reading_ || client_gone_)); });
       if (pending_.empty()) return;
       std::string reply = std::move(pending_.front());
       pending_.pop_front();

@@ -1,7 +1,7 @@
 // ConnectionRelay over real sockets: the "client" is one end of a socket pair handed to the relay,
 // the "server" is the descriptor the relay returns. Bytes pass intact both ways, a reader that does
-// not read stalls its writer within a bounded number of bytes, reset floods and non-HTTP/2 bytes are
-// cut, either side closing closes the other, Drain() lets the server's last bytes through, and
+// not read stalls its writer within a bounded number of bytes, reset floods and non-HTTP/2 bytes
+// are cut, either side closing closes the other, Drain() lets the server's last bytes through, and
 // Shutdown() closes everything.
 #include "server/network/connection_relay.h"
 
@@ -126,7 +126,8 @@ TEST(ConnectionRelayTest, BytesPassIntactBothWays) {
   Relayed c = Relay(relay);
   SetBlocking(c.server);
   const std::string up = Preface() + DataFrames(RandomBytes(3 << 20, 1));
-  const std::string down = RandomBytes(5 << 20, 2);  // Unparsed framing: the server's bytes are opaque.
+  const std::string down =
+      RandomBytes(5 << 20, 2);  // Unparsed framing: the server's bytes are opaque.
   std::thread client_writer([&] { WriteAll(c.client, up); });
   std::thread server_writer([&] { WriteAll(c.server, down); });
   std::string server_got, client_got;
@@ -182,8 +183,10 @@ TEST(ConnectionRelayTest, AReaderThatDoesNotReadStallsItsWriterWithinABound) {
   // Up: the client writes HTTP/2 frames, the server does not read.
   const std::string up = Preface() + DataFrames(RandomBytes(64 << 20, 4));
   const std::string accepted_up = WriteUntilStalled(c.client, up);
-  const int64_t bound = KernelBuffers({c.client, c.server}) * 2 + 2 * static_cast<int64_t>(options.buffer_bytes);
-  std::fprintf(stderr, "figure relay backpressure: stalled after %zu bytes down, %zu up (bound %lld)\n",
+  const int64_t bound =
+      KernelBuffers({c.client, c.server}) * 2 + 2 * static_cast<int64_t>(options.buffer_bytes);
+  std::fprintf(stderr,
+               "figure relay backpressure: stalled after %zu bytes down, %zu up (bound %lld)\n",
                accepted_down.size(), accepted_up.size(), static_cast<long long>(bound));
   EXPECT_LT(static_cast<int64_t>(accepted_down.size()), bound);
   EXPECT_LT(static_cast<int64_t>(accepted_up.size()), bound);
@@ -216,7 +219,8 @@ TEST(ConnectionRelayTest, AResetFloodIsCutWithGoawayAtAFrameBoundary) {
   const std::string got = ReadToEnd(c.client);
   ASSERT_EQ(got.size(), 17u);
   EXPECT_EQ(got.substr(0, 9), testing::FrameHeader(8, testing::kGoaway, 0, 0));
-  const uint32_t last_stream = (uint32_t{static_cast<uint8_t>(got[11])} << 8) | static_cast<uint8_t>(got[12]);
+  const uint32_t last_stream =
+      (uint32_t{static_cast<uint8_t>(got[11])} << 8) | static_cast<uint8_t>(got[12]);
   EXPECT_EQ(got.substr(9, 2), std::string(2, '\0'));
   EXPECT_GE(last_stream, 101u);
   EXPECT_LE(last_stream, 199u);
@@ -313,13 +317,14 @@ TEST(ConnectionRelayTest, AServerThatClosedStillDeliversEverythingItWroteWhenThe
   Relayed c = Relay(relay);
   WriteAll(c.client, Preface());
   EXPECT_EQ(ReadUpTo(c.server, Preface().size()), Preface());
-  WriteAll(c.client, RstStream(1));  // Left unread by the server.
+  WriteAll(c.client, RstStream(1));                           // Left unread by the server.
   const std::string last_words = RandomBytes(300 << 10, 13);  // Fits the socket buffers unread.
   WriteAll(c.server, last_words);
   close(c.server);
   c.server = -1;
   WriteAll(c.client, Frame(testing::kPing, 0, 0, std::string(8, '\0')));
-  absl::SleepFor(absl::Milliseconds(50));  // The relay finds the server end gone before the client reads.
+  absl::SleepFor(
+      absl::Milliseconds(50));  // The relay finds the server end gone before the client reads.
   EXPECT_TRUE(ReadToEnd(c.client) == last_words);
 }
 
@@ -339,7 +344,8 @@ TEST(ConnectionRelayTest, DrainPassesOnTheServersLastBytesBeforeClosing) {
     });
     std::atomic<bool> drained{false};
     std::thread drain([&] { drained = relay.Drain(absl::Seconds(30)); });
-    absl::SleepFor(absl::Milliseconds(100));  // The drain is under way; the client has read nothing.
+    absl::SleepFor(
+        absl::Milliseconds(100));  // The drain is under way; the client has read nothing.
     EXPECT_TRUE(ReadToEnd(finishing.client) == last_words);
     close(finishing.client);
     finishing.client = -1;

@@ -75,14 +75,12 @@ TEST(CpuBudgetTest, AnAffinityMaskBelowTheQuotaAndUnreadableFilesAreHandled) {
   fake.Write("self_cgroup", "1:cpu:/a\n0::/\n");
   fake.Write("sys/cpu/a/cpu.cfs_quota_us", "400000\n");
   fake.Write("sys/cpu/a/cpu.cfs_period_us", "100000\n");
-  fake.Write("sys/cpu.max", "not numbers\n");  // Ignored.
+  fake.Write("sys/cpu.max", "not numbers\n");           // Ignored.
   EXPECT_EQ(DetectCpuBudget(fake.Sources(3)).cpus, 3);  // taskset to 3 CPUs under a 4-CPU quota.
   EXPECT_EQ(DetectCpuBudget(fake.Sources(8)).cpus, 4);
 }
 
-TEST(CpuBudgetTest, ThisProcessGetsAtLeastOneCpu) {
-  EXPECT_GE(DetectCpuBudget().cpus, 1);
-}
+TEST(CpuBudgetTest, ThisProcessGetsAtLeastOneCpu) { EXPECT_GE(DetectCpuBudget().cpus, 1); }
 
 }  // namespace
 }  // namespace worldgen

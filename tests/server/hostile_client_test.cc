@@ -1,7 +1,7 @@
 // Reliability against hostile or careless clients and operators (ctest label "reliability"): bytes
 // that are no request, oversized and compressed requests, unbounded names, duplicate chunks, idle
-// and slow clients of the metrics port, and the SIGTERM drain a load balancer expects. Loopback only,
-// bounded in count and time; each test states the server's peak RSS it allows.
+// and slow clients of the metrics port, and the SIGTERM drain a load balancer expects. Loopback
+// only, bounded in count and time; each test states the server's peak RSS it allows.
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "tests/support/worldgen_calls.h"
 
 namespace worldgen {
@@ -62,19 +62,22 @@ TEST(HostileClientTest, BytesThatAreNoRequestGetInvalidArgumentAndAreCounted) {
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
   ASSERT_TRUE(server);
   // A field tag with wire type 7 (invalid), then a truncated length-delimited field.
-  const std::string garbage[] = {std::string("\x0f\x01\x02", 3), std::string("\x1a\xff\xff\x0f", 4)};
+  const std::string garbage[] = {std::string("\x0f\x01\x02", 3),
+                                 std::string("\x1a\xff\xff\x0f", 4)};
   int sent = 0;
   for (const char* method : {"GenerateChunk", "SampleWeights", "DescribeWorld"}) {
     for (const std::string& bytes : garbage) {
       grpc::Status status =
           CallRaw(server->target(), absl::StrCat("/worldgen.v1.WorldGen/", method), bytes);
       EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
-      EXPECT_THAT(status.error_message(), HasSubstr("request is not a valid worldgen.v1.")) << method;
+      EXPECT_THAT(status.error_message(), HasSubstr("request is not a valid worldgen.v1."))
+          << method;
       ++sent;
     }
   }
-  EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_rejected_calls_total", {{"reason", "unparseable"}}),
-            sent);
+  EXPECT_EQ(
+      MetricValue(Scrape(*server), "worldgen_rejected_calls_total", {{"reason", "unparseable"}}),
+      sent);
   // The server is fine afterwards.
   auto stub = Connect(server->target());
   EXPECT_TRUE(GenerateAll(*stub, RegionRequest(0, 0, 0, 0, 16)).status.ok());
@@ -89,13 +92,13 @@ TEST(HostileClientTest, RequestSizeLimitHoldsWhateverTheEncoding) {
   ASSERT_TRUE(server);
   v1::DescribeWorldRequest request;
   request.set_world(std::string(4 << 20, 'a'));  // 4 MiB of one byte: gzip makes it ~4 KiB.
-  grpc::Status plain = CallRaw(server->target(), "/worldgen.v1.WorldGen/DescribeWorld",
-                               request.SerializeAsString());
+  grpc::Status plain =
+      CallRaw(server->target(), "/worldgen.v1.WorldGen/DescribeWorld", request.SerializeAsString());
   EXPECT_EQ(plain.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << plain.error_message();
   v1::DescribeWorldRequest small;  // Fits the limit: refused for its encoding alone.
   small.set_world("default");
-  for (const auto& [algorithm, name] : {std::pair{GRPC_COMPRESS_GZIP, "gzip"},
-                                        std::pair{GRPC_COMPRESS_DEFLATE, "deflate"}}) {
+  for (const auto& [algorithm, name] :
+       {std::pair{GRPC_COMPRESS_GZIP, "gzip"}, std::pair{GRPC_COMPRESS_DEFLATE, "deflate"}}) {
     grpc::ChannelArguments args;
     args.SetCompressionAlgorithm(algorithm);
     for (const v1::DescribeWorldRequest* message : {&request, &small}) {

@@ -1,8 +1,8 @@
 // Reliability against HTTP/2-level abuse (ctest label "reliability"): streams opened and reset at
-// once, PING and SETTINGS floods, many idle connections, and file-descriptor exhaustion. The abusive
-// clients write raw HTTP/2 frames over loopback sockets; meanwhile a legitimate client on its own
-// connection must get a GenerateChunk and a /metrics scrape answered within a bound, and the server's
-// peak RSS must stay under the bound each test states. Bounded in count and time.
+// once, PING and SETTINGS floods, many idle connections, and file-descriptor exhaustion. The
+// abusive clients write raw HTTP/2 frames over loopback sockets; meanwhile a legitimate client on
+// its own connection must get a GenerateChunk and a /metrics scrape answered within a bound, and
+// the server's peak RSS must stay under the bound each test states. Bounded in count and time.
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -41,10 +41,10 @@ using ::worldgen::testing::Frame;
 using ::worldgen::testing::GenerateAll;
 using ::worldgen::testing::GenerateChunkHeaders;
 using ::worldgen::testing::GrpcRequestHeaders;
-using ::worldgen::testing::kAck;
-using ::worldgen::testing::kData;
 using ::worldgen::testing::HttpGet;
+using ::worldgen::testing::kAck;
 using ::worldgen::testing::kCancel;
+using ::worldgen::testing::kData;
 using ::worldgen::testing::kEndHeaders;
 using ::worldgen::testing::kEnhanceYourCalm;
 using ::worldgen::testing::kGoaway;
@@ -141,13 +141,15 @@ class RawConnections {
         bytes.append(buffer, static_cast<size_t>(n));
         while (bytes.size() >= 9) {
           const size_t length = (static_cast<uint8_t>(bytes[0]) << 16) |
-                                (static_cast<uint8_t>(bytes[1]) << 8) | static_cast<uint8_t>(bytes[2]);
+                                (static_cast<uint8_t>(bytes[1]) << 8) |
+                                static_cast<uint8_t>(bytes[2]);
           if (bytes.size() < 9 + length) break;
           if (bytes[3] == kGoaway && length >= 8) {
             states_[i].goaway = true;
             states_[i].goaway_code = 0;
             for (int k = 0; k < 4; ++k) {
-              states_[i].goaway_code = (states_[i].goaway_code << 8) | static_cast<uint8_t>(bytes[13 + k]);
+              states_[i].goaway_code =
+                  (states_[i].goaway_code << 8) | static_cast<uint8_t>(bytes[13 + k]);
             }
           }
           bytes.erase(0, 9 + length);
@@ -163,7 +165,8 @@ class RawConnections {
   std::vector<State> states_ ABSL_GUARDED_BY(mu_);
 };
 
-// --- The legitimate client ------------------------------------------------------------------------
+// --- The legitimate client
+// ------------------------------------------------------------------------
 
 constexpr absl::Duration kProbeBound = absl::Seconds(5);
 
@@ -217,8 +220,9 @@ class LegitimateClient {
     stop_ = true;
     thread_.join();
     absl::MutexLock lock(&mu_);
-    std::fprintf(stderr, "figure %s: %d legitimate GenerateChunk+scrape during the abuse, slowest %.1f ms\n",
-                 test, calls_, absl::ToDoubleMilliseconds(slowest_));
+    std::fprintf(
+        stderr, "figure %s: %d legitimate GenerateChunk+scrape during the abuse, slowest %.1f ms\n",
+        test, calls_, absl::ToDoubleMilliseconds(slowest_));
     EXPECT_GT(calls_, 0);
     EXPECT_TRUE(failures_.empty()) << failures_.size() << " failed, first: " << failures_.front();
     EXPECT_LT(slowest_, kProbeBound);
@@ -240,18 +244,18 @@ void ExpectLegitimateCallAfterwards(const Entry& entry, const char* test) {
                absl::ToDoubleMilliseconds(*took));
 }
 
-// --- The abuses -----------------------------------------------------------------------------------
+// --- The abuses
+// -----------------------------------------------------------------------------------
 
 // Three bursts of 4 connections, each trying to open and at once reset 5,000 streams (HEADERS +
-// RST_STREAM; 60,000 in all): the HTTP/2 frame guard in front of gRPC (--http2_guard, on by default)
-// cuts each connection once it is over --http2_max_resets_per_second (200 in a burst): GOAWAY
-// ENHANCE_YOUR_CALM, then closed, counted as rst_flood. gRPC sees at most a burst's worth of resets
-// per connection, so memory stays flat across the bursts (without the guard, gRPC 1.51 turned each
-// reset stream into a server call: 280-460 MiB for one burst of 20,000, creeping up with more), and
-// the legitimate client is served throughout.
-// A DescribeWorldRequest whose world name is `inflated` bytes of 'a', gzip- or deflate-compressed
-// (zlib format for deflate, as gRPC's "deflate" is), compressed a block at a time: the inflated
-// message is never held.
+// RST_STREAM; 60,000 in all): the HTTP/2 frame guard in front of gRPC (--http2_guard, on by
+// default) cuts each connection once it is over --http2_max_resets_per_second (200 in a burst):
+// GOAWAY ENHANCE_YOUR_CALM, then closed, counted as rst_flood. gRPC sees at most a burst's worth of
+// resets per connection, so memory stays flat across the bursts (without the guard, gRPC 1.51
+// turned each reset stream into a server call: 280-460 MiB for one burst of 20,000, creeping up
+// with more), and the legitimate client is served throughout. A DescribeWorldRequest whose world
+// name is `inflated` bytes of 'a', gzip- or deflate-compressed (zlib format for deflate, as gRPC's
+// "deflate" is), compressed a block at a time: the inflated message is never held.
 std::string CompressedBomb(int64_t inflated, bool gzip) {
   z_stream z{};
   EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, gzip ? 31 : 15, 9, Z_DEFAULT_STRATEGY), Z_OK);
@@ -268,7 +272,7 @@ std::string CompressedBomb(int64_t inflated, bool gzip) {
     } while (z.avail_out == 0);
   };
   std::string header = "\x0a";  // Field 1 (world), length-delimited.
-  for (uint64_t v = static_cast<uint64_t>(inflated); ; v >>= 7) {
+  for (uint64_t v = static_cast<uint64_t>(inflated);; v >>= 7) {
     header.push_back(static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
     if (v < 0x80) break;
   }
@@ -327,9 +331,9 @@ BombResult SendCompressedRequest(int port, const std::string& headers, const std
                             (static_cast<uint8_t>(bytes[1]) << 8) | static_cast<uint8_t>(bytes[2]);
       if (bytes.size() < 9 + length) break;
       const uint8_t type = static_cast<uint8_t>(bytes[3]), flags = static_cast<uint8_t>(bytes[4]);
-      const uint32_t stream = ((static_cast<uint8_t>(bytes[5]) & 0x7f) << 24) |
-                              (static_cast<uint8_t>(bytes[6]) << 16) |
-                              (static_cast<uint8_t>(bytes[7]) << 8) | static_cast<uint8_t>(bytes[8]);
+      const uint32_t stream =
+          ((static_cast<uint8_t>(bytes[5]) & 0x7f) << 24) | (static_cast<uint8_t>(bytes[6]) << 16) |
+          (static_cast<uint8_t>(bytes[7]) << 8) | static_cast<uint8_t>(bytes[8]);
       const std::string payload = bytes.substr(9, length);
       bytes.erase(0, 9 + length);
       auto be32 = [&](size_t at) {
@@ -339,8 +343,10 @@ BombResult SendCompressedRequest(int port, const std::string& headers, const std
       };
       if (type == kSettings && !(flags & kAck)) {
         for (size_t at = 0; at + 6 <= payload.size(); at += 6) {
-          const int id = (static_cast<uint8_t>(payload[at]) << 8) | static_cast<uint8_t>(payload[at + 1]);
-          if (id == 4) stream_window += static_cast<int64_t>(be32(at + 2)) - 65535;  // INITIAL_WINDOW_SIZE
+          const int id =
+              (static_cast<uint8_t>(payload[at]) << 8) | static_cast<uint8_t>(payload[at + 1]);
+          if (id == 4)
+            stream_window += static_cast<int64_t>(be32(at + 2)) - 65535;  // INITIAL_WINDOW_SIZE
         }
         ok = SendAll(fd, Frame(kSettings, kAck, 0, ""));
       } else if (type == kPing && !(flags & kAck)) {
@@ -359,9 +365,9 @@ BombResult SendCompressedRequest(int port, const std::string& headers, const std
 }
 
 // A request of about 1 MiB that inflates to 1 GiB (gzip, then deflate): gRPC 1.51 inflates a whole
-// message before checking its size, so it once took the server's RSS past 1 GiB. Compressed requests
-// are now refused when their headers arrive: the server answers the stream while most of the bomb
-// is unsent, its memory stays flat, and it serves on.
+// message before checking its size, so it once took the server's RSS past 1 GiB. Compressed
+// requests are now refused when their headers arrive: the server answers the stream while most of
+// the bomb is unsent, its memory stays flat, and it serves on.
 TEST(Http2AbuseTest, ACompressedRequestThatInflatesToAGibibyteIsRefusedBeforeItIsRead) {
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
   ASSERT_TRUE(server);
@@ -490,8 +496,8 @@ int64_t PeakRssOf(int pid) {
 }
 
 // The deployment's shape: replicas with the guard off (the default) behind nginx, which holds the
-// HTTP/2 limits (docker/nginx/: concurrent streams, requests per connection, connections per client,
-// and Debian's backport of nginx's rapid-reset mitigation). The same bursts at nginx: the
+// HTTP/2 limits (docker/nginx/: concurrent streams, requests per connection, connections per
+// client, and Debian's backport of nginx's rapid-reset mitigation). The same bursts at nginx: the
 // legitimate client, through nginx, is served throughout, and neither the replica's memory nor
 // nginx's grows.
 TEST(Http2AbuseTest, BehindNginxStreamsOpenedAndResetAtOnceStayFlat) {
@@ -551,8 +557,8 @@ Floods PingAndSettingsFloods(int port, const char* front) {
       std::string batch;
       for (int i = 0; i < kFrames; ++i) {
         batch += Frame(kSettings, 0, 0,
-                       std::string("\x00\x04", 2) + Be32(65535 + (i % 1000)) + std::string("\x00\x05", 2) +
-                           Be32(16384 + (i % 1000)));
+                       std::string("\x00\x04", 2) + Be32(65535 + (i % 1000)) +
+                           std::string("\x00\x05", 2) + Be32(16384 + (i % 1000)));
         if (i % 200 == 199) {
           if (!SendAll(settings.fd(c), batch)) return;
           settings_sent += 200;
@@ -636,14 +642,16 @@ TEST(Http2AbuseTest, IdleConnectionsAreClosedAfterTheIdleLimit) {
   ASSERT_EQ(idle.size(), static_cast<size_t>(kIdle));
   LegitimateClient legitimate(DirectTo(*server));
   const absl::Time give_up = opened + absl::Seconds(12);
-  while (idle.CountClosed() < kIdle && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(50));
+  while (idle.CountClosed() < kIdle && absl::Now() < give_up)
+    absl::SleepFor(absl::Milliseconds(50));
   const absl::Duration took = absl::Now() - opened;
   int goaways = 0;
   for (size_t i = 0; i < idle.size(); ++i) goaways += idle.state(i).goaway ? 1 : 0;
-  std::fprintf(stderr,
-               "figure idle connections: %d of %d idle connections closed (%d with GOAWAY) %.1f s after "
-               "opening, idle limit 2 s\n",
-               idle.CountClosed(), kIdle, goaways, absl::ToDoubleSeconds(took));
+  std::fprintf(
+      stderr,
+      "figure idle connections: %d of %d idle connections closed (%d with GOAWAY) %.1f s after "
+      "opening, idle limit 2 s\n",
+      idle.CountClosed(), kIdle, goaways, absl::ToDoubleSeconds(took));
   EXPECT_EQ(idle.CountClosed(), kIdle);
   legitimate.Finish("idle connections");
   ExpectLegitimateCallAfterwards(DirectTo(*server), "idle connections");
@@ -681,10 +689,12 @@ TEST(Http2AbuseTest, RecoversOnceFileDescriptorsAreFreedAgain) {
                  OpenFds(server->pid()), in_use + 32);
     auto stub = Connect(server->target());
     const absl::Time start = absl::Now();
-    testing::StreamResult result = GenerateAll(*stub, RegionRequest(0, 0, 0, 0, 16), absl::Seconds(2));
-    std::fprintf(stderr, "figure fd pressure: legitimate call under pressure: %d (%s) after %.0f ms\n",
-                 static_cast<int>(result.status.error_code()), result.status.error_message().c_str(),
-                 absl::ToDoubleMilliseconds(absl::Now() - start));
+    testing::StreamResult result =
+        GenerateAll(*stub, RegionRequest(0, 0, 0, 0, 16), absl::Seconds(2));
+    std::fprintf(
+        stderr, "figure fd pressure: legitimate call under pressure: %d (%s) after %.0f ms\n",
+        static_cast<int>(result.status.error_code()), result.status.error_message().c_str(),
+        absl::ToDoubleMilliseconds(absl::Now() - start));
     EXPECT_FALSE(result.status.ok());
     EXPECT_EQ(kill(server->pid(), 0), 0) << "the server died under fd pressure";
   }
@@ -696,7 +706,8 @@ TEST(Http2AbuseTest, RecoversOnceFileDescriptorsAreFreedAgain) {
     if (took.ok()) break;
   }
   ASSERT_TRUE(took.ok()) << "not served 10 s after the pressure was gone: " << took.status();
-  std::fprintf(stderr, "figure fd pressure: served again %.0f ms after the connections were released\n",
+  std::fprintf(stderr,
+               "figure fd pressure: served again %.0f ms after the connections were released\n",
                absl::ToDoubleMilliseconds(absl::Now() - released));
   ExpectPeakRssBelow(*server, int64_t{200} << 20, "fd pressure");
 }

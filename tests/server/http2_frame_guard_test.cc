@@ -30,10 +30,11 @@ struct Seen {
 std::vector<Seen> ReadInPieces(Http2FrameReader& reader, const std::string& bytes, size_t piece) {
   std::vector<Seen> seen;
   for (size_t at = 0; at < bytes.size(); at += piece) {
-    const bool more = reader.Read(absl::string_view(bytes).substr(at, piece), [&](const Http2FrameHeader& h) {
-      seen.push_back({h.length, h.type, h.flags, h.stream_id});
-      return true;
-    });
+    const bool more =
+        reader.Read(absl::string_view(bytes).substr(at, piece), [&](const Http2FrameHeader& h) {
+          seen.push_back({h.length, h.type, h.flags, h.stream_id});
+          return true;
+        });
     EXPECT_TRUE(more) << "at byte " << at;
   }
   return seen;
@@ -169,7 +170,8 @@ TEST(Http2FrameGuardTest, TheBudgetRefillsAtTheRate) {
   ASSERT_EQ(guard.Inspect(Preface(), 0), Http2FrameGuard::Verdict::kPass);
   int64_t now = 0;
   // 100 at once, then one every 10 ms (the rate) for a minute: never over.
-  for (uint32_t i = 0; i < 100; ++i) ASSERT_EQ(guard.Inspect(RstStream(1 + 2 * i), now), Http2FrameGuard::Verdict::kPass);
+  for (uint32_t i = 0; i < 100; ++i)
+    ASSERT_EQ(guard.Inspect(RstStream(1 + 2 * i), now), Http2FrameGuard::Verdict::kPass);
   for (uint32_t i = 0; i < 6000; ++i) {
     now += kSecond / 100;
     ASSERT_EQ(guard.Inspect(RstStream(201 + 2 * i), now), Http2FrameGuard::Verdict::kPass) << i;
@@ -196,7 +198,8 @@ TEST(Http2FrameGuardTest, NoLimitWhenTheRateIsZero) {
 
 TEST(Http2FrameGuardTest, TheGoawayFrameReadsBack) {
   const std::string goaway = Http2GoawayFrame(0x80000007u, Http2ErrorCode::kEnhanceYourCalm);
-  EXPECT_EQ(goaway, FrameHeader(8, testing::kGoaway, 0, 0) + Be32(7) + Be32(testing::kEnhanceYourCalm));
+  EXPECT_EQ(goaway,
+            FrameHeader(8, testing::kGoaway, 0, 0) + Be32(7) + Be32(testing::kEnhanceYourCalm));
 }
 
 }  // namespace

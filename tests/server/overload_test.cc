@@ -1,6 +1,6 @@
 // Reliability under load (ctest label "reliability"): fair, deadline-aware admission under 10x
-// overload, and the reply-memory bound with streams that never read. Loopback only, bounded in count
-// and time; each test states the peak RSS it allows the server.
+// overload, and the reply-memory bound with streams that never read. Loopback only, bounded in
+// count and time; each test states the peak RSS it allows the server.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -99,8 +99,9 @@ constexpr char kHeavyWorldJson[] = R"json({
 })json";
 
 // 16-chunk streams of 64x64 (the issue's scenario) offered at ten times what the blend thread can
-// do (one: the other core is left to gRPC and this client), each with a 2 s deadline, for 4 s; one-chunk probes meanwhile. Refusals must be quick, admitted
-// calls must finish, probes must stay close to their idle latency.
+// do (one: the other core is left to gRPC and this client), each with a 2 s deadline, for 4 s;
+// one-chunk probes meanwhile. Refusals must be quick, admitted calls must finish, probes must stay
+// close to their idle latency.
 TEST(OverloadTest, TenfoldOverloadRefusesFastFinishesAdmittedCallsAndKeepsProbesFast) {
   absl::StatusOr<std::unique_ptr<testing::TempDir>> dir = testing::TempDir::Create("overload");
   ASSERT_TRUE(dir.ok()) << dir.status();
@@ -164,7 +165,10 @@ TEST(OverloadTest, TenfoldOverloadRefusesFastFinishesAdmittedCallsAndKeepsProbes
       refusal_ms.push_back(r.seconds * 1000);
     } else {
       ++admitted;
-      if (r.code == grpc::StatusCode::OK && r.chunks == 16) ++finished; else ++other;
+      if (r.code == grpc::StatusCode::OK && r.chunks == 16)
+        ++finished;
+      else
+        ++other;
     }
   }
   const double completion = admitted > 0 ? static_cast<double>(finished) / admitted : 0;
@@ -196,8 +200,8 @@ TEST(OverloadTest, TenfoldOverloadRefusesFastFinishesAdmittedCallsAndKeepsProbes
 
 // N players loading their surroundings at the same moment: N 16-chunk streams of 16^2 chunks (the
 // load generator's spiral pattern sends these) opened at once on one channel, 10 s deadline. The
-// server can serve all of them well within it, so none may be refused (a bound of 1,024 waiting tasks
-// refused most of 200 such streams).
+// server can serve all of them well within it, so none may be refused (a bound of 1,024 waiting
+// tasks refused most of 200 such streams).
 void ExpectBurstServedWithoutRefusals(int streams) {
   std::unique_ptr<ServerProcess> server = StartServer({});
   ASSERT_TRUE(server);
@@ -261,8 +265,8 @@ TEST(OverloadTest, BulkWorkFillingTheQueueNeverGetsAOneChunkCallRefused) {
   ASSERT_TRUE(dir.ok()) << dir.status();
   const std::string world = (*dir)->File("heavy.json");
   std::ofstream(world) << kHeavyWorldJson;
-  std::unique_ptr<ServerProcess> server = StartServer(
-      {"--blend_threads=1", "--max_queue_seconds=1", "--world_config=" + world});
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--max_queue_seconds=1", "--world_config=" + world});
   ASSERT_TRUE(server);
   auto stub = Connect(server->target());
   auto probe_stub = Connect(server->target());
@@ -290,7 +294,7 @@ TEST(OverloadTest, BulkWorkFillingTheQueueNeverGetsAOneChunkCallRefused) {
   };
   std::vector<double> loaded;
   std::thread prober([&] {
-    absl::SleepFor(absl::Milliseconds(500));  // Let the queue fill up first.
+    absl::SleepFor(absl::Milliseconds(500));                   // Let the queue fill up first.
     loaded = Probe(*probe_stub, 100, absl::Milliseconds(20));  // Each must succeed.
   });
   const absl::Time start = absl::Now();
@@ -362,10 +366,12 @@ TEST(OverloadTest, StreamsThatNeverReadStayWithinTheReplyBudget) {
   absl::SleepFor(absl::Seconds(3));
   std::vector<testing::MetricSample> metrics = Scrape(*server);
   const double reserved = MetricValue(metrics, "worldgen_reply_bytes_reserved");
-  const double refused = MetricValue(metrics, "worldgen_rejected_calls_total", {{"reason", "reply_memory"}});
-  std::fprintf(stderr, "figure never-reading streams: %d streams of 16 x 256^2, budget %lld: "
-               "reserved %.0f bytes, refused %.0f streams\n", kStreams,
-               static_cast<long long>(kBudget), reserved, refused);
+  const double refused =
+      MetricValue(metrics, "worldgen_rejected_calls_total", {{"reason", "reply_memory"}});
+  std::fprintf(stderr,
+               "figure never-reading streams: %d streams of 16 x 256^2, budget %lld: "
+               "reserved %.0f bytes, refused %.0f streams\n",
+               kStreams, static_cast<long long>(kBudget), reserved, refused);
   EXPECT_LE(reserved, static_cast<double>(kBudget));
   EXPECT_GT(refused, 0);
   ExpectPeakRssBelow(*server, int64_t{400} << 20, "never-reading streams");

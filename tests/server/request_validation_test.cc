@@ -52,7 +52,8 @@ TEST(RequestValidationTest, ListLongerThanTheLimitIsRejected) {
   RequestLimits limits;
   limits.max_chunks_per_request = 3;
   EXPECT_TRUE(ValidateChunkRequest(ListRequest({{0, 0}, {1, 0}, {2, 0}}), 16, limits).ok());
-  ExpectInvalid(ListRequest({{0, 0}, {1, 0}, {2, 0}, {3, 0}}), "max_chunks_per_request = 3", limits);
+  ExpectInvalid(ListRequest({{0, 0}, {1, 0}, {2, 0}, {3, 0}}), "max_chunks_per_request = 3",
+                limits);
 }
 
 TEST(RequestValidationTest, RegionLargerThanTheLimitIsRejectedWithoutOverflow) {
@@ -62,7 +63,8 @@ TEST(RequestValidationTest, RegionLargerThanTheLimitIsRejectedWithoutOverflow) {
   ExpectInvalid(RegionRequest(0, 0, 10, 9), "max_chunks_per_request = 100", limits);
   // The whole world at size 16: 2^22 x 2^22 chunks, 2^44 in all.
   const int64_t edge = int64_t{1} << 21;
-  ExpectInvalid(RegionRequest(-edge, -edge, edge - 1, edge - 1), "max_chunks_per_request = 100", limits);
+  ExpectInvalid(RegionRequest(-edge, -edge, edge - 1, edge - 1), "max_chunks_per_request = 100",
+                limits);
   ExpectInvalid(RegionRequest(0, -edge, 0, edge - 1), "max_chunks_per_request", limits);
   // Extreme corners are reported as outside the world, never overflow.
   ExpectInvalid(RegionRequest(kInt64Min, kInt64Min, kInt64Max, kInt64Max), "region.min_x", limits);
@@ -90,7 +92,8 @@ TEST(RequestValidationTest, ChunksOutsideTheWorldBoundNameTheField) {
 }
 
 TEST(RequestValidationTest, RegionEnumeratesEveryChunkOnceRowMajor) {
-  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(RegionRequest(-2, 5, 1, 7), 16, {});
+  absl::StatusOr<ChunkSelection> selection =
+      ValidateChunkRequest(RegionRequest(-2, 5, 1, 7), 16, {});
   ASSERT_TRUE(selection.ok()) << selection.status();
   ASSERT_EQ(selection->count(), 12);
   std::set<std::pair<int64_t, int64_t>> seen;
@@ -108,7 +111,8 @@ TEST(RequestValidationTest, RegionEnumeratesEveryChunkOnceRowMajor) {
 }
 
 TEST(RequestValidationTest, ListKeepsRequestOrder) {
-  absl::StatusOr<ChunkSelection> selection = ValidateChunkRequest(ListRequest({{3, 4}, {-1, 2}}), 16, {});
+  absl::StatusOr<ChunkSelection> selection =
+      ValidateChunkRequest(ListRequest({{3, 4}, {-1, 2}}), 16, {});
   ASSERT_TRUE(selection.ok());
   ASSERT_EQ(selection->count(), 2);
   EXPECT_EQ(selection->at(1).x, -1);

@@ -1,5 +1,5 @@
-// Calls to a WorldGen server for the end-to-end tests: blocking wrappers with a generous deadline and
-// request builders. Every call returns the gRPC status; none retries.
+// Calls to a WorldGen server for the end-to-end tests: blocking wrappers with a generous deadline
+// and request builders. Every call returns the gRPC status; none retries.
 #ifndef WORLDGEN_TESTS_SERVER_SERVICE_CALLS_H_
 #define WORLDGEN_TESTS_SERVER_SERVICE_CALLS_H_
 

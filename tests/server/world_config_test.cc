@@ -9,11 +9,11 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
-#include "absl/strings/numbers.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
@@ -37,7 +37,9 @@ constexpr char kTwoBiomeJson[] = R"json({
   "chunkSize": 32
 })json";
 
-std::string Serialized(const WorldSpec& spec) { return WorldConfigFromSpec(spec).SerializeAsString(); }
+std::string Serialized(const WorldSpec& spec) {
+  return WorldConfigFromSpec(spec).SerializeAsString();
+}
 
 TEST(WorldConfigTest, DefaultWorldRoundTripsThroughTheProto) {
   const WorldSpec spec = DefaultWorldSpec();
@@ -141,10 +143,11 @@ TEST(WorldConfigTest, NoiseMaxErrorsNameTheFieldAndRule) {
   ASSERT_FALSE(spec.ok());
   EXPECT_THAT(spec.status().message(), HasSubstr("noise_max.gain = 1.5 is outside [0.01, 1]"));
 
-  spec = WorldSpecFromJson(
-      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "biomeSource": 9})");
+  spec =
+      WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "biomeSource": 9})");
   ASSERT_FALSE(spec.ok());
-  EXPECT_THAT(spec.status().message(), HasSubstr("biome_source = 9 is not a known BiomeSourceKind"));
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("biome_source = 9 is not a known BiomeSourceKind"));
 }
 
 TEST(WorldConfigTest, MalformedJsonIsAnError) {
@@ -177,8 +180,9 @@ TEST(WorldConfigTest, InvalidSpecIsRejectedByEngineValidation) {
   EXPECT_THAT(spec.status().message(), HasSubstr("blend_radius"));
 }
 
-// Every engine method is reachable from the wire by name alone (no per-method server code): the enum
-// value BLENDER_KIND_<NAME>, and a WorldConfig message field <name> with a double field per parameter.
+// Every engine method is reachable from the wire by name alone (no per-method server code): the
+// enum value BLENDER_KIND_<NAME>, and a WorldConfig message field <name> with a double field per
+// parameter.
 TEST(WorldConfigTest, EveryEngineBlenderHasItsEnumValueAndConfigMessage) {
   for (const BlenderMethod* method : BlenderMethods()) {
     SCOPED_TRACE(std::string(method->name));
@@ -216,7 +220,8 @@ TEST(WorldConfigTest, BlenderParametersComeFromTheChosenMethodsMessage) {
   EXPECT_EQ(spec->blender.params.at("blend_radius"), 20.0);
 }
 
-// parameter_voronoi's per-biome radius is a BiomeConfig field (climate units), read and written back.
+// parameter_voronoi's per-biome radius is a BiomeConfig field (climate units), read and written
+// back.
 TEST(WorldConfigTest, ParameterRadiusIsABiomeField) {
   absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
       R"({"name": "w", "biomes": [{"id": 1, "name": "a", "temperature": 0.5, "parameterRadius": 0.08},
@@ -250,7 +255,8 @@ TEST(WorldConfigTest, HeightModeAndItsParameters) {
   EXPECT_EQ(config.heights().chunk_size(), 24u);
   EXPECT_EQ(config.heights().blend_reach(), 2.0);
 
-  absl::StatusOr<WorldSpec> defaults = WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}]})");
+  absl::StatusOr<WorldSpec> defaults =
+      WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}]})");
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->heights.mode, HeightMode::kBlendedWeights);
   EXPECT_EQ(defaults->heights.chunk_size, 16);
@@ -342,13 +348,14 @@ TEST_F(WorldConfigFilesTest, ErrorsNameTheFile) {
   absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({bad});
   ASSERT_FALSE(specs.ok());
   EXPECT_THAT(specs.status().message(), HasSubstr(bad));
-  absl::StatusOr<std::vector<WorldSpec>> missing = LoadWorldSpecs({(dir_ / "missing.json").string()});
+  absl::StatusOr<std::vector<WorldSpec>> missing =
+      LoadWorldSpecs({(dir_ / "missing.json").string()});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("missing.json"));
 }
 
-// Paths an operator can get wrong: each is an error naming the path and the reason, returned at once
-// (no hang on a FIFO, no unbounded read of a device, no exception from a symlink loop).
+// Paths an operator can get wrong: each is an error naming the path and the reason, returned at
+// once (no hang on a FIFO, no unbounded read of a device, no exception from a symlink loop).
 TEST_F(WorldConfigFilesTest, SpecialFilesLoopsAndHugeFilesAreErrorsNotHangsOrCrashes) {
   const std::filesystem::path fifo = dir_ / "fifo.json";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
@@ -403,7 +410,8 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
   EXPECT_EQ(names.size(), specs->size());
   std::set<std::string> methods;
   for (const WorldSpec& spec : *specs) {
-    EXPECT_TRUE(names.contains(spec.name)) << "world " << spec.name << " should be in " << spec.name << ".json";
+    EXPECT_TRUE(names.contains(spec.name))
+        << "world " << spec.name << " should be in " << spec.name << ".json";
     methods.insert(std::string(BlenderName(spec.blender.kind)));
   }
   for (const BlenderMethod* method : BlenderMethods()) {
@@ -418,8 +426,9 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
     BiomeSampleCache cache(1 << 20);
     std::set<uint32_t> seen;
     for (int64_t c = -40; c <= 40; c += 8) {
-      absl::StatusOr<ChunkBlend> chunk = (*world)->BlendChunk(
-          c, -c / 2, static_cast<int>(spec.chunk_size), {.heights = true, .dominant_biome = true}, &cache);
+      absl::StatusOr<ChunkBlend> chunk =
+          (*world)->BlendChunk(c, -c / 2, static_cast<int>(spec.chunk_size),
+                               {.heights = true, .dominant_biome = true}, &cache);
       ASSERT_TRUE(chunk.ok()) << chunk.status();
       seen.insert(chunk->dominant_biome.begin(), chunk->dominant_biome.end());
       for (float h : chunk->heights) ASSERT_TRUE(std::isfinite(h)) << "chunk " << c;

@@ -1,9 +1,10 @@
-// End-to-end tests of how calls flow through a server of their own: identical bytes across processes
-// and cache settings, cancellation, slow readers, a full queue, SIGTERM draining and the metrics.
+// End-to-end tests of how calls flow through a server of their own: identical bytes across
+// processes and cache settings, cancellation, slow readers, a full queue, SIGTERM draining and the
+// metrics.
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -20,23 +21,23 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "grpc/health/v1/health.grpc.pb.h"
+#include "proto/world_config.h"
 #include "reflection_probe.grpc.pb.h"
 #include "server/service/wire_encoding.h"
-#include "proto/world_config.h"
 #include "tests/support/server_process.h"
-#include "worldgen/v1/worldgen.grpc.pb.h"
 #include "tests/support/worldgen_calls.h"
+#include "worldgen/v1/worldgen.grpc.pb.h"
 
 namespace worldgen {
 namespace {
@@ -45,7 +46,8 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using namespace ::worldgen::testing;  // NOLINT: the shared test helpers (tests/support).
 
-// --- Tests that need a server of their own ----------------------------------------------------------
+// --- Tests that need a server of their own
+// ----------------------------------------------------------
 
 TEST(WorldGenServerProcessTest, CacheOnAndOffAndSeparateProcessesGiveIdenticalBytes) {
   std::unique_ptr<ServerProcess> cached = StartServer({"--blend_threads=2"});
@@ -72,9 +74,10 @@ TEST(WorldGenServerProcessTest, CacheOnAndOffAndSeparateProcessesGiveIdenticalBy
   EXPECT_EQ(MetricValue(off_metrics, "worldgen_cache_bytes"), 0);
 }
 
-// The encoded-chunk cache (--chunk_cache_bytes) serves repeats without blending, with the very bytes
-// a fresh blend gives; every request option is part of the key; concurrent calls for the same chunks
-// blend each chunk once between them (joined or cached), and only then does the cache hold it.
+// The encoded-chunk cache (--chunk_cache_bytes) serves repeats without blending, with the very
+// bytes a fresh blend gives; every request option is part of the key; concurrent calls for the same
+// chunks blend each chunk once between them (joined or cached), and only then does the cache hold
+// it.
 TEST(WorldGenServerProcessTest, ChunkRepliesAreSharedAndCachedByEveryOption) {
   std::unique_ptr<ServerProcess> server =
       StartServer({"--blend_threads=2", "--chunk_cache_bytes=33554432"});
@@ -107,7 +110,8 @@ TEST(WorldGenServerProcessTest, ChunkRepliesAreSharedAndCachedByEveryOption) {
     const StreamResult result = GenerateAll(*stub, other);
     ASSERT_TRUE(result.status.ok()) << variant;
     EXPECT_FALSE(ByCoord(result.chunks) == ByCoord(first.chunks)) << variant;
-    EXPECT_TRUE(ByCoord(result.chunks) == ByCoord(GenerateAll(*plain_stub, other).chunks)) << variant;
+    EXPECT_TRUE(ByCoord(result.chunks) == ByCoord(GenerateAll(*plain_stub, other).chunks))
+        << variant;
   }
   WaitUntilIdle(*server);
   EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_chunks_generated_total"), 4 * 96);
@@ -131,15 +135,18 @@ TEST(WorldGenServerProcessTest, ChunkRepliesAreSharedAndCachedByEveryOption) {
   }
   WaitUntilIdle(*plain);
   metrics = Scrape(*plain);
-  const double computed = MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "computed"}});
-  const double joined = MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "joined"}});
+  const double computed =
+      MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "computed"}});
+  const double joined =
+      MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "joined"}});
   EXPECT_EQ(MetricValue(metrics, "worldgen_chunk_replies_total", {{"source", "cached"}}), 0);
   // Before: 4 x 96 chunks (one heights request and three variants) and the 64 of `expected`.
   EXPECT_EQ(computed + joined, 96 * 4 + 64 * 7) << "every reply is counted once";
   EXPECT_EQ(MetricValue(metrics, "worldgen_chunks_generated_total"), computed)
       << "a joined reply blends nothing";
   EXPECT_LE(computed - before, 6 * 64);
-  std::fprintf(stderr, "figure single-flight: 6 concurrent calls of 64 chunks: %.0f blended, %.0f joined\n",
+  std::fprintf(stderr,
+               "figure single-flight: 6 concurrent calls of 64 chunks: %.0f blended, %.0f joined\n",
                computed - before, joined);
 }
 
@@ -168,8 +175,8 @@ TEST(WorldGenServerProcessTest, CancellationStopsQueuedWork) {
   EXPECT_LT(after_cancel, 64) << "a cancelled stream kept blending";
 
   // A deadline that passes while the client reads nothing stops the stream the same way. (Four
-  // chunks of 256 x 256, far more than HTTP/2 flow control lets through unread, yet few enough to be
-  // admitted within the deadline; 1024 of them would be refused at once.)
+  // chunks of 256 x 256, far more than HTTP/2 flow control lets through unread, yet few enough to
+  // be admitted within the deadline; 1024 of them would be refused at once.)
   {
     grpc::ClientContext context;
     context.set_deadline(Deadline(absl::Milliseconds(1500)));
@@ -218,8 +225,8 @@ TEST(WorldGenServerProcessTest, SlowReaderHoldsOnlyAFewChunks) {
   auto reader = stub->GenerateChunk(&context, RegionRequest(0, 0, 31, 31, 256));
   v1::ChunkData chunk;
   ASSERT_TRUE(reader->Read(&chunk));
-  // Stop reading. The server may fill its stream buffer and the transport's flow-control window, then
-  // must stop blending.
+  // Stop reading. The server may fill its stream buffer and the transport's flow-control window,
+  // then must stop blending.
   const double last = WaitUntilBlendingStops(*server);
   EXPECT_LT(last, 64) << "the server kept blending for a client that does not read";
   RecordProperty("chunks_blended_for_a_stalled_reader", static_cast<int>(last));
@@ -229,9 +236,9 @@ TEST(WorldGenServerProcessTest, SlowReaderHoldsOnlyAFewChunks) {
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
 }
 
-// With the default flags (--stream_buffer_chunks 16, --stream_buffer_bytes 8 MiB), a stalled stream of
-// 256 x 256 chunks (3.1 MB each at worst with heights) keeps two outstanding, not sixteen:
-// the bytes it reserves stay within 8 MiB.
+// With the default flags (--stream_buffer_chunks 16, --stream_buffer_bytes 8 MiB), a stalled stream
+// of 256 x 256 chunks (3.1 MB each at worst with heights) keeps two outstanding, not sixteen: the
+// bytes it reserves stay within 8 MiB.
 TEST(WorldGenServerProcessTest, BigChunksGetAShallowerStreamBuffer) {
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=2"});
   ASSERT_TRUE(server);
@@ -246,9 +253,11 @@ TEST(WorldGenServerProcessTest, BigChunksGetAShallowerStreamBuffer) {
   const double blended = WaitUntilBlendingStops(*server);
   const double reserved = MetricValue(Scrape(*server), "worldgen_reply_bytes_reserved");
   EXPECT_GT(reserved, 0);
-  EXPECT_LE(reserved, 8 << 20) << "a stalled stream of big chunks holds more than --stream_buffer_bytes";
+  EXPECT_LE(reserved, 8 << 20)
+      << "a stalled stream of big chunks holds more than --stream_buffer_bytes";
   EXPECT_LT(blended, 32);
-  std::fprintf(stderr, "figure stalled 256x256 stream: %.0f chunks blended, %.0f reply bytes reserved\n",
+  std::fprintf(stderr,
+               "figure stalled 256x256 stream: %.0f chunks blended, %.0f reply bytes reserved\n",
                blended, reserved);
   context.TryCancel();
   while (reader->Read(&chunk)) {
@@ -373,7 +382,8 @@ TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
   }
   std::vector<MetricSample> m = ParseMetrics(*text);
   auto rpcs = [&](const char* method, const char* code) {
-    return MetricValue(m, "worldgen_rpc_duration_seconds_count", {{"method", method}, {"code", code}});
+    return MetricValue(m, "worldgen_rpc_duration_seconds_count",
+                       {{"method", method}, {"code", code}});
   };
   EXPECT_EQ(rpcs("SampleWeights", "OK"), 3);
   EXPECT_EQ(rpcs("GenerateChunk", "OK"), 2);

@@ -1,9 +1,9 @@
 // worldgen-server start-up: bad flags and world configs exit 2 with a message, taken ports exit 1,
 // --help lists the flags.
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -20,24 +20,24 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "grpc/health/v1/health.grpc.pb.h"
+#include "proto/world_config.h"
 #include "reflection_probe.grpc.pb.h"
 #include "server/service/wire_encoding.h"
-#include "proto/world_config.h"
 #include "tests/support/scratch_dir_test.h"
 #include "tests/support/server_process.h"
-#include "worldgen/v1/worldgen.grpc.pb.h"
 #include "tests/support/worldgen_calls.h"
+#include "worldgen/v1/worldgen.grpc.pb.h"
 
 namespace worldgen {
 namespace {
@@ -46,7 +46,8 @@ using ::testing::Contains;
 using ::testing::HasSubstr;
 using namespace ::worldgen::testing;  // NOLINT: the shared test helpers (tests/support).
 
-// --- Startup failures -------------------------------------------------------------------------------
+// --- Startup failures
+// -------------------------------------------------------------------------------
 
 class WorldGenServerStartupTest : public ScratchDirTest {
  protected:
@@ -82,8 +83,8 @@ TEST_F(WorldGenServerStartupTest, BadWorldConfigsExitWithCodeTwoAndAMessage) {
   // Special files and loops stop start-up too, at once (RunServerToExit is bounded in time).
   ASSERT_EQ(mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
   std::filesystem::create_directory_symlink(dir_ / "loop", dir_ / "loop");
-  for (const std::string& path : {(dir_ / "fifo.json").string(), std::string("/dev/zero"),
-                                  (dir_ / "loop").string()}) {
+  for (const std::string& path :
+       {(dir_ / "fifo.json").string(), std::string("/dev/zero"), (dir_ / "loop").string()}) {
     ServerExit exit = Run({"--world_config=" + path});
     EXPECT_EQ(exit.exit_code, 2) << path << ": " << exit.output;
     EXPECT_THAT(exit.output, HasSubstr("--world_config: " + path)) << path;
@@ -93,7 +94,8 @@ TEST_F(WorldGenServerStartupTest, BadWorldConfigsExitWithCodeTwoAndAMessage) {
 TEST_F(WorldGenServerStartupTest, RepeatedAndCommaSeparatedWorldConfigsAllLoad) {
   const std::string a = Write("a.json", R"({"name": "alpha", "biomes": [{"id": 1, "name": "x"}]})");
   const std::string b = Write("b.json", R"({"name": "bravo", "biomes": [{"id": 1, "name": "x"}]})");
-  const std::string c = Write("c.json", R"({"name": "charlie", "biomes": [{"id": 1, "name": "x"}]})");
+  const std::string c =
+      Write("c.json", R"({"name": "charlie", "biomes": [{"id": 1, "name": "x"}]})");
   auto server = ServerProcess::Start({"--world_config=" + a + "," + b, "--world_config=" + c});
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_THAT((*server)->output(), HasSubstr("worlds=[alpha,bravo,charlie,default]"));
@@ -128,12 +130,12 @@ TEST_F(WorldGenServerStartupTest, HelpListsTheFlags) {
   ASSERT_TRUE(exit.ok()) << exit.status();
   for (const char* flag :
        {"--port", "--listen_address", "--metrics_port", "--blend_threads", "--cache_bytes",
-        "--world_config", "--max_chunks_per_request", "--max_points_per_request", "--max_queue_seconds",
-        "--stream_buffer_chunks", "--stream_buffer_bytes", "--shutdown_grace_seconds"}) {
+        "--world_config", "--max_chunks_per_request", "--max_points_per_request",
+        "--max_queue_seconds", "--stream_buffer_chunks", "--stream_buffer_bytes",
+        "--shutdown_grace_seconds"}) {
     EXPECT_THAT(exit->output, HasSubstr(flag)) << flag;
   }
 }
-
 
 }  // namespace
 }  // namespace worldgen

@@ -1,10 +1,10 @@
 // End-to-end tests of the calls of one shared worldgen-server (127.0.0.1): results compared
-// bit-for-bit with the engine run in this process, every bad input's code and message, DescribeWorld,
-// JSON worlds, health and reflection.
+// bit-for-bit with the engine run in this process, every bad input's code and message,
+// DescribeWorld, JSON worlds, health and reflection.
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -21,24 +21,24 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "absl/synchronization/notification.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "engine/scattered_blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "grpc/health/v1/health.grpc.pb.h"
+#include "proto/world_config.h"
 #include "reflection_probe.grpc.pb.h"
 #include "server/service/wire_encoding.h"
-#include "proto/world_config.h"
 #include "tests/support/server_process.h"
-#include "worldgen/v1/worldgen.grpc.pb.h"
 #include "tests/support/worldgen_calls.h"
+#include "worldgen/v1/worldgen.grpc.pb.h"
 
 namespace worldgen {
 namespace {
@@ -63,7 +63,8 @@ constexpr char kTinyWorldJson[] = R"json({
   "chunkSize": 16
 })json";
 
-// --- One shared server (default flags plus a JSON world) for the tests that only make calls ---------
+// --- One shared server (default flags plus a JSON world) for the tests that only make calls
+// ---------
 
 class WorldGenServerTest : public ::testing::Test {
  protected:
@@ -305,7 +306,8 @@ TEST_F(WorldGenServerTest, EveryBadInputGetsTheRightCodeAndNamesTheField) {
   };
   for (const ChunkCase& c : chunk_cases) {
     StreamResult result = GenerateAll(*stub_, c.request);
-    EXPECT_EQ(result.status.error_code(), c.code) << c.what << ": " << result.status.error_message();
+    EXPECT_EQ(result.status.error_code(), c.code)
+        << c.what << ": " << result.status.error_message();
     EXPECT_THAT(result.status.error_message(), HasSubstr(c.needle)) << c.what;
     EXPECT_TRUE(result.chunks.empty()) << c.what;
   }
@@ -356,7 +358,8 @@ TEST_F(WorldGenServerTest, DescribeWorldReportsConfigBlenderAndLimits) {
   const WorldSpec spec = DefaultWorldSpec();
   EXPECT_EQ(description.config().name(), "default");
   EXPECT_EQ(description.config().biomes_size(), static_cast<int>(spec.biomes.size()));
-  EXPECT_EQ(description.config().scattered().blend_radius(), spec.blender.params.at("blend_radius"));
+  EXPECT_EQ(description.config().scattered().blend_radius(),
+            spec.blender.params.at("blend_radius"));
   EXPECT_EQ(description.config().chunk_size(), static_cast<uint32_t>(spec.chunk_size));
   EXPECT_EQ(description.blender(), "scattered");
   EXPECT_EQ(description.min_blend_radius(), ScatteredBlender::MinBlendRadius(8.0, 0.35));

@@ -11,7 +11,12 @@
 namespace worldgen::testing {
 
 enum Http2Type : uint8_t {
-  kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4, kPing = 6, kGoaway = 7,
+  kData = 0,
+  kHeaders = 1,
+  kRstStream = 3,
+  kSettings = 4,
+  kPing = 6,
+  kGoaway = 7,
   kWindowUpdate = 8
 };
 inline constexpr uint8_t kAck = 0x1;  // SETTINGS and PING
@@ -40,7 +45,9 @@ inline std::string Frame(uint8_t type, uint8_t flags, uint32_t stream, const std
   return FrameHeader(static_cast<uint32_t>(payload.size()), type, flags, stream) + payload;
 }
 
-inline std::string RstStream(uint32_t stream) { return Frame(kRstStream, 0, stream, Be32(kCancel)); }
+inline std::string RstStream(uint32_t stream) {
+  return Frame(kRstStream, 0, stream, Be32(kCancel));
+}
 
 // The client connection preface and an empty SETTINGS frame.
 inline std::string Preface() {
@@ -49,12 +56,14 @@ inline std::string Preface() {
 
 // A header block of literal fields without indexing, new names (all shorter than 127 bytes), of a
 // gRPC call of `path` ("/package.Service/Method") with `extra` fields after the standard ones.
-inline std::string GrpcRequestHeaders(const std::string& path,
-                                      const std::vector<std::pair<std::string, std::string>>& extra = {}) {
-  std::vector<std::pair<std::string, std::string>> fields = {
-      {":method", "POST"},       {":scheme", "http"},
-      {":path", path},           {":authority", "127.0.0.1"},
-      {"content-type", "application/grpc"}, {"te", "trailers"}};
+inline std::string GrpcRequestHeaders(
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+  std::vector<std::pair<std::string, std::string>> fields = {{":method", "POST"},
+                                                             {":scheme", "http"},
+                                                             {":path", path},
+                                                             {":authority", "127.0.0.1"},
+                                                             {"content-type", "application/grpc"},
+                                                             {"te", "trailers"}};
   fields.insert(fields.end(), extra.begin(), extra.end());
   std::string block;
   for (const auto& [name, value] : fields) {

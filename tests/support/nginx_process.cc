@@ -49,14 +49,13 @@ absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(
   // The main context differs between a container and a test; the worldgen part is the same file.
   const std::string main_conf = absl::StrCat(
       "daemon off;\nmaster_process off;\npid ", d, "/nginx.pid;\nerror_log ", d,
-      "/error.log info;\n",
-      "events { worker_connections 1024; }\nhttp {\n  access_log ", d, "/access.log;\n",
-      "  client_body_temp_path ", d, "/client_body;\n  proxy_temp_path ", d, "/proxy;\n",
-      "  fastcgi_temp_path ", d, "/fastcgi;\n  uwsgi_temp_path ", d, "/uwsgi;\n",
+      "/error.log info;\n", "events { worker_connections 1024; }\nhttp {\n  access_log ", d,
+      "/access.log;\n", "  client_body_temp_path ", d, "/client_body;\n  proxy_temp_path ", d,
+      "/proxy;\n", "  fastcgi_temp_path ", d, "/fastcgi;\n  uwsgi_temp_path ", d, "/uwsgi;\n",
       "  scgi_temp_path ", d, "/scgi;\n  include ", d, "/worldgen.conf;\n}\n");
   if (auto s = WriteFile(d + "/nginx.conf", main_conf); !s.ok()) return s;
 
-  const std::vector<std::string> argv = {kNginx, "-p", d, "-c", d + "/nginx.conf", "-e",
+  const std::vector<std::string> argv = {kNginx,          "-p", d, "-c", d + "/nginx.conf", "-e",
                                          d + "/error.log"};
   absl::StatusOr<CommandResult> syntax =
       RunCommand({kNginx, "-t", "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"});

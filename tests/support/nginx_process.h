@@ -20,7 +20,8 @@ inline constexpr char kNginx[] = "/usr/sbin/nginx";
 class NginxProcess {
  public:
   // `upstreams`: the replicas' "host:port". Returns once nginx accepted its config and listens.
-  static absl::StatusOr<std::unique_ptr<NginxProcess>> Start(const std::vector<std::string>& upstreams);
+  static absl::StatusOr<std::unique_ptr<NginxProcess>> Start(
+      const std::vector<std::string>& upstreams);
   ~NginxProcess();  // Graceful stop (SIGQUIT: finish requests, then exit).
 
   int port() const { return port_; }

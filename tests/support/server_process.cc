@@ -17,10 +17,10 @@
 #include <optional>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
@@ -42,7 +42,8 @@ struct Child {
 // fork + exec of the server binary with `flags`; the child dies with the calling thread.
 absl::StatusOr<Child> Spawn(const std::vector<std::string>& flags) {
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe2: ", strerror(errno)));
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return absl::InternalError(absl::StrCat("pipe2: ", strerror(errno)));
   // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
   std::vector<std::string> args = {ServerBinaryPath()};
   args.insert(args.end(), flags.begin(), flags.end());
@@ -138,15 +139,17 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   std::optional<int> grpc_port = ParsePortAfter(start_line, kStartMarker);
   std::optional<int> metrics_port = ParsePortAfter(start_line, " metrics ");
   if (!grpc_port || !metrics_port) {
-    std::string why = start_line.empty() ? "printed no start line" : "printed an unparsable start line";
+    std::string why =
+        start_line.empty() ? "printed no start line" : "printed an unparsable start line";
     std::optional<int> code = WaitPid(server->pid_, absl::Milliseconds(200));
     if (code) {
       server->reaped_ = true;
       why = absl::StrCat("exited with code ", *code, " before serving");
     }
     server->Kill();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "worldgen-server (", absl::StrJoin(flags, " "), ") ", why, "; output:\n", server->output()));
+    return absl::FailedPreconditionError(absl::StrCat("worldgen-server (",
+                                                      absl::StrJoin(flags, " "), ") ", why,
+                                                      "; output:\n", server->output()));
   }
   server->grpc_port_ = *grpc_port;
   server->metrics_port_ = *metrics_port;
@@ -218,9 +221,9 @@ absl::StatusOr<int64_t> ServerProcess::PeakRssBytes() const {
     absl::string_view text(line);
     if (!absl::ConsumePrefix(&text, "VmHWM:")) continue;
     int64_t value = 0;
-    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(
-                             absl::StripAsciiWhitespace(text), "kB")),
-                         &value)) {
+    if (absl::SimpleAtoi(
+            absl::StripAsciiWhitespace(absl::StripSuffix(absl::StripAsciiWhitespace(text), "kB")),
+            &value)) {
       kib = value;
     }
   }
@@ -272,14 +275,14 @@ absl::StatusOr<ServerExit> RunServerToExit(const std::vector<std::string>& flags
     result.output.append(buf, static_cast<size_t>(n));
   }
   close(child->output_fd);
-  std::optional<int> code = WaitPid(child->pid, timed_out ? absl::ZeroDuration()
-                                                          : absl::Seconds(5));
+  std::optional<int> code =
+      WaitPid(child->pid, timed_out ? absl::ZeroDuration() : absl::Seconds(5));
   if (!code) {
     kill(child->pid, SIGKILL);
     WaitPid(child->pid, absl::InfiniteDuration());
     return absl::DeadlineExceededError(absl::StrCat("worldgen-server still running after ",
-                                                    absl::FormatDuration(timeout),
-                                                    "; output:\n", result.output));
+                                                    absl::FormatDuration(timeout), "; output:\n",
+                                                    result.output));
   }
   result.exit_code = *code;
   return result;

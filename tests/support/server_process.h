@@ -7,9 +7,11 @@
 //   EXPECT_EQ(*(*server)->Stop(), 0);
 //
 // Start() always adds --listen_address=127.0.0.1 --port=0 --metrics_port=0
-// --shutdown_drain_delay_seconds=0 (later flags in `extra_flags` override them) and reads the ports the server actually bound from its start line:
+// --shutdown_drain_delay_seconds=0 (later flags in `extra_flags` override them) and reads the ports
+// the server actually bound from its start line:
 //   worldgen-server listening on <address>:<port> metrics <address>:<port> worlds=[...] ...
-// The child's stdout and stderr are merged; every line is copied to this process's stderr prefixed with
+// The child's stdout and stderr are merged; every line is copied to this process's stderr prefixed
+// with
 // "[worldgen-server <pid>] " and kept for output().
 //
 // The child is killed (SIGKILL) if the thread that called Start() exits (PR_SET_PDEATHSIG), so a
@@ -41,9 +43,9 @@ const char* ServerBinaryPath();
 
 class ServerProcess {
  public:
-  // Starts the server and waits (at most `timeout`) for its start line. On failure (the server exited,
-  // or printed no start line in time) the child is killed and the error carries its exit status and
-  // everything it printed.
+  // Starts the server and waits (at most `timeout`) for its start line. On failure (the server
+  // exited, or printed no start line in time) the child is killed and the error carries its exit
+  // status and everything it printed.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       std::vector<std::string> extra_flags = {}, absl::Duration timeout = absl::Seconds(30));
 
@@ -66,8 +68,9 @@ class ServerProcess {
   // 128 + signal number if the server died from a signal. Error if already stopped.
   absl::StatusOr<int> Stop(absl::Duration grace = absl::Seconds(10));
 
-  // Waits up to `timeout` for an exit the test caused itself (a signal it sent); returns the exit code
-  // as Stop() does. DEADLINE_EXCEEDED (and the server keeps running) if it did not exit in time.
+  // Waits up to `timeout` for an exit the test caused itself (a signal it sent); returns the exit
+  // code as Stop() does. DEADLINE_EXCEEDED (and the server keeps running) if it did not exit in
+  // time.
   absl::StatusOr<int> Wait(absl::Duration timeout = absl::Seconds(20));
 
   // SIGKILL now and reap.
@@ -75,7 +78,7 @@ class ServerProcess {
 
  private:
   ServerProcess() = default;
-  void ReadOutput(int fd);                       // Reader thread body.
+  void ReadOutput(int fd);                                  // Reader thread body.
   absl::StatusOr<int> WaitForExit(absl::Duration timeout);  // Reaps; -1 if still running.
 
   pid_t pid_ = -1;
@@ -101,8 +104,8 @@ struct ServerExit {
 absl::StatusOr<ServerExit> RunServerToExit(const std::vector<std::string>& flags,
                                            absl::Duration timeout = absl::Seconds(30));
 
-// A tiny HTTP/1.0 GET for loopback scrapes (/metrics). Returns the body of a 200 response; any other
-// status, a connection failure or `timeout` is an error.
+// A tiny HTTP/1.0 GET for loopback scrapes (/metrics). Returns the body of a 200 response; any
+// other status, a connection failure or `timeout` is an error.
 absl::StatusOr<std::string> HttpGet(const std::string& host, int port, const std::string& path,
                                     absl::Duration timeout = absl::Seconds(10));
 

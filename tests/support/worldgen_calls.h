@@ -1,6 +1,6 @@
 // Shared helpers of the server's end-to-end tests beside tests/server/service_calls.h (calls with
-// bounded deadlines, request builders): /metrics parsing and scraping, and starting a server that must
-// start.
+// bounded deadlines, request builders): /metrics parsing and scraping, and starting a server that
+// must start.
 #ifndef WORLDGEN_TESTS_SUPPORT_WORLDGEN_CALLS_H_
 #define WORLDGEN_TESTS_SUPPORT_WORLDGEN_CALLS_H_
 
@@ -28,7 +28,8 @@
 namespace worldgen::testing {
 
 // Chunks keyed by coordinate, as serialized bytes (bit-exact floats).
-inline std::map<std::pair<int64_t, int64_t>, std::string> ByCoord(const std::vector<v1::ChunkData>& chunks) {
+inline std::map<std::pair<int64_t, int64_t>, std::string> ByCoord(
+    const std::vector<v1::ChunkData>& chunks) {
   std::map<std::pair<int64_t, int64_t>, std::string> out;
   for (const v1::ChunkData& chunk : chunks) {
     out[{chunk.coord().x(), chunk.coord().z()}] = chunk.SerializeAsString();
@@ -36,8 +37,8 @@ inline std::map<std::pair<int64_t, int64_t>, std::string> ByCoord(const std::vec
   return out;
 }
 
-
-// --- /metrics parsing -------------------------------------------------------------------------------
+// --- /metrics parsing
+// -------------------------------------------------------------------------------
 
 struct MetricSample {
   std::string name;
@@ -74,7 +75,7 @@ inline std::vector<MetricSample> ParseMetrics(const std::string& text) {
 
 // Sum of the samples called `name` whose labels include `labels`; -1 if there is none.
 inline double MetricValue(const std::vector<MetricSample>& samples, const std::string& name,
-                   const std::map<std::string, std::string>& labels = {}) {
+                          const std::map<std::string, std::string>& labels = {}) {
   double sum = 0;
   bool found = false;
   for (const MetricSample& sample : samples) {
@@ -114,9 +115,9 @@ inline void WaitUntilIdle(const ServerProcess& server) {
 // Prints the server's peak RSS as a `figure` line (and a test property) and expects it under
 // `bound_bytes`, the bound a reliability test states.
 // The bounds are the uninstrumented server's guarantees, checked as stated by the normal build of
-// each test. An AddressSanitizer build's RSS also holds ASan's quarantine of freed memory (256 MiB by
-// default), shadow memory and redzones, so there the bound allows twice the memory plus 512 MiB: it
-// still catches unbounded growth, not ASan's own overhead.
+// each test. An AddressSanitizer build's RSS also holds ASan's quarantine of freed memory (256 MiB
+// by default), shadow memory and redzones, so there the bound allows twice the memory plus 512 MiB:
+// it still catches unbounded growth, not ASan's own overhead.
 #if defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kRssUnderAsan = true;
 #else
@@ -134,7 +135,8 @@ inline void ExpectPeakRssBelow(const ServerProcess& server, int64_t bound_bytes,
   EXPECT_LT(*peak, bound_bytes);
 }
 
-// Starts a server with `flags` (plus ServerProcess's defaults); null (and a test failure) if it fails.
+// Starts a server with `flags` (plus ServerProcess's defaults); null (and a test failure) if it
+// fails.
 inline std::unique_ptr<ServerProcess> StartServer(std::vector<std::string> flags) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(std::move(flags));
   EXPECT_TRUE(server.ok()) << server.status();
