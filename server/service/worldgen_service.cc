@@ -7,19 +7,17 @@
 #include <string>
 #include <utility>
 
-#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "engine/splat.h"
 #include "engine/world.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
-#include "proto/world_config.h"
 #include "server/scheduling/chunk_stream_policy.h"
+#include "server/service/queries.h"
 #include "server/service/wire_encoding.h"
 
 namespace worldgen {
@@ -28,9 +26,6 @@ namespace {
 constexpr absl::string_view kGenerateChunk = "GenerateChunk";
 constexpr absl::string_view kSampleWeights = "SampleWeights";
 constexpr absl::string_view kDescribeWorld = "DescribeWorld";
-
-// SampleWeights checks for cancellation before every this many points.
-constexpr int kPointsPerCancellationCheck = 64;
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
@@ -310,62 +305,6 @@ class SampleCall final : public grpc::ServerUnaryReactor {
 void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, grpc::Status status) {
   record.Finished(status.error_code());
   reactor->Finish(std::move(status));
-}
-
-// SampleWeights' work: every point blended and encoded in order; CANCELLED as soon as `cancelled`
-// says so (asked every kPointsPerCancellationCheck points), INTERNAL (logged) if the engine fails.
-absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
-                                                       const v1::SampleWeightsRequest& request,
-                                                       BiomeSampleCache* cache,
-                                                       absl::FunctionRef<bool()> cancelled) {
-  BlendOptions options;
-  options.heights = request.include_heights();
-  options.dominant_biome = true;
-  options.source_biome = request.include_source_biome();
-  v1::SampleWeightsResponse response;
-  response.mutable_samples()->Reserve(request.points_size());
-  for (int i = 0; i < request.points_size(); ++i) {
-    if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
-      return absl::CancelledError("call cancelled");
-    }
-    const v1::Point& point = request.points(i);
-    absl::StatusOr<PointBlend> blend = world.BlendPoint(point.x(), point.z(), options, cache);
-    if (!blend.ok()) {
-      std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n", point.x(),
-                   point.z(), blend.status().ToString().c_str());
-      std::fflush(stderr);
-      return absl::InternalError(blend.status().message());
-    }
-    EncodePoint(*blend, options, response.add_samples());
-  }
-  return response;
-}
-
-// DescribeWorld's reply for `world`: its config with every default filled in, the blender and its
-// figures, the limits this server enforces, and the names of every served world.
-v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry& worlds,
-                                        const RequestLimits& request_limits) {
-  v1::WorldDescription response;
-  const WorldSpec& spec = world.spec();
-  *response.mutable_config() = WorldConfigFromSpec(spec);
-  const Blender& blender = world.blender();
-  response.set_blender(std::string(BlenderName(blender.kind())));
-  for (const BlenderFigure& figure : blender.Describe()) {
-    if (figure.name == "min_blend_radius") response.set_min_blend_radius(figure.value);
-    v1::BlenderFigure* out = response.add_blender_figures();
-    out->set_name(figure.name);
-    out->set_value(figure.value);
-  }
-  v1::ServerLimits* limits = response.mutable_limits();
-  limits->set_min_chunk_size(kMinServedChunkSize);
-  limits->set_max_chunk_size(kMaxServedChunkSize);
-  limits->set_max_chunks_per_request(static_cast<uint32_t>(request_limits.max_chunks_per_request));
-  limits->set_max_points_per_request(static_cast<uint32_t>(request_limits.max_points_per_request));
-  limits->set_world_coordinate_bound(kMaxWorldCoordinate);
-  limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
-  for (const BiomeSpec& biome : spec.biomes) response.add_splat_channel_biome_ids(biome.id);
-  for (const std::string& name : worlds.names()) response.add_available_worlds(name);
-  return response;
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+#include "server/service/queries.h"
+
+#include <cstdio>
+#include <string>
+
+#include "engine/splat.h"
+#include "proto/world_config.h"
+#include "server/service/wire_encoding.h"
+
+namespace worldgen {
+
+absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
+                                                       const v1::SampleWeightsRequest& request,
+                                                       BiomeSampleCache* cache,
+                                                       absl::FunctionRef<bool()> cancelled) {
+  BlendOptions options;
+  options.heights = request.include_heights();
+  options.dominant_biome = true;
+  options.source_biome = request.include_source_biome();
+  v1::SampleWeightsResponse response;
+  response.mutable_samples()->Reserve(request.points_size());
+  for (int i = 0; i < request.points_size(); ++i) {
+    if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
+      return absl::CancelledError("call cancelled");
+    }
+    const v1::Point& point = request.points(i);
+    absl::StatusOr<PointBlend> blend = world.BlendPoint(point.x(), point.z(), options, cache);
+    if (!blend.ok()) {
+      std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n", point.x(),
+                   point.z(), blend.status().ToString().c_str());
+      std::fflush(stderr);
+      return absl::InternalError(blend.status().message());
+    }
+    EncodePoint(*blend, options, response.add_samples());
+  }
+  return response;
+}
+
+v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry& worlds,
+                                        const RequestLimits& request_limits) {
+  v1::WorldDescription response;
+  const WorldSpec& spec = world.spec();
+  *response.mutable_config() = WorldConfigFromSpec(spec);
+  const Blender& blender = world.blender();
+  response.set_blender(std::string(BlenderName(blender.kind())));
+  for (const BlenderFigure& figure : blender.Describe()) {
+    if (figure.name == "min_blend_radius") response.set_min_blend_radius(figure.value);
+    v1::BlenderFigure* out = response.add_blender_figures();
+    out->set_name(figure.name);
+    out->set_value(figure.value);
+  }
+  v1::ServerLimits* limits = response.mutable_limits();
+  limits->set_min_chunk_size(kMinServedChunkSize);
+  limits->set_max_chunk_size(kMaxServedChunkSize);
+  limits->set_max_chunks_per_request(static_cast<uint32_t>(request_limits.max_chunks_per_request));
+  limits->set_max_points_per_request(static_cast<uint32_t>(request_limits.max_points_per_request));
+  limits->set_world_coordinate_bound(kMaxWorldCoordinate);
+  limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
+  for (const BiomeSpec& biome : spec.biomes) response.add_splat_channel_biome_ids(biome.id);
+  for (const std::string& name : worlds.names()) response.add_available_worlds(name);
+  return response;
+}
+
+}  // namespace worldgen
