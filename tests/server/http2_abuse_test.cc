@@ -495,22 +495,40 @@ int64_t PeakRssOf(int pid) {
   return 0;
 }
 
+// A replica with the guard off (the default) and nginx in front of it, rendered from the
+// deployment's template; a legitimate call has gone through before it is returned.
+struct BehindNginx {
+  std::unique_ptr<ServerProcess> server;
+  std::unique_ptr<testing::NginxProcess> nginx;
+  Entry entry() const { return {nginx->target(), server->metrics_port()}; }
+};
+BehindNginx StartBehindNginx() {
+  BehindNginx front;
+  front.server = StartServer({"--blend_threads=1"});
+  if (!front.server) return front;
+  absl::StatusOr<std::unique_ptr<testing::NginxProcess>> nginx =
+      testing::NginxProcess::Start({front.server->target()});
+  EXPECT_TRUE(nginx.ok()) << nginx.status();
+  if (!nginx.ok()) return front;
+  front.nginx = *std::move(nginx);
+  absl::StatusOr<absl::Duration> warm = LegitimateCall(front.entry(), 0, absl::Seconds(10));
+  EXPECT_TRUE(warm.ok()) << warm.status() << front.nginx->error_log();
+  return front;
+}
+
 // The deployment's shape: replicas with the guard off (the default) behind nginx, which holds the
 // HTTP/2 limits (docker/nginx/: concurrent streams, requests per connection, connections per
 // client, and Debian's backport of nginx's rapid-reset mitigation). The same bursts at nginx: the
 // legitimate client, through nginx, is served throughout, and neither the replica's memory nor
 // nginx's grows.
 TEST(Http2AbuseTest, BehindNginxStreamsOpenedAndResetAtOnceStayFlat) {
-  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
-  ASSERT_TRUE(server);
-  absl::StatusOr<std::unique_ptr<testing::NginxProcess>> nginx =
-      testing::NginxProcess::Start({server->target()});
-  ASSERT_TRUE(nginx.ok()) << nginx.status();
-  const Entry through_nginx{(*nginx)->target(), server->metrics_port()};
-  absl::StatusOr<absl::Duration> warm = LegitimateCall(through_nginx, 0, absl::Seconds(10));
-  ASSERT_TRUE(warm.ok()) << warm.status() << (*nginx)->error_log();
+  BehindNginx front = StartBehindNginx();
+  ASSERT_TRUE(front.server && front.nginx);
+  std::unique_ptr<ServerProcess>& server = front.server;
+  std::unique_ptr<testing::NginxProcess>& nginx = front.nginx;
+  const Entry through_nginx = front.entry();
   LegitimateClient legitimate(through_nginx);
-  const std::vector<Burst> bursts = RapidResetBursts((*nginx)->port(), "nginx");
+  const std::vector<Burst> bursts = RapidResetBursts(nginx->port(), "nginx");
   WaitUntilIdle(*server);
   legitimate.Finish("rapid reset behind nginx");
   ExpectLegitimateCallAfterwards(through_nginx, "rapid reset behind nginx");
@@ -520,8 +538,8 @@ TEST(Http2AbuseTest, BehindNginxStreamsOpenedAndResetAtOnceStayFlat) {
                "CANCELLED; nginx peak RSS %.1f MiB\n",
                MetricValue(metrics, "worldgen_rpc_duration_seconds_count",
                            {{"method", "GenerateChunk"}, {"code", "CANCELLED"}}),
-               PeakRssOf((*nginx)->pid()) / 1048576.0);
-  EXPECT_LT(PeakRssOf((*nginx)->pid()), int64_t{200} << 20) << "nginx's memory grew";
+               PeakRssOf(nginx->pid()) / 1048576.0);
+  EXPECT_LT(PeakRssOf(nginx->pid()), int64_t{200} << 20) << "nginx's memory grew";
   ExpectPeakRssBelow(*server, int64_t{200} << 20, "rapid reset behind nginx");
 }
 
@@ -614,19 +632,18 @@ TEST(Http2AbuseTest, PingAndSettingsFloodsAreCutOffAndStayFlat) {
 // itself (its own flood limits), the replica never sees them, and the legitimate client through
 // nginx is served throughout with nginx's and the replica's memory flat.
 TEST(Http2AbuseTest, BehindNginxPingAndSettingsFloodsStayFlat) {
-  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
-  ASSERT_TRUE(server);
-  absl::StatusOr<std::unique_ptr<testing::NginxProcess>> nginx =
-      testing::NginxProcess::Start({server->target()});
-  ASSERT_TRUE(nginx.ok()) << nginx.status();
-  const Entry through_nginx{(*nginx)->target(), server->metrics_port()};
+  BehindNginx front = StartBehindNginx();
+  ASSERT_TRUE(front.server && front.nginx);
+  std::unique_ptr<ServerProcess>& server = front.server;
+  std::unique_ptr<testing::NginxProcess>& nginx = front.nginx;
+  const Entry through_nginx = front.entry();
   LegitimateClient legitimate(through_nginx);
-  PingAndSettingsFloods((*nginx)->port(), "nginx");
+  PingAndSettingsFloods(nginx->port(), "nginx");
   legitimate.Finish("ping/settings floods behind nginx");
   ExpectLegitimateCallAfterwards(through_nginx, "ping/settings floods behind nginx");
   std::fprintf(stderr, "figure ping/settings floods behind nginx: nginx peak RSS %.1f MiB\n",
-               PeakRssOf((*nginx)->pid()) / 1048576.0);
-  EXPECT_LT(PeakRssOf((*nginx)->pid()), int64_t{200} << 20) << "nginx's memory grew";
+               PeakRssOf(nginx->pid()) / 1048576.0);
+  EXPECT_LT(PeakRssOf(nginx->pid()), int64_t{200} << 20) << "nginx's memory grew";
   ExpectPeakRssBelow(*server, int64_t{200} << 20, "ping/settings floods behind nginx");
 }
 
