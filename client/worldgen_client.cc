@@ -66,6 +66,7 @@ absl::Status ValidateOptions(const ClientOptions& options) {
     return absl::InvalidArgumentError("ClientOptions.deadline must be positive");
   }
   if (options.max_retries < 0) return absl::InvalidArgumentError("ClientOptions.max_retries < 0");
+  if (options.bulk_columns < 1) return absl::InvalidArgumentError("ClientOptions.bulk_columns < 1");
   if (options.initial_backoff < absl::ZeroDuration() ||
       options.max_backoff < absl::ZeroDuration() || !(options.backoff_multiplier >= 1.0)) {
     return absl::InvalidArgumentError(
@@ -122,19 +123,28 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Chunks of 256^2 columns with many biomes exceed gRPC's default 4 MB receive limit.
   args.SetMaxReceiveMessageSize(-1);
+  // Each channel with a local pool makes its own connection: bulk calls get one of their own.
   auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-  return std::unique_ptr<Client>(new Client(std::move(channel), std::move(options)));
+  auto bulk_channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return std::unique_ptr<Client>(
+      new Client(std::move(channel), std::move(bulk_channel), std::move(options)));
 }
 
 std::unique_ptr<Client> Client::FromChannel(std::shared_ptr<grpc::Channel> channel,
                                             ClientOptions options) {
-  return std::unique_ptr<Client>(new Client(std::move(channel), std::move(options)));
+  return std::unique_ptr<Client>(new Client(channel, channel, std::move(options)));
 }
 
-Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
+Client::Client(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<grpc::Channel> bulk_channel,
+               ClientOptions options)
     : options_(std::move(options)),
       channel_(std::move(channel)),
-      stub_(v1::WorldGen::NewStub(channel_)) {}
+      stub_(v1::WorldGen::NewStub(channel_)),
+      bulk_stub_(v1::WorldGen::NewStub(std::move(bulk_channel))) {}
+
+v1::WorldGen::Stub& Client::StubFor(int64_t columns) {
+  return columns > options_.bulk_columns ? *bulk_stub_ : *stub_;
+}
 
 ClientStats Client::stats() const {
   return ClientStats{calls_.load(std::memory_order_relaxed),
@@ -293,8 +303,11 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
     if (pending.empty()) return absl::OkStatus();
     grpc::ClientContext context;
     SetDeadline(context, deadline);
+    const int64_t side =
+        request.chunk_size() != 0 ? request.chunk_size() : world_chunk_size_.load();
     std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader =
-        stub_->GenerateChunk(&context, request);
+        StubFor(static_cast<int64_t>(pending.size()) * side * side)
+            .GenerateChunk(&context, request);
     v1::ChunkData data;
     absl::Status failure;
     while (reader->Read(&data)) {
@@ -311,6 +324,7 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
         break;
       }
       pending.erase(it);
+      if (request.chunk_size() == 0) world_chunk_size_.store(view->size());
       on_chunk(*std::move(view));
       data = v1::ChunkData();
     }
@@ -335,7 +349,8 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
     grpc::ClientContext context;
     SetDeadline(context, deadline);
     response.Clear();
-    return AttemptStatus(stub_->SampleWeights(&context, request, &response), context);
+    return AttemptStatus(StubFor(request.points_size()).SampleWeights(&context, request, &response),
+                         context);
   });
   if (!status.ok()) return status;
   if (response.samples_size() != request.points_size()) {

@@ -25,8 +25,16 @@
 // with a retryable code is retried for the chunks not yet delivered only: every requested chunk
 // reaches the callback exactly once.
 //
+// Connections. A Client made by Connect holds two HTTP/2 connections: calls of more than
+// ClientOptions::bulk_columns columns (the server's --interactive_max_columns: its background
+// class) go over one, all others over the other. HTTP/2 sends the frames of all of a connection's
+// streams through one queue, so a one-chunk reply would otherwise wait behind every byte of bulk
+// replies already written before it (measured: a one-chunk call's p99 went from 1 to 100-260 ms
+// while bulk streams filled a shared connection, and stayed at 3-6 ms on a connection of its own),
+// whatever order the server blends in.
+//
 // Thread safety: a Client is safe for concurrent use by any number of threads (share one per
-// process; it multiplexes calls over one HTTP/2 channel). Callbacks run on the calling thread, one
+// process; it multiplexes calls over its connections). Callbacks run on the calling thread, one
 // at a time, before the call returns.
 #ifndef WORLDGEN_CLIENT_WORLDGEN_CLIENT_H_
 #define WORLDGEN_CLIENT_WORLDGEN_CLIENT_H_
@@ -80,6 +88,10 @@ struct ClientOptions {
   absl::Duration keepalive_timeout = absl::Seconds(10);
   // Upper bound of gRPC's own reconnect backoff, so a replica that comes back is found quickly.
   absl::Duration max_reconnect_backoff = absl::Seconds(1);
+  // Calls of more columns than this (chunks x chunk_size^2, or points) use the bulk connection (see
+  // "Connections" above); keep it equal to the server's --interactive_max_columns. A chunk call of
+  // the world's chunk size (chunk_size 0) counts the size of the world's last reply, 16 before any.
+  int64_t bulk_columns = 16384;
 };
 
 // The wait before retry `retry` (1-based) under `options`.
@@ -185,7 +197,8 @@ class Client {
   ClientStats stats() const;
 
  private:
-  Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options);
+  Client(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<grpc::Channel> bulk_channel,
+         ClientOptions options);
 
   // Runs `attempt` until it succeeds, fails with a code not in retry_codes, runs out of retries, or
   // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext and returns
@@ -196,10 +209,16 @@ class Client {
   void BackOff(absl::Time until);
   absl::Status StreamChunks(v1::GenerateChunkRequest request, size_t expected,
                             const std::function<void(ChunkView)>& on_chunk);
+  // The stub for a call of `columns` columns: the bulk connection's past bulk_columns.
+  v1::WorldGen::Stub& StubFor(int64_t columns);
 
   ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorldGen::Stub> stub_;
+  // The bulk calls' connection (FromChannel: the same channel as the others).
+  std::unique_ptr<v1::WorldGen::Stub> bulk_stub_;
+  // Chunk side of the world's replies to chunk_size 0 requests, as last seen.
+  std::atomic<int64_t> world_chunk_size_{16};
   std::atomic<int64_t> calls_{0};
   std::atomic<int64_t> attempts_{0};
   std::atomic<int64_t> retries_{0};

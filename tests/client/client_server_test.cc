@@ -396,5 +396,68 @@ TEST(ClientRetryTest, PushbackPastTheDeadlineOrNoneIsReturnedAtOnce) {
   }
 }
 
+// An in-process server that answers every chunk and point call NOT_FOUND and records which client
+// connection (peer address and port) each came over.
+class PeerRecordingService final : public v1::WorldGen::Service {
+ public:
+  grpc::Status GenerateChunk(grpc::ServerContext* context, const v1::GenerateChunkRequest*,
+                             grpc::ServerWriter<v1::ChunkData>*) override {
+    return Record(context);
+  }
+  grpc::Status SampleWeights(grpc::ServerContext* context, const v1::SampleWeightsRequest*,
+                             v1::SampleWeightsResponse*) override {
+    return Record(context);
+  }
+  std::vector<std::string> peers() {
+    absl::MutexLock lock(&mu_);
+    return peers_;
+  }
+
+ private:
+  grpc::Status Record(grpc::ServerContext* context) {
+    absl::MutexLock lock(&mu_);
+    peers_.push_back(context->peer());
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "recorded");
+  }
+  absl::Mutex mu_;
+  std::vector<std::string> peers_;
+};
+
+// Calls past ClientOptions::bulk_columns go over a connection of their own, all others share one;
+// chunk_size 0 counts as 16 before the world's size is known. (Why: client/worldgen_client.h,
+// "Connections"; the latency it buys: OverloadTest.AClientsOneChunkCallsDoNotQueueBehindItsOwn...)
+TEST(ClientConnectionTest, BulkCallsGoOverAConnectionOfTheirOwn) {
+  PeerRecordingService service;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  ClientOptions options;
+  options.max_retries = 0;
+  auto client = Client::Connect(absl::StrCat("127.0.0.1:", port), options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto ignore = [](ChunkView) {};
+  std::vector<std::pair<double, double>> few(10), many(options.bulk_columns + 1);
+  // Interactive: 16^2 columns; 64 chunks of 16^2 = 16384 (the bound itself); 10 points.
+  (void)(*client)->GenerateChunk(0, 0, {.chunk_size = 16});
+  (void)(*client)->GenerateRegion({.min_x = 0, .min_z = 0, .max_x = 7, .max_z = 7}, {}, ignore);
+  (void)(*client)->SamplePoints(few);
+  // Bulk: 65 chunks of 16^2; 4 chunks of 128^2; bulk_columns + 1 points.
+  (void)(*client)->GenerateRegion({.min_x = 0, .min_z = 0, .max_x = 64, .max_z = 0}, {}, ignore);
+  (void)(*client)->GenerateRegion({.min_x = 0, .min_z = 0, .max_x = 1, .max_z = 1},
+                                  {.chunk_size = 128}, ignore);
+  (void)(*client)->SamplePoints(many);
+  const std::vector<std::string> peers = service.peers();
+  ASSERT_EQ(peers.size(), 6u);
+  EXPECT_EQ(peers[0], peers[1]);
+  EXPECT_EQ(peers[0], peers[2]);
+  EXPECT_EQ(peers[3], peers[4]);
+  EXPECT_EQ(peers[3], peers[5]);
+  EXPECT_NE(peers[0], peers[3]) << "bulk and interactive calls shared a connection";
+  server->Shutdown(std::chrono::system_clock::now());
+}
+
 }  // namespace
 }  // namespace worldgen
