@@ -142,6 +142,18 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<grpc::Cha
       stub_(v1::WorldGen::NewStub(channel_)),
       bulk_stub_(v1::WorldGen::NewStub(std::move(bulk_channel))) {}
 
+std::string RouteKey(const std::string& world, double x, double z) {
+  const auto region = [](double v) {
+    return static_cast<int64_t>(std::floor(v / kRouteRegionBlocks));
+  };
+  return absl::StrCat(world, "/", region(x), "/", region(z));
+}
+
+void Client::AddRouteKey(grpc::ClientContext& context, const std::string& world, double x,
+                         double z) const {
+  if (options_.send_route_key) context.AddMetadata(kRouteKeyHeader, RouteKey(world, x, z));
+}
+
 v1::WorldGen::Stub& Client::StubFor(int64_t columns) {
   return columns > options_.bulk_columns ? *bulk_stub_ : *stub_;
 }
@@ -287,6 +299,12 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
   } else {
     for (const v1::ChunkCoord& c : request.chunks().coords()) pending.insert({c.x(), c.z()});
   }
+  // The routing key's chunk, the same for every attempt.
+  const ChunkCoord first =
+      request.has_region() ? ChunkCoord{request.region().min_x(), request.region().min_z()}
+      : request.chunks().coords().empty()
+          ? ChunkCoord{}
+          : ChunkCoord{request.chunks().coords(0).x(), request.chunks().coords(0).z()};
   bool first_attempt = true;
   return WithRetries([&](absl::Time deadline) -> absl::Status {
     if (!first_attempt) {
@@ -305,6 +323,8 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
     SetDeadline(context, deadline);
     const int64_t side =
         request.chunk_size() != 0 ? request.chunk_size() : world_chunk_size_.load();
+    AddRouteKey(context, request.world(), static_cast<double>(first.x) * side,
+                static_cast<double>(first.z) * side);
     std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader =
         StubFor(static_cast<int64_t>(pending.size()) * side * side)
             .GenerateChunk(&context, request);
@@ -348,6 +368,9 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;
     SetDeadline(context, deadline);
+    if (request.points_size() > 0) {
+      AddRouteKey(context, request.world(), request.points(0).x(), request.points(0).z());
+    }
     response.Clear();
     return AttemptStatus(StubFor(request.points_size()).SampleWeights(&context, request, &response),
                          context);

@@ -92,7 +92,15 @@ struct ClientOptions {
   // "Connections" above); keep it equal to the server's --interactive_max_columns. A chunk call of
   // the world's chunk size (chunk_size 0) counts the size of the world's last reply, 16 before any.
   int64_t bulk_columns = 16384;
+  // Send the routing key (worldgen.proto, "Routing key") with every call, so a balancer that hashes
+  // it keeps a region's blends in one replica's caches.
+  bool send_route_key = true;
 };
+
+// The routing key of a call whose first chunk corner or point is block column (x, z) of `world`.
+std::string RouteKey(const std::string& world, double x, double z);
+inline constexpr char kRouteKeyHeader[] = "worldgen-route";
+inline constexpr int kRouteRegionBlocks = 128;
 
 // The wait before retry `retry` (1-based) under `options`.
 absl::Duration RetryBackoff(const ClientOptions& options, int retry);
@@ -209,6 +217,9 @@ class Client {
   void BackOff(absl::Time until);
   absl::Status StreamChunks(v1::GenerateChunkRequest request, size_t expected,
                             const std::function<void(ChunkView)>& on_chunk);
+  // Adds the routing key for block column (x, z) to `context` (if send_route_key).
+  void AddRouteKey(grpc::ClientContext& context, const std::string& world, double x,
+                   double z) const;
   // The stub for a call of `columns` columns: the bulk connection's past bulk_columns.
   v1::WorldGen::Stub& StubFor(int64_t columns);
 

@@ -10,6 +10,8 @@ RUN apt-get update -qq \
 COPY nginx/render-config.sh nginx/worldgen.conf.template /etc/worldgen-nginx/
 
 ENV WORLDGEN_UPSTREAMS="worldgen-1:50051 worldgen-2:50051"
+# hash (consistent hash of the worldgen-route key: a region stays in one replica's cache), least_conn, round_robin.
+ENV WORLDGEN_BALANCE=hash
 EXPOSE 50051
 STOPSIGNAL SIGQUIT
 # The gRPC port accepts connections (replica health is nginx's business: max_fails/grpc_next_upstream).

@@ -1,6 +1,7 @@
 // worldgen::Client against real worldgen-server processes: results equal the engine's bit-for-bit,
 // streams deliver every chunk once, UNAVAILABLE is retried (server not up yet, killed and
 // restarted).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -412,31 +413,51 @@ class PeerRecordingService final : public v1::WorldGen::Service {
     absl::MutexLock lock(&mu_);
     return peers_;
   }
+  // Each call's worldgen-route metadata ("(none)" if absent).
+  std::vector<std::string> routes() {
+    absl::MutexLock lock(&mu_);
+    return routes_;
+  }
 
  private:
   grpc::Status Record(grpc::ServerContext* context) {
     absl::MutexLock lock(&mu_);
     peers_.push_back(context->peer());
+    auto route = context->client_metadata().find(kRouteKeyHeader);
+    routes_.push_back(route == context->client_metadata().end()
+                          ? "(none)"
+                          : std::string(route->second.data(), route->second.size()));
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "recorded");
   }
   absl::Mutex mu_;
   std::vector<std::string> peers_;
+  std::vector<std::string> routes_;
+};
+
+// PeerRecordingService on a loopback port.
+struct RecordingServer {
+  RecordingServer() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&service);
+    server = builder.BuildAndStart();
+  }
+  ~RecordingServer() { server->Shutdown(std::chrono::system_clock::now()); }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port); }
+  PeerRecordingService service;
+  int port = 0;
+  std::unique_ptr<grpc::Server> server;
 };
 
 // Calls past ClientOptions::bulk_columns go over a connection of their own, all others share one;
 // chunk_size 0 counts as 16 before the world's size is known. (Why: client/worldgen_client.h,
 // "Connections"; the latency it buys: OverloadTest.AClientsOneChunkCallsDoNotQueueBehindItsOwn...)
 TEST(ClientConnectionTest, BulkCallsGoOverAConnectionOfTheirOwn) {
-  PeerRecordingService service;
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  ASSERT_NE(server, nullptr);
+  RecordingServer server;
+  ASSERT_NE(server.server, nullptr);
   ClientOptions options;
   options.max_retries = 0;
-  auto client = Client::Connect(absl::StrCat("127.0.0.1:", port), options);
+  auto client = Client::Connect(server.target(), options);
   ASSERT_TRUE(client.ok()) << client.status();
   auto ignore = [](ChunkView) {};
   std::vector<std::pair<double, double>> few(10), many(options.bulk_columns + 1);
@@ -449,14 +470,45 @@ TEST(ClientConnectionTest, BulkCallsGoOverAConnectionOfTheirOwn) {
   (void)(*client)->GenerateRegion({.min_x = 0, .min_z = 0, .max_x = 1, .max_z = 1},
                                   {.chunk_size = 128}, ignore);
   (void)(*client)->SamplePoints(many);
-  const std::vector<std::string> peers = service.peers();
+  const std::vector<std::string> peers = server.service.peers();
   ASSERT_EQ(peers.size(), 6u);
   EXPECT_EQ(peers[0], peers[1]);
   EXPECT_EQ(peers[0], peers[2]);
   EXPECT_EQ(peers[3], peers[4]);
   EXPECT_EQ(peers[3], peers[5]);
   EXPECT_NE(peers[0], peers[3]) << "bulk and interactive calls shared a connection";
-  server->Shutdown(std::chrono::system_clock::now());
+}
+
+TEST(ClientRouteKeyTest, RegionsOf128BlocksFloorTowardsMinusInfinity) {
+  EXPECT_EQ(RouteKey("w", 0, 127.9), "w/0/0");
+  EXPECT_EQ(RouteKey("w", 128, 255), "w/1/1");
+  EXPECT_EQ(RouteKey("", -0.5, -128), "/-1/-1");
+  EXPECT_EQ(RouteKey("", -128.5, 33554432), "/-2/262144");
+}
+
+// Every call carries its first chunk's or point's key; retries keep it; the option turns it off.
+TEST(ClientRouteKeyTest, EveryCallSendsTheKeyOfItsFirstChunkOrPoint) {
+  RecordingServer server;
+  ASSERT_NE(server.server, nullptr);
+  ClientOptions options;
+  options.world = "steppe";
+  options.max_retries = 0;
+  auto client = Client::Connect(server.target(), options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto ignore = [](ChunkView) {};
+  (void)(*client)->GenerateChunk(-9, 8, {.chunk_size = 16});  // Columns (-144, 128).
+  (void)(*client)->GenerateRegion({.min_x = 2, .min_z = -1, .max_x = 3, .max_z = 0},
+                                  {.chunk_size = 64}, ignore);  // (128, -64).
+  const std::vector<ChunkCoord> list = {{5, 5}, {0, 0}};
+  (void)(*client)->GenerateChunks(list, {}, ignore);  // (80, 80): the world's size, 16 so far.
+  (void)(*client)->SamplePoints({{300.5, -0.5}, {0, 0}});
+  options.send_route_key = false;
+  auto quiet = Client::Connect(server.target(), options);
+  ASSERT_TRUE(quiet.ok());
+  (void)(*quiet)->GenerateChunk(0, 0);
+  EXPECT_THAT(
+      server.service.routes(),
+      ::testing::ElementsAre("steppe/-2/1", "steppe/1/-1", "steppe/0/0", "steppe/2/-1", "(none)"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <bit>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -137,6 +138,46 @@ TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
   // replica 1's count is the one that proves balancing.
   EXPECT_GT(ChunksGenerated(*replicas_[0]), 0);
   EXPECT_GT(ChunksGenerated(*replicas_[1]), 0);
+}
+
+// nginx hashes the client's routing key: every call of one region reaches one replica; different
+// regions, and calls without a key, reach both.
+TEST_F(LoadBalancerTest, ARegionsCallsAllReachTheSameReplica) {
+  auto delta = [&](const std::function<void()>& calls) {
+    const double before0 = ChunksGenerated(*replicas_[0]);
+    const double before1 = ChunksGenerated(*replicas_[1]);
+    calls();
+    return std::pair<double, double>(ChunksGenerated(*replicas_[0]) - before0,
+                                     ChunksGenerated(*replicas_[1]) - before1);
+  };
+  // 32 one-chunk calls inside region (0, 0): chunks 0..7 x 0..3 of 16 columns.
+  const auto one_region = delta([&] {
+    for (int i = 0; i < 32; ++i) {
+      EXPECT_TRUE(lb_client_->GenerateChunk(i % 8, i / 8, {.chunk_size = 16}).ok());
+    }
+  });
+  EXPECT_EQ(one_region.first + one_region.second, 32);
+  EXPECT_TRUE(one_region.first == 0 || one_region.second == 0)
+      << "one region's calls went to both replicas: " << one_region.first << " and "
+      << one_region.second;
+  // One call in each of 32 regions: both replicas take some (each region picks one of two).
+  const auto many_regions = delta([&] {
+    for (int i = 0; i < 32; ++i) {
+      EXPECT_TRUE(lb_client_->GenerateChunk(i * 8, 0, {.chunk_size = 16}).ok());
+    }
+  });
+  EXPECT_GT(many_regions.first, 0);
+  EXPECT_GT(many_regions.second, 0);
+  // Without the key the same chunk goes anywhere.
+  ClientOptions options = ThroughNginxOptions();
+  options.send_route_key = false;
+  auto keyless = Client::Connect(nginx_->target(), options);
+  ASSERT_TRUE(keyless.ok());
+  const auto no_key = delta([&] {
+    for (int i = 0; i < 32; ++i) EXPECT_TRUE((*keyless)->GenerateChunk(0, 0).ok());
+  });
+  EXPECT_GT(no_key.first, 0);
+  EXPECT_GT(no_key.second, 0);
 }
 
 TEST_F(LoadBalancerTest, KillingAReplicaMidRunLosesNoRequest) {
