@@ -7,7 +7,7 @@ RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /etc/nginx/sites-enabled/default \
  && ln -sf /dev/stdout /var/log/nginx/access.log && ln -sf /dev/stderr /var/log/nginx/error.log
-COPY nginx/render-config.sh nginx/worldgen.conf.template /etc/worldgen-nginx/
+COPY nginx/render-config.sh nginx/follow-dns.sh nginx/worldgen.conf.template /etc/worldgen-nginx/
 
 ENV WORLDGEN_UPSTREAMS="worldgen-1:50051 worldgen-2:50051"
 # hash (consistent hash of the worldgen-route key: a region stays in one replica's cache), least_conn, round_robin.
@@ -17,4 +17,7 @@ STOPSIGNAL SIGQUIT
 # The gRPC port accepts connections (replica health is nginx's business: max_fails/grpc_next_upstream).
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
     CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/50051"]
-ENTRYPOINT ["/bin/sh", "-c", "/etc/worldgen-nginx/render-config.sh 0.0.0.0:50051 $WORLDGEN_UPSTREAMS > /etc/nginx/conf.d/worldgen.conf && exec nginx -g 'daemon off;'"]
+# WORLDGEN_UPSTREAM_DNS=name:port (Kubernetes: the headless Service) follows what the name resolves
+# to (follow-dns.sh); otherwise the fixed WORLDGEN_UPSTREAMS.
+ENV WORLDGEN_UPSTREAM_DNS=""
+ENTRYPOINT ["/bin/sh", "-c", "if [ -n \"$WORLDGEN_UPSTREAM_DNS\" ]; then exec /etc/worldgen-nginx/follow-dns.sh 0.0.0.0:50051 \"$WORLDGEN_UPSTREAM_DNS\"; fi; /etc/worldgen-nginx/render-config.sh 0.0.0.0:50051 $WORLDGEN_UPSTREAMS > /etc/nginx/conf.d/worldgen.conf && exec nginx -g 'daemon off;'"]

@@ -8,14 +8,20 @@ print_only=0
 if [[ "${1:-}" == "--print" ]]; then print_only=1; shift; fi
 [[ $# -ge 1 ]] || { echo "usage: $0 [--print] GROUP..." >&2; exit 2; }
 pkgs=()
+declare -A provides=()  # package -> a command that, already on PATH, makes installing it moot
 for group in "$@"; do
   mapfile -t found < <(awk -v g="$group" '$1 == g { print $2 }' "$here/apt-packages.txt")
   [[ ${#found[@]} -gt 0 ]] || { echo "install-deps: unknown group '$group'" >&2; exit 2; }
   pkgs+=("${found[@]}")
+  while read -r pkg cmd; do provides[$pkg]=$cmd; done < <(
+    awk -v g="$group" '$1 == g && NF >= 3 && $3 !~ /^#/ { print $2, $3 }' "$here/apt-packages.txt")
 done
 if [[ $print_only -eq 1 ]]; then printf '%s\n' "${pkgs[@]}" | sort -u; exit 0; fi
 missing=()
 for p in $(printf '%s\n' "${pkgs[@]}" | sort -u); do
+  # The same tool installed another way (e.g. Node.js from NodeSource, kubectl from Google's
+  # repository) would conflict with Debian's package: use it.
+  [[ -n "${provides[$p]:-}" ]] && command -v "${provides[$p]}" >/dev/null && continue
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then echo "install-deps: all ${#pkgs[@]} packages present"; exit 0; fi

@@ -1,0 +1,64 @@
+#!/bin/sh
+# Runs nginx for the replicas a DNS name resolves to, and keeps it that way: every
+# WORLDGEN_DNS_INTERVAL seconds the name is resolved again, and when its set of addresses changed
+# the config is rendered anew (render-config.sh) and nginx reloaded (open calls finish on the old
+# workers). For a Kubernetes headless Service, whose A records are its ready pods: pods that come,
+# go or restart with a new address are followed; with the consistent hash only their regions move.
+# An empty answer keeps the last known replicas (nginx marks unreachable ones down by itself).
+#
+# Usage: follow-dns.sh LISTEN NAME:PORT
+# Environment: WORLDGEN_DNS_INTERVAL (default 2), WORLDGEN_RESOLVE (command printing the name's
+# addresses in its first column; default `getent ahostsv4`), WORLDGEN_NGINX (default `nginx`),
+# WORLDGEN_NGINX_CONF (default /etc/nginx/conf.d/worldgen.conf), and render-config.sh's.
+# SIGTERM or SIGQUIT: nginx stops gracefully (SIGQUIT), then this exits with its status.
+set -eu
+if [ "$#" -ne 2 ]; then
+  echo "usage: $0 LISTEN NAME:PORT" >&2
+  exit 2
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+listen=$1
+name=${2%:*}
+port=${2##*:}
+interval=${WORLDGEN_DNS_INTERVAL:-2}
+resolve_cmd=${WORLDGEN_RESOLVE:-getent ahostsv4}
+nginx_cmd=${WORLDGEN_NGINX:-nginx}
+conf=${WORLDGEN_NGINX_CONF:-/etc/nginx/conf.d/worldgen.conf}
+
+# The upstreams, sorted and space-separated ("" when the name does not resolve).
+upstreams() {
+  $resolve_cmd "$name" 2>/dev/null | awk -v port="$port" 'NF { print $1 ":" port }' | sort -u |
+    tr '\n' ' ' | sed 's/ $//'
+}
+render() {
+  # shellcheck disable=SC2086  # One argument per upstream.
+  "$here/render-config.sh" "$listen" $1 >"$conf.new" && mv "$conf.new" "$conf"
+}
+
+current=$(upstreams)
+while [ -z "$current" ]; do
+  echo "follow-dns: $name has no addresses yet" >&2
+  sleep "$interval"
+  current=$(upstreams)
+done
+render "$current"
+echo "follow-dns: upstreams $current" >&2
+$nginx_cmd -g 'daemon off;' &
+nginx_pid=$!
+trap 'kill -QUIT "$nginx_pid" 2>/dev/null || true' TERM QUIT INT
+while kill -0 "$nginx_pid" 2>/dev/null; do
+  sleep "$interval" &
+  wait $! || true
+  next=$(upstreams)
+  if [ -n "$next" ] && [ "$next" != "$current" ] && kill -0 "$nginx_pid" 2>/dev/null; then
+    if render "$next" && $nginx_cmd -s reload; then
+      current=$next
+      echo "follow-dns: upstreams $current" >&2
+    else
+      echo "follow-dns: reload for $next failed; still $current" >&2
+    fi
+  fi
+done
+status=0
+wait "$nginx_pid" || status=$?
+exit "$status"

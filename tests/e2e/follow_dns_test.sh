@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# docker/nginx/follow-dns.sh on loopback (the Kubernetes balancer's way of finding replicas): two
+# replicas on 127.0.0.1:P and 127.0.0.2:P stand for two pods of a headless Service, and a fake
+# resolver answers from a file. The balancer must serve through the first, switch to the second when
+# the answer changes (the first is then killed: only a reloaded nginx still answers), keep the last
+# replicas on an empty answer, and stop with nginx on SIGTERM.
+# Usage: follow_dns_test.sh WORLDGEN_SERVER WORLDGEN_CLI REPO_ROOT
+set -euo pipefail
+server=$1
+cli=$2
+root=$3
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  [[ -f "$tmp/nginx.pid" ]] && kill -9 "$(cat "$tmp/nginx.pid")" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  echo "--- follow-dns log" >&2
+  cat "$tmp/follow.log" >&2 || true
+  echo "--- nginx error log" >&2
+  tail -n 20 "$tmp/error.log" >&2 || true
+  exit 1
+}
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# Polls "$@" every 0.2 s for up to 10 s.
+eventually() {
+  for _ in $(seq 50); do "$@" && return 0; sleep 0.2; done
+  return 1
+}
+call() { "$cli" --target="127.0.0.1:$lb_port" --retries=0 --deadline_ms=3000 chunk 3 4 >/dev/null 2>&1; }
+
+port=$(free_port)
+lb_port=$(free_port)
+for address in 127.0.0.1 127.0.0.2; do
+  "$server" --listen_address="$address" --port="$port" --metrics_port=0 --blend_threads=1 \
+    >"$tmp/server-$address.log" 2>&1 &
+  pids+=($!)
+  eventually "$cli" --target="$address:$port" --deadline_ms=1000 health >/dev/null 2>&1 ||
+    fail "replica $address:$port did not start: $(cat "$tmp/server-$address.log")"
+done
+replica_a=${pids[0]}
+
+mkdir -p "$tmp/conf.d"
+cat >"$tmp/nginx.conf" <<CONF
+pid $tmp/nginx.pid;
+error_log $tmp/error.log info;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $tmp/client_body;
+  proxy_temp_path $tmp/proxy;
+  include $tmp/conf.d/*.conf;
+}
+CONF
+printf '#!/bin/sh\ncat %s/answer\n' "$tmp" >"$tmp/resolve.sh"
+chmod +x "$tmp/resolve.sh"
+echo "127.0.0.1" >"$tmp/answer"
+
+WORLDGEN_DNS_INTERVAL=0.3 WORLDGEN_RESOLVE="$tmp/resolve.sh" \
+  WORLDGEN_NGINX="/usr/sbin/nginx -p $tmp -c $tmp/nginx.conf" \
+  WORLDGEN_NGINX_CONF="$tmp/conf.d/worldgen.conf" \
+  "$root/docker/nginx/follow-dns.sh" "127.0.0.1:$lb_port" "replicas.invalid:$port" \
+  2>"$tmp/follow.log" &
+follow=$!
+pids+=("$follow")
+
+eventually call || fail "no call went through the balancer"
+echo "127.0.0.2" >"$tmp/answer"
+eventually grep -q "upstreams 127.0.0.2:$port\$" "$tmp/follow.log" || fail "the new answer was not followed"
+kill -9 "$replica_a"
+for i in $(seq 10); do call || fail "call $i after the switch failed: nginx still sends to the old replica"; done
+: >"$tmp/answer"
+sleep 1
+call || fail "an empty answer dropped the replicas"
+[[ $(grep -c 'upstreams ' "$tmp/follow.log") -eq 2 ]] || fail "an empty answer changed the upstreams"
+nginx_pid=$(cat "$tmp/nginx.pid")
+kill -TERM "$follow"
+status=0
+for _ in $(seq 50); do kill -0 "$follow" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$follow" 2>/dev/null && fail "follow-dns.sh did not stop within 10 s of SIGTERM"
+wait "$follow" || status=$?
+[[ $status -eq 0 ]] || fail "follow-dns.sh exited $status"
+kill -0 "$nginx_pid" 2>/dev/null && fail "nginx outlived follow-dns.sh"
+echo "follow-dns: followed 127.0.0.1 -> 127.0.0.2 with a reload, kept them on an empty answer, stopped cleanly"
