@@ -3,6 +3,7 @@
 # for messages) to be set. Provides:
 #   work            a scratch directory, removed on exit with every server started here (killed)
 #   start BIN ARGS  starts a server listening on a free 127.0.0.1 port; sets started_pid, started_port
+#                   and started_metrics_port
 #   load PORT ARGS  one `worldgen load --json` run against 127.0.0.1:PORT
 #   worldgen_flags  worldgen-server's flags for these runs (loopback, free ports, no drain delay)
 #   hot             the hot pattern: 16 chunks per request from 256 chunks, concurrency 4
@@ -22,6 +23,7 @@ start() {
   pids+=("$started_pid")
   for _ in $(seq 100); do
     started_port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -n 1 | cut -d: -f2 || true)
+    started_metrics_port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | sed -n 2p | cut -d: -f2 || true)
     [[ -n $started_port ]] && return
     sleep 0.1
   done

@@ -304,7 +304,8 @@ log "server processes run as uid $uid"
 # A container limited to one CPU (CFS quota, as a Kubernetes CPU limit sets) sizes its blend pool
 # by that limit, not by the host's cores.
 cpus_name=wge2e-cpus$$
-docker run -d --name "$cpus_name" --cpus=1 --network none worldgen-server \
+# --read-only as Kubernetes' readOnlyRootFilesystem: the server writes nothing.
+docker run -d --name "$cpus_name" --cpus=1 --read-only --network none worldgen-server \
   >"$logs/cpus-run.log" 2>&1 || fail "docker run --cpus=1 failed: $(tail_of "$logs/cpus-run.log")"
 until_ok 30 sh -c "docker logs $cpus_name 2>&1 | grep -q 'listening on'" ||
   fail "the --cpus=1 container printed no start line: $(docker logs "$cpus_name" 2>&1 | tail -n 5)"
@@ -345,6 +346,9 @@ chunks_generated() {  # chunks_generated SERVICE: its worldgen_chunks_generated_
   curl -fsS "http://127.0.0.1:$(host_port "$1" 9464)/metrics" |
     awk '/^worldgen_chunks_generated_total/ { sum += $NF } END { printf "%d", sum }'
 }
+# nginx routes by region (consistent hash of worldgen-route): calls over many regions reach every replica.
+wg --target="$lb" load --pattern=random --requests=64 --concurrency=4 --duration=0 --json \
+  >"$logs/spread.json" 2>&1 || fail "64 requests over random regions through nginx failed: $(tail -c 300 "$logs/spread.json")"
 for s in $replicas; do
   n=$(chunks_generated "$s") || fail "$s: /metrics not reachable"
   [[ $n -gt 0 ]] || fail "$s generated no chunk: nginx did not spread the calls"
@@ -360,6 +364,25 @@ sys.exit(0 if want <= up else 1)' $replicas
 }
 until_ok 60 prom_all_up || fail "Prometheus does not report every replica up: $(curl -s "http://$prom/api/v1/targets" | head -c 600)"
 log "Prometheus targets: every replica up"
+
+# ---- 6b. the balancer as Kubernetes runs it: following a DNS name, non-root, read-only root ----------
+# As docker/kubernetes/base/balancer.yaml: uid 33, read-only root filesystem, writable config, pid and
+# temporary folders, replicas found through WORLDGEN_UPSTREAM_DNS (here compose's name worldgen-1).
+k8s_lb_name=wge2e-k8slb$$
+docker run -d --name "$k8s_lb_name" --network "${project}_default" --user 33:33 --read-only \
+  --tmpfs /run:mode=1777 --tmpfs /var/lib/nginx:mode=1777 --tmpfs /etc/nginx/conf.d:mode=1777 \
+  -e WORLDGEN_UPSTREAM_DNS=worldgen-1:50051 -p 127.0.0.1::50051 worldgen-nginx \
+  >"$logs/k8s-lb-run.log" 2>&1 || fail "docker run of the balancer in its Kubernetes mode failed: $(tail_of "$logs/k8s-lb-run.log")"
+k8s_lb=127.0.0.1:$(docker port "$k8s_lb_name" 50051/tcp | head -n 1 | sed 's/.*://')
+until_ok 30 wg --target="$k8s_lb" --deadline_ms=2000 health >/dev/null 2>&1 ||
+  fail "the balancer following worldgen-1 by DNS (uid 33, read-only) does not answer: $(docker logs "$k8s_lb_name" 2>&1 | tail -n 8)"
+wg --target="$k8s_lb" chunk 5 -7 --json >"$logs/k8s-lb-chunk.out" 2>&1 || fail "chunk through the Kubernetes-mode balancer failed: $(tail -n 3 "$logs/k8s-lb-chunk.out")"
+wg --target="127.0.0.1:$local_port" chunk 5 -7 --json >"$logs/k8s-local-chunk.out" 2>&1
+cmp -s "$logs/k8s-lb-chunk.out" "$logs/k8s-local-chunk.out" || fail "chunk 5 -7 through the Kubernetes-mode balancer differs from a local server"
+docker logs "$k8s_lb_name" 2>&1 | grep -q 'follow-dns: upstreams [0-9.]*:50051' ||
+  fail "the balancer did not report following worldgen-1's address: $(docker logs "$k8s_lb_name" 2>&1 | tail -n 5)"
+docker rm -f "$k8s_lb_name" >/dev/null 2>&1
+log "balancer in its Kubernetes mode (uid 33, read-only root, upstreams by DNS): bit-identical answers"
 
 # ---- 7. stop a replica under load: no request lost, exit 0 within the grace period ----------------------
 victim=$(tail -n 1 <<<"$replicas")
