@@ -367,10 +367,12 @@ log "Prometheus targets: every replica up"
 
 # ---- 6b. the balancer as Kubernetes runs it: following a DNS name, non-root, read-only root ----------
 # As docker/kubernetes/base/balancer.yaml: uid 33, read-only root filesystem, writable config, pid and
-# temporary folders, replicas found through WORLDGEN_UPSTREAM_DNS (here compose's name worldgen-1).
+# temporary folders (tmpfs owned by uid 33, as the pod's emptyDirs with fsGroup 33; this Docker ignores
+# a tmpfs mode), replicas found through WORLDGEN_UPSTREAM_DNS (here compose's name worldgen-1).
 k8s_lb_name=wge2e-k8slb$$
 docker run -d --name "$k8s_lb_name" --network "${project}_default" --user 33:33 --read-only \
-  --tmpfs /run:mode=1777 --tmpfs /var/lib/nginx:mode=1777 --tmpfs /etc/nginx/conf.d:mode=1777 \
+  --tmpfs /run:uid=33,gid=33 --tmpfs /var/lib/nginx:uid=33,gid=33 \
+  --tmpfs /etc/nginx/conf.d:uid=33,gid=33 \
   -e WORLDGEN_UPSTREAM_DNS=worldgen-1:50051 -p 127.0.0.1::50051 worldgen-nginx \
   >"$logs/k8s-lb-run.log" 2>&1 || fail "docker run of the balancer in its Kubernetes mode failed: $(tail_of "$logs/k8s-lb-run.log")"
 k8s_lb=127.0.0.1:$(docker port "$k8s_lb_name" 50051/tcp | head -n 1 | sed 's/.*://')
