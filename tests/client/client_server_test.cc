@@ -7,6 +7,7 @@
 #include <bit>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -341,20 +342,23 @@ class RefusingService final : public v1::WorldGen::Service {
   std::vector<absl::Time> arrivals_;
 };
 
-struct RefusingServer {
-  RefusingServer(int refusals, std::optional<std::string> pushback)
-      : service(refusals, std::move(pushback)) {
+// An in-process gRPC server of `Service` (built from `args`) on a free loopback port.
+template <typename Service>
+struct InProcessServer {
+  template <typename... Args>
+  explicit InProcessServer(Args&&... args) : service(std::forward<Args>(args)...) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&service);
     server = builder.BuildAndStart();
   }
-  ~RefusingServer() { server->Shutdown(std::chrono::system_clock::now()); }
+  ~InProcessServer() { server->Shutdown(std::chrono::system_clock::now()); }
   std::string target() const { return absl::StrCat("127.0.0.1:", port); }
-  RefusingService service;
+  Service service;
   int port = 0;
   std::unique_ptr<grpc::Server> server;
 };
+using RefusingServer = InProcessServer<RefusingService>;
 
 TEST(ClientRetryTest, ResourceExhaustedWithPushbackIsRetriedAfterExactlyThatWait) {
   RefusingServer server(2, "150");
@@ -389,7 +393,7 @@ TEST(ClientRetryTest, PushbackPastTheDeadlineOrNoneIsReturnedAtOnce) {
   }
   for (std::optional<std::string> pushback :
        {std::optional<std::string>(), std::optional<std::string>("-1")}) {
-    RefusingServer server(1, pushback);  // No trailer, or gRPC's "do not retry".
+    RefusingServer server(1, std::move(pushback));  // No trailer, or gRPC's "do not retry".
     auto client = Client::Connect(server.target());
     ASSERT_TRUE(client.ok());
     EXPECT_EQ((*client)->DescribeWorld().status().code(), absl::StatusCode::kResourceExhausted);
@@ -434,20 +438,7 @@ class PeerRecordingService final : public v1::WorldGen::Service {
   std::vector<std::string> routes_;
 };
 
-// PeerRecordingService on a loopback port.
-struct RecordingServer {
-  RecordingServer() {
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service);
-    server = builder.BuildAndStart();
-  }
-  ~RecordingServer() { server->Shutdown(std::chrono::system_clock::now()); }
-  std::string target() const { return absl::StrCat("127.0.0.1:", port); }
-  PeerRecordingService service;
-  int port = 0;
-  std::unique_ptr<grpc::Server> server;
-};
+using RecordingServer = InProcessServer<PeerRecordingService>;
 
 // Calls past ClientOptions::bulk_columns go over a connection of their own, all others share one;
 // chunk_size 0 counts as 16 before the world's size is known. (Why: client/worldgen_client.h,
