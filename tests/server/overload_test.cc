@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -88,18 +89,28 @@ std::unique_ptr<v1::WorldGen::Stub> ConnectOwnConnection(const std::string& targ
 }
 
 // One-chunk probes of the heavy world, one after another, each with its own latency.
-std::vector<double> Probe(v1::WorldGen::Stub& stub, int count, absl::Duration pause) {
+// Latencies of `count` one-chunk probes one after another, `pause` apart: probe i is `call(i, 7)`,
+// which asks for that 16x16 chunk of the heavy world and expects it to succeed.
+std::vector<double> Probe(int count, absl::Duration pause,
+                          const std::function<void(int64_t x, int64_t z)>& call) {
   std::vector<double> latencies;
   for (int i = 0; i < count; ++i) {
     const absl::Time start = absl::Now();
-    v1::GenerateChunkRequest request = RegionRequest(i, 7, i, 7, 16);
-    request.set_world("heavy");
-    testing::StreamResult result = GenerateAll(stub, request);
-    EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+    call(i, 7);
     latencies.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
     absl::SleepFor(pause);
   }
   return latencies;
+}
+
+// Probe over a raw stub.
+std::vector<double> Probe(v1::WorldGen::Stub& stub, int count, absl::Duration pause) {
+  return Probe(count, pause, [&](int64_t x, int64_t z) {
+    v1::GenerateChunkRequest request = RegionRequest(x, z, x, z, 16);
+    request.set_world("heavy");
+    testing::StreamResult result = GenerateAll(stub, request);
+    EXPECT_TRUE(result.status.ok()) << result.status.error_message();
+  });
 }
 
 // A world whose columns cost ~30x the default's (dense lattice, wide kernel), so that overload is
@@ -351,15 +362,10 @@ TEST(OverloadTest, AClientsOneChunkCallsDoNotQueueBehindItsOwnBulkStreams) {
   absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(server->target(), options);
   ASSERT_TRUE(client.ok()) << client.status();
   auto probe = [&](int count, absl::Duration pause) {
-    std::vector<double> latencies;
-    for (int i = 0; i < count; ++i) {
-      const absl::Time start = absl::Now();
-      absl::StatusOr<ChunkView> chunk = (*client)->GenerateChunk(i, 7, {.chunk_size = 16});
+    return Probe(count, pause, [&](int64_t x, int64_t z) {
+      absl::StatusOr<ChunkView> chunk = (*client)->GenerateChunk(x, z, {.chunk_size = 16});
       EXPECT_TRUE(chunk.ok()) << chunk.status();
-      latencies.push_back(absl::ToDoubleMilliseconds(absl::Now() - start));
-      absl::SleepFor(pause);
-    }
-    return latencies;
+    });
   };
   const std::vector<double> idle = probe(100, absl::Milliseconds(2));
   std::atomic<bool> stop{false};
