@@ -184,27 +184,36 @@ function ruleProblems(objects, alertsYaml) {
     const c = d.spec.template.spec.containers.find((x) => /worldgen-server|\/server/.test(x.image));
     if (!c) continue;
     const f = flags(c);
-    const port = Number(f.port ?? 50051);
+    // The rules compare these flags with other fields, so the manifest states them rather than
+    // leaning on server/main.cc's defaults (which a copy here could drift from).
+    const compared = ["port", "metrics_port", "blend_threads", "shutdown_drain_delay_seconds",
+      "shutdown_grace_seconds", "cache_bytes", "chunk_cache_bytes", "max_reply_bytes",
+      "grpc_memory_bytes"];
+    const unset = compared.filter((k) => f[k] === undefined);
+    if (unset.length > 0) {
+      p(d, `set ${unset.map((k) => `--${k}`).join(", ")} in args: the rules compare them`);
+      continue;
+    }
+    const port = Number(f.port);
     const grpcPort = (c.ports || []).find((x) => x.name === "grpc");
     if (!grpcPort || grpcPort.containerPort !== port) {
       p(d, `containerPort "grpc" must be --port (${port})`);
     }
     const metricsPort = (c.ports || []).find((x) => x.name === "metrics");
-    if (!metricsPort || metricsPort.containerPort !== Number(f.metrics_port ?? 9464)) {
+    if (!metricsPort || metricsPort.containerPort !== Number(f.metrics_port)) {
       p(d, `containerPort "metrics" must be --metrics_port`);
     }
     for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
       if (c[probe]?.grpc?.port !== port) p(d, `${probe} must be a grpc probe on --port (${port})`);
     }
-    const drain = Number(f.shutdown_drain_delay_seconds ?? 5);
-    const grace = Number(f.shutdown_grace_seconds ?? 10);
-    const period = d.spec.template.spec.terminationGracePeriodSeconds ?? 30;
+    const drain = Number(f.shutdown_drain_delay_seconds);
+    const grace = Number(f.shutdown_grace_seconds);
+    const period = d.spec.template.spec.terminationGracePeriodSeconds ?? 30;  // Kubernetes' default
     if (period < drain + grace) {
       p(d, `terminationGracePeriodSeconds ${period} < drain delay ${drain} + grace ${grace}`);
     }
     const budget = ["cache_bytes", "chunk_cache_bytes", "max_reply_bytes", "grpc_memory_bytes"]
-      .map((k) => Number(f[k] ?? { cache_bytes: 64 * 2 ** 20, chunk_cache_bytes: 0,
-        max_reply_bytes: 256 * 2 ** 20, grpc_memory_bytes: 512 * 2 ** 20 }[k]))
+      .map((k) => Number(f[k]))
       .reduce((a, b) => a + b, 0) + kProcessBaseBytes;
     const memory = quantity(c.resources?.limits?.memory ?? 0);
     if (memory < budget) {
@@ -212,7 +221,7 @@ function ruleProblems(objects, alertsYaml) {
         `128Mi = ${(budget / 2 ** 20).toFixed(0)}Mi`);
     }
     const cpu = quantity(c.resources?.limits?.cpu ?? 0);
-    const threads = Number(f.blend_threads ?? 0);
+    const threads = Number(f.blend_threads);
     if (threads !== 0 && threads !== Math.ceil(cpu)) {
       p(d, `--blend_threads=${threads} but the CPU limit gives ${Math.ceil(cpu)}`);
     }
@@ -304,6 +313,9 @@ function mutations(objects) {
       container(os).resources.limits.memory = "512Mi";
       container(os).resources.requests.memory = "512Mi";
     }, "caches + reply budget"],
+    ["a compared flag left to the server's default",
+      (os) => { container(os).args = container(os).args.filter((a) => !a.startsWith("--port=")); },
+      "--port"],
     ["misspelt field", (os) => { server(os).spec.replicaz = 2; }, "replicaz"],
     ["port as a string", (os) => { container(os).ports[0].containerPort = "grpc"; }, "schema"],
     ["Service selecting nothing",
