@@ -150,7 +150,6 @@ pairs = [(x, y) for x, y in zip(a, b) if frm is None or x == frm]
 print(sum(x != y for x, y in pairs), len(pairs))
 PY
 }
-declare -a before
 restart_load() {  # restart_load NAME ACTION...: ACTION runs 3 s into a 10 s load; the load's JSON to NAME
   wload --pattern=spiral --chunks_per_request=16 --concurrency="$players" --duration=10s \
     --seed=8 >"$work/$1.json" || true &
