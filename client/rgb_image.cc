@@ -49,6 +49,31 @@ absl::Status WritePng(const RgbImage& image, const std::string& path) {
   return WritePixels(image.width, image.height, PNG_FORMAT_RGB, 3, image.pixels.data(), path);
 }
 
+absl::StatusOr<std::string> EncodePng(const RgbImage& image) {
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  png.width = static_cast<png_uint_32>(image.width);
+  png.height = static_cast<png_uint_32>(image.height);
+  png.format = PNG_FORMAT_RGB;
+  // The first call measures, the second writes.
+  png_alloc_size_t size = 0;
+  if (!png_image_write_to_memory(&png, nullptr, &size, 0, image.pixels.data(), image.width * 3,
+                                 nullptr)) {
+    std::string why = png.message;
+    png_image_free(&png);
+    return absl::UnknownError(absl::StrCat("encoding a PNG: ", why));
+  }
+  std::string bytes(size, '\0');
+  if (!png_image_write_to_memory(&png, bytes.data(), &size, 0, image.pixels.data(),
+                                 image.width * 3, nullptr)) {
+    std::string why = png.message;
+    png_image_free(&png);
+    return absl::UnknownError(absl::StrCat("encoding a PNG: ", why));
+  }
+  bytes.resize(size);
+  return bytes;
+}
+
 absl::StatusOr<RgbImage> ReadPng(const std::string& path) {
   RgbImage image;
   absl::Status read = ReadPixels(path, PNG_FORMAT_RGB, [&](int width, int height) {
@@ -81,21 +106,27 @@ absl::StatusOr<std::vector<uint8_t>> ReadRgbaPng(const std::string& path, int* w
 }
 
 std::vector<float> ReliefLight(std::span<const float> heights, int width, int height) {
-  const size_t w = static_cast<size_t>(width) + 1;
   float lowest = heights[0], highest = heights[0];
   for (float v : heights) {
     lowest = std::min(lowest, v);
     highest = std::max(highest, v);
   }
+  return ReliefLight(heights, width, height, lowest, highest, 1.0f);
+}
+
+std::vector<float> ReliefLight(std::span<const float> heights, int width, int height, float lowest,
+                               float highest, float spacing) {
+  const size_t w = static_cast<size_t>(width) + 1;
   const float range = std::max(1.0f, highest - lowest);
   std::vector<float> light(static_cast<size_t>(width) * static_cast<size_t>(height));
   for (size_t y = 0; y < static_cast<size_t>(height); ++y) {
     for (size_t x = 0; x < static_cast<size_t>(width); ++x) {
       const size_t i = (y + 1) * w + (x + 1);
       // Slope towards a light in the north-west, plus a little brightness for altitude.
-      const float slope = heights[i] - heights[i - w - 1];
-      light[y * static_cast<size_t>(width) + x] = std::clamp(1.0f + 0.15f * slope, 0.55f, 1.45f) *
-                                                  (0.85f + 0.3f * (heights[i] - lowest) / range);
+      const float slope = (heights[i] - heights[i - w - 1]) / spacing;
+      const float altitude = std::clamp((heights[i] - lowest) / range, 0.0f, 1.0f);
+      light[y * static_cast<size_t>(width) + x] =
+          std::clamp(1.0f + 0.15f * slope, 0.55f, 1.45f) * (0.85f + 0.3f * altitude);
     }
   }
   return light;

@@ -52,6 +52,13 @@ absl::StatusOr<std::vector<uint8_t>> ReadRgbaPng(const std::string& path, int* w
 // + 1) values, row-major: the lit width x height columns plus one row above and one column to the
 // left, whose heights the slope needs. Returns width * height factors, row-major.
 std::vector<float> ReliefLight(std::span<const float> heights, int width, int height);
+// The same with altitude measured against [lowest, highest] (clamped to it) instead of the heights'
+// own range, so that the light of a column does not depend on which region is lit, and neighbours
+// `spacing` blocks apart (a map of one pixel per `spacing` columns: the slope is per block).
+std::vector<float> ReliefLight(std::span<const float> heights, int width, int height, float lowest,
+                               float highest, float spacing);
+// The image as the bytes of an 8-bit RGB PNG file.
+absl::StatusOr<std::string> EncodePng(const RgbImage& image);
 
 }  // namespace worldgen
 

@@ -31,7 +31,11 @@ ABSL_FLAG(std::string, out, "map.png", "PNG file to write.");
 ABSL_FLAG(std::string, layer, "dominant",
           "What to draw: dominant (dominant biome colour, shaded by height), blend (biome colours "
           "mixed by weight), source (the unblended raw map), height (shaded heights in grey) or "
-          "weight:ID (biome ID's weight as grey, black 0 to white 1).");
+          "weight:ID (biome ID's weight as grey, black 0 to white 1) or splat:T (the RGB channels "
+          "of splat texture T).");
+ABSL_FLAG(int, scale, 1,
+          "Blocks per pixel side: 1 blends every column (chunks); N > 1 draws the column at the "
+          "centre of each N x N block (point samples), a sparse view of a large area.");
 ABSL_FLAG(std::string, splat_png, "",
           "Also request the splat textures and write texture t as PREFIX<t>.png (RGBA; the channel "
           "-> biome mapping is printed on stderr).");
@@ -198,7 +202,8 @@ int RunRender(const std::vector<std::string>& args) {
   if (!args.empty()) return Usage("render takes no positional arguments (use --region, --out)");
   if (absl::GetFlag(FLAGS_region).empty())
     return Usage("render needs --region=minx,minz,maxx,maxz");
-  absl::StatusOr<BlockRegion> region = ParseBlockRegion(absl::GetFlag(FLAGS_region));
+  const int scale = absl::GetFlag(FLAGS_scale);
+  absl::StatusOr<BlockRegion> region = ParseBlockRegion(absl::GetFlag(FLAGS_region), scale);
   if (!region.ok()) return Usage(std::string(region.status().message()));
   absl::StatusOr<RenderLayer> layer = ParseRenderLayer(absl::GetFlag(FLAGS_layer));
   if (!layer.ok()) return Usage(std::string(layer.status().message()));
@@ -212,7 +217,7 @@ int RunRender(const std::vector<std::string>& args) {
   // Large chunks mean fewer, bigger messages; the server says how large it accepts.
   int size = absl::GetFlag(FLAGS_size);
   if (size == 0) size = static_cast<int>(std::min<uint32_t>(64, world->limits().max_chunk_size()));
-  absl::StatusOr<RgbImage> image = RenderRegion(**client, *world, *region, *layer, size);
+  absl::StatusOr<RgbImage> image = RenderRegion(**client, *world, *region, *layer, size, scale);
   if (!image.ok()) return Fail(image.status());
   const std::string out = absl::GetFlag(FLAGS_out);
   if (absl::Status written = WritePng(*image, out); !written.ok()) return Fail(written);
@@ -310,10 +315,10 @@ const std::vector<Subcommand>& Subcommands() {
        RunSample},
       {"render",
        "",
-       "Writes a PNG map of a block region, one pixel per column, of one --layer: "
-       "dominant, blend, source, height or weight:ID. An unknown layer or biome id is a usage "
-       "error.",
-       {"region", "out", "size", "layer"},
+       "Writes a PNG map of a block region, one pixel per column (or per --scale x --scale "
+       "columns), of one --layer: dominant, blend, source, height, weight:ID or splat:T. An "
+       "unknown layer, biome id or texture is a usage error.",
+       {"region", "out", "size", "layer", "scale"},
        RunRender},
       {"health",
        "",

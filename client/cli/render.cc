@@ -15,13 +15,13 @@
 namespace worldgen::cli {
 namespace {
 
-constexpr absl::string_view kLayerForms = "dominant, blend, source, height or weight:ID";
+constexpr absl::string_view kLayerForms = "dominant, blend, source, height, weight:ID or splat:T";
 
 uint8_t ToByte(double v) { return static_cast<uint8_t>(std::lround(std::clamp(v, 0.0, 255.0))); }
 
 }  // namespace
 
-absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text) {
+absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text, int scale) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ',');
   int64_t v[4];
   if (parts.size() != 4) {
@@ -39,10 +39,16 @@ absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("--region: min must be <= max, got \"", text, "\""));
   }
-  if (region.width() * region.height() > kMaxRenderPixels) {
-    return absl::InvalidArgumentError(absl::StrFormat("--region: %d x %d is more than %d pixels",
-                                                      region.width(), region.height(),
-                                                      kMaxRenderPixels));
+  if (scale < 1 || scale > kMaxRenderScale) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--scale=%d is not in [1, %d] blocks per pixel", scale, kMaxRenderScale));
+  }
+  const int64_t width = (region.width() + scale - 1) / scale;
+  const int64_t height = (region.height() + scale - 1) / scale;
+  if (width * height > kMaxRenderPixels) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--region: %d x %d columns at %d per pixel is %d x %d, more than %d pixels",
+        region.width(), region.height(), scale, width, height, kMaxRenderPixels));
   }
   return region;
 }
@@ -61,11 +67,26 @@ absl::StatusOr<RenderLayer> ParseRenderLayer(absl::string_view text) {
     }
     return RenderLayer{Kind::kWeight, id};
   }
+  if (absl::ConsumePrefix(&text, "splat:")) {
+    uint32_t t = 0;
+    if (!absl::SimpleAtoi(text, &t) || text.empty() || !absl::ascii_isdigit(text[0])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--layer=splat:", text, ": \"", text, "\" is not a texture index (a non-negative integer)"));
+    }
+    return RenderLayer{.kind = Kind::kSplat, .texture = t};
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("--layer=", text, " is not a layer; use ", kLayerForms));
 }
 
 absl::Status CheckRenderLayer(const RenderLayer& layer, const v1::WorldDescription& world) {
+  if (layer.kind == RenderLayer::Kind::kSplat) {
+    const int textures = (world.splat_channel_biome_ids_size() + 3) / 4;
+    if (static_cast<int>(layer.texture) < textures) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("--layer=splat:", layer.texture, ": world \"", world.config().name(),
+                     "\" has ", textures, " splat texture(s), numbered from 0"));
+  }
   if (layer.kind != RenderLayer::Kind::kWeight) return absl::OkStatus();
   std::vector<std::string> ids;
   for (const v1::BiomeConfig& biome : world.config().biomes()) {
@@ -78,15 +99,27 @@ absl::Status CheckRenderLayer(const RenderLayer& layer, const v1::WorldDescripti
 }
 
 RegionPainter::RegionPainter(const v1::WorldDescription& world, const BlockRegion& region,
-                             RenderLayer layer)
+                             RenderLayer layer, int scale)
     : layer_(layer),
       region_(region),
-      window_width_(region.width() + 1),
-      window_height_(region.height() + 1) {
-  for (const v1::BiomeConfig& biome : world.config().biomes()) colors_[biome.id()] = biome.color();
-  const size_t columns = static_cast<size_t>(window_width_ * window_height_);
-  if (shaded()) heights_.assign(columns, 0.0f);
-  if (layer_.kind != RenderLayer::Kind::kHeight) rgb_.assign(columns * 3, 0);
+      scale_(std::clamp(scale, 1, kMaxRenderScale)),
+      window_width_((region.width() + scale_ - 1) / scale_ + 1),
+      window_height_((region.height() + scale_ - 1) / scale_ + 1) {
+  bool first = true;
+  for (const v1::BiomeConfig& biome : world.config().biomes()) {
+    colors_[biome.id()] = biome.color();
+    // The defaults of world_config.proto, for descriptions that leave them out.
+    const double base = biome.has_height_base() ? biome.height_base() : 64.0;
+    const double amplitude = biome.has_height_amplitude() ? biome.height_amplitude() : 8.0;
+    const float low = static_cast<float>(base - amplitude);
+    const float high = static_cast<float>(base + amplitude);
+    lowest_ = first ? low : std::min(lowest_, low);
+    highest_ = first ? high : std::max(highest_, high);
+    first = false;
+  }
+  const size_t pixels = static_cast<size_t>(window_width_ * window_height_);
+  if (shaded()) heights_.assign(pixels, 0.0f);
+  if (layer_.kind != RenderLayer::Kind::kHeight) rgb_.assign(pixels * 3, 0);
 }
 
 bool RegionPainter::shaded() const {
@@ -97,35 +130,56 @@ ChunkRequestOptions RegionPainter::ChunkOptions(int chunk_size) const {
   return {.chunk_size = chunk_size,
           .heights = shaded(),
           .dominant_biome = layer_.kind == RenderLayer::Kind::kDominant,
-          .source_biome = layer_.kind == RenderLayer::Kind::kSource};
+          .source_biome = layer_.kind == RenderLayer::Kind::kSource,
+          .splat = layer_.kind == RenderLayer::Kind::kSplat};
+}
+
+PointRequestOptions RegionPainter::PointOptions() const {
+  return {.heights = shaded(), .source_biome = layer_.kind == RenderLayer::Kind::kSource};
 }
 
 std::vector<ChunkCoord> RegionPainter::Chunks(int chunk_size) const {
-  const int64_t n = chunk_size;
-  const int64_t x0 = shaded() ? region_.min_x - 1 : region_.min_x;
-  const int64_t z0 = shaded() ? region_.min_z - 1 : region_.min_z;
+  const int64_t n = chunk_size, first = shaded() ? 0 : 1;
+  const int64_t x0 = Column(region_.min_x, first), z0 = Column(region_.min_z, first);
+  const int64_t x1 = Column(region_.min_x, window_width_ - 1);
+  const int64_t z1 = Column(region_.min_z, window_height_ - 1);
   std::vector<ChunkCoord> chunks;
-  for (int64_t cz = FloorDiv(z0, n); cz <= FloorDiv(region_.max_z, n); ++cz) {
-    for (int64_t cx = FloorDiv(x0, n); cx <= FloorDiv(region_.max_x, n); ++cx) {
-      chunks.push_back({cx, cz});
-    }
+  for (int64_t cz = FloorDiv(z0, n); cz <= FloorDiv(z1, n); ++cz) {
+    for (int64_t cx = FloorDiv(x0, n); cx <= FloorDiv(x1, n); ++cx) chunks.push_back({cx, cz});
   }
   return chunks;
 }
 
+std::vector<std::pair<double, double>> RegionPainter::Points() const {
+  const int64_t first = shaded() ? 0 : 1;
+  std::vector<std::pair<double, double>> points;
+  points.reserve(static_cast<size_t>((window_width_ - first) * (window_height_ - first)));
+  for (int64_t pz = first; pz < window_height_; ++pz) {
+    for (int64_t px = first; px < window_width_; ++px) {
+      points.emplace_back(static_cast<double>(Column(region_.min_x, px)),
+                          static_cast<double>(Column(region_.min_z, pz)));
+    }
+  }
+  return points;
+}
+
 int64_t RegionPainter::WindowIndex(int64_t x, int64_t z) const {
-  const int64_t wx = x - (region_.min_x - 1), wz = z - (region_.min_z - 1);
-  if (wx < 0 || wx >= window_width_ || wz < 0 || wz >= window_height_) return -1;
-  return wz * window_width_ + wx;
+  const int64_t dx = x - Column(region_.min_x, 0), dz = z - Column(region_.min_z, 0);
+  if (dx < 0 || dz < 0 || dx % scale_ != 0 || dz % scale_ != 0) return -1;
+  const int64_t px = dx / scale_, pz = dz / scale_;
+  if (px >= window_width_ || pz >= window_height_) return -1;
+  return pz * window_width_ + px;
 }
 
 void RegionPainter::SetColor(int64_t index, uint32_t biome_id) {
   v1::Color c;
   if (auto it = colors_.find(biome_id); it != colors_.end()) c = it->second;
-  uint8_t* out = &rgb_[static_cast<size_t>(index) * 3];
-  out[0] = ToByte(c.r());
-  out[1] = ToByte(c.g());
-  out[2] = ToByte(c.b());
+  SetMix(index, {static_cast<double>(c.r()), static_cast<double>(c.g()),
+                 static_cast<double>(c.b())});
+}
+
+void RegionPainter::SetMix(int64_t index, const double (&rgb)[3]) {
+  for (int k = 0; k < 3; ++k) rgb_[static_cast<size_t>(index) * 3 + k] = ToByte(rgb[k]);
 }
 
 void RegionPainter::Paint(const ChunkView& chunk) {
@@ -153,12 +207,22 @@ void RegionPainter::Paint(const ChunkView& chunk) {
             rgb[1] += w * c.g();
             rgb[2] += w * c.b();
           }
-          for (int k = 0; k < 3; ++k) rgb_[static_cast<size_t>(i) * 3 + k] = ToByte(rgb[k]);
+          SetMix(i, rgb);
           break;
         }
         case RenderLayer::Kind::kWeight: {
-          const uint8_t grey = ToByte(255.0 * chunk.Weight(layer_.biome_id, lx, lz));
-          for (int k = 0; k < 3; ++k) rgb_[static_cast<size_t>(i) * 3 + k] = grey;
+          const double grey = 255.0 * chunk.Weight(layer_.biome_id, lx, lz);
+          SetMix(i, {grey, grey, grey});
+          break;
+        }
+        case RenderLayer::Kind::kSplat: {
+          if (static_cast<int>(layer_.texture) >= chunk.splat_texture_count()) break;
+          const std::string& texels = chunk.splat_texture(static_cast<int>(layer_.texture));
+          const size_t t = (static_cast<size_t>(lz) * chunk.size() + lx) * 4;
+          if (t + 3 > texels.size()) break;
+          for (int k = 0; k < 3; ++k) {
+            rgb_[static_cast<size_t>(i) * 3 + k] = static_cast<uint8_t>(texels[t + k]);
+          }
           break;
         }
         case RenderLayer::Kind::kHeight:
@@ -168,10 +232,50 @@ void RegionPainter::Paint(const ChunkView& chunk) {
   }
 }
 
+void RegionPainter::Paint(int64_t x, int64_t z, const PointSample& sample) {
+  const int64_t i = WindowIndex(x, z);
+  if (i < 0) return;
+  if (shaded()) heights_[i] = sample.height;
+  switch (layer_.kind) {
+    case RenderLayer::Kind::kDominant:
+      SetColor(i, sample.dominant_biome);
+      break;
+    case RenderLayer::Kind::kSource:
+      SetColor(i, sample.source_biome);
+      break;
+    case RenderLayer::Kind::kBlend: {
+      // The chunk path's order and arithmetic: ascending id (the samples are sorted so), doubles.
+      double rgb[3] = {0, 0, 0};
+      for (const PointSample::Weight& w : sample.weights) {
+        if (w.weight == 0.0f) continue;
+        v1::Color c;
+        if (auto it = colors_.find(w.biome_id); it != colors_.end()) c = it->second;
+        rgb[0] += static_cast<double>(w.weight) * c.r();
+        rgb[1] += static_cast<double>(w.weight) * c.g();
+        rgb[2] += static_cast<double>(w.weight) * c.b();
+      }
+      SetMix(i, rgb);
+      break;
+    }
+    case RenderLayer::Kind::kWeight: {
+      double weight = 0;
+      for (const PointSample::Weight& w : sample.weights) {
+        if (w.biome_id == layer_.biome_id) weight = w.weight;
+      }
+      SetMix(i, {255.0 * weight, 255.0 * weight, 255.0 * weight});
+      break;
+    }
+    case RenderLayer::Kind::kSplat:
+    case RenderLayer::Kind::kHeight:
+      break;
+  }
+}
+
 RgbImage RegionPainter::Finish() const {
-  RgbImage image(static_cast<int>(region_.width()), static_cast<int>(region_.height()));
+  RgbImage image(width(), height());
   std::vector<float> light;
-  if (shaded()) light = ReliefLight(heights_, image.width, image.height);
+  if (shaded()) light = ReliefLight(heights_, image.width, image.height, lowest_, highest_,
+                                      static_cast<float>(scale_));
   for (int py = 0; py < image.height; ++py) {
     for (int px = 0; px < image.width; ++px) {
       const size_t i = static_cast<size_t>((py + 1) * window_width_ + (px + 1));
@@ -193,17 +297,42 @@ RgbImage RegionPainter::Finish() const {
 
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
-                                      int chunk_size) {
-  RegionPainter painter(world, region, layer);
-  const std::vector<ChunkCoord> chunks = painter.Chunks(chunk_size);
-  const size_t batch = std::max<size_t>(1, world.limits().max_chunks_per_request());
-  const ChunkRequestOptions options = painter.ChunkOptions(chunk_size);
-  for (size_t begin = 0; begin < chunks.size(); begin += batch) {
-    const size_t count = std::min(batch, chunks.size() - begin);
-    absl::Status status =
-        client.GenerateChunks(absl::MakeConstSpan(chunks.data() + begin, count), options,
-                              [&](ChunkView chunk) { painter.Paint(chunk); });
-    if (!status.ok()) return status;
+                                      int chunk_size, int scale) {
+  if (scale < 1 || scale > kMaxRenderScale) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("scale %d is not in [1, %d] blocks per pixel", scale, kMaxRenderScale));
+  }
+  if (layer.kind == RenderLayer::Kind::kSplat && scale != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "splat:%d is drawn from chunks' splat textures, at 1 block per pixel only (asked for %d)",
+        layer.texture, scale));
+  }
+  RegionPainter painter(world, region, layer, scale);
+  if (scale == 1) {
+    const std::vector<ChunkCoord> chunks = painter.Chunks(chunk_size);
+    const size_t batch = std::max<size_t>(1, world.limits().max_chunks_per_request());
+    const ChunkRequestOptions options = painter.ChunkOptions(chunk_size);
+    for (size_t begin = 0; begin < chunks.size(); begin += batch) {
+      const size_t count = std::min(batch, chunks.size() - begin);
+      absl::Status status =
+          client.GenerateChunks(absl::MakeConstSpan(chunks.data() + begin, count), options,
+                                [&](ChunkView chunk) { painter.Paint(chunk); });
+      if (!status.ok()) return status;
+    }
+    return painter.Finish();
+  }
+  const std::vector<std::pair<double, double>> points = painter.Points();
+  const size_t batch = std::max<size_t>(1, world.limits().max_points_per_request());
+  const PointRequestOptions options = painter.PointOptions();
+  for (size_t begin = 0; begin < points.size(); begin += batch) {
+    const size_t count = std::min(batch, points.size() - begin);
+    absl::StatusOr<std::vector<PointSample>> samples =
+        client.SamplePoints(absl::MakeConstSpan(points.data() + begin, count), options);
+    if (!samples.ok()) return samples.status();
+    for (size_t k = 0; k < samples->size(); ++k) {
+      const auto& [x, z] = points[begin + k];
+      painter.Paint(static_cast<int64_t>(x), static_cast<int64_t>(z), (*samples)[k]);
+    }
   }
   return painter.Finish();
 }

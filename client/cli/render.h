@@ -1,12 +1,26 @@
-// `worldgen render`: a map image of a block region, one pixel per column, drawing one layer:
+// `worldgen render` and the map viewer's tiles (client/viewer): a map image of a block region,
+// drawing one layer:
 //
 //   dominant   the dominant biome's colour, lit by ReliefLight (client/rgb_image.h) (default);
 //   blend      the biome colours mixed by weight, unshaded: transitions show as gradients;
 //   source     the biome source's unblended biome colour (the raw map the blender reads), unshaded;
 //   height     grey, 150 x ReliefLight: relief and altitude;
-//   weight:ID  grey = 255 * weight of biome ID (0 black, 1 white), unshaded.
+//   weight:ID  grey = 255 * weight of biome ID (0 black, 1 white), unshaded;
+//   splat:T    the R, G and B channels of splat texture T (the weights of the biomes at positions
+//              4T..4T+2 of WorldDescription.splat_channel_biome_ids; channel A is not drawn).
 //
-// The image is (max_x - min_x + 1) x (max_z - min_z + 1) pixels, x to the right, z downwards.
+// Scale: at scale 1 one pixel is one column, blended a chunk at a time (GenerateChunk). At scale
+// s > 1 one pixel stands for s x s columns and shows the one at its centre, (min + s*p + s/2)
+// (integer division), blended as a point (SampleWeights): a sparse view of a large area, which
+// costs one blend per pixel whatever s is. Columns are integers, so a pixel equals the column's
+// value in a chunk bit for bit. Splat textures come only with chunks: splat:T needs scale 1.
+//
+// Shading is the same function of a column's height and its north-west neighbour's (one pixel
+// away) wherever a region starts: altitude is measured against the world's height range (every
+// biome's height_base +- height_amplitude), not the region's, so adjacent regions (the viewer's
+// tiles) meet without seams.
+//
+// The image is ceil(width / s) x ceil(height / s) pixels, x to the right, z downwards.
 #ifndef WORLDGEN_CLIENT_CLI_RENDER_H_
 #define WORLDGEN_CLIENT_CLI_RENDER_H_
 
@@ -36,59 +50,86 @@ struct BlockRegion {
 // Images are limited to this many pixels (a 8192 x 8192 map).
 inline constexpr int64_t kMaxRenderPixels = int64_t{8192} * 8192;
 
-// Parses "minx,minz,maxx,maxz" (integers, min <= max, at most kMaxRenderPixels columns).
-absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text);
+// Largest scale (blocks per pixel) RenderRegion accepts.
+inline constexpr int kMaxRenderScale = 1024;
+
+// Parses "minx,minz,maxx,maxz" (integers, min <= max, at most kMaxRenderPixels pixels at `scale`
+// columns per pixel side, scale in [1, kMaxRenderScale]).
+absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text, int scale = 1);
 
 struct RenderLayer {
-  enum class Kind { kDominant, kBlend, kSource, kHeight, kWeight };
+  enum class Kind { kDominant, kBlend, kSource, kHeight, kWeight, kSplat };
   Kind kind = Kind::kDominant;
   uint32_t biome_id = 0;  // kWeight only.
+  uint32_t texture = 0;   // kSplat only.
 };
 
-// Parses a --layer value: "dominant", "blend", "source", "height" or "weight:ID" with ID a biome id
-// (decimal). INVALID_ARGUMENT naming the value and the accepted forms otherwise.
+// Parses a --layer value: "dominant", "blend", "source", "height", "weight:ID" with ID a biome id or
+// "splat:T" with T a texture index (decimal). INVALID_ARGUMENT naming the value and the accepted
+// forms otherwise.
 absl::StatusOr<RenderLayer> ParseRenderLayer(absl::string_view text);
 
-// OK, or INVALID_ARGUMENT if the layer names a biome id that `world`'s biome table lacks.
+// OK, or INVALID_ARGUMENT if the layer names a biome id that `world`'s biome table lacks or a splat
+// texture past its last.
 absl::Status CheckRenderLayer(const RenderLayer& layer, const v1::WorldDescription& world);
 
-// Paints one layer of a region from chunks that arrive in any order. Not thread-safe.
+// Paints one layer of a region from chunks (scale 1) or point samples (any scale) that arrive in
+// any order. Not thread-safe.
 class RegionPainter {
  public:
-  RegionPainter(const v1::WorldDescription& world, const BlockRegion& region, RenderLayer layer);
+  // `scale` in [1, kMaxRenderScale].
+  RegionPainter(const v1::WorldDescription& world, const BlockRegion& region, RenderLayer layer,
+                int scale = 1);
+
+  int width() const { return static_cast<int>(window_width_ - 1); }
+  int height() const { return static_cast<int>(window_height_ - 1); }
 
   // The chunk fields the layer needs.
   ChunkRequestOptions ChunkOptions(int chunk_size) const;
-  // Every chunk of `chunk_size` the image needs: those touching the region, plus the column to the
-  // north-west of it that the shading of the top row and left column reads.
+  // Every chunk of `chunk_size` holding a column the image shows, plus the pixel to the north-west
+  // that the shading of the top row and left column reads.
   std::vector<ChunkCoord> Chunks(int chunk_size) const;
+  // The same columns as points, row by row (the sampling for scale > 1).
+  std::vector<std::pair<double, double>> Points() const;
+  PointRequestOptions PointOptions() const;
 
-  // Paints the chunk's columns that fall in the image (others are ignored). The chunk must carry
+  // Paints the chunk's columns that the image shows (others are ignored). The chunk must carry
   // what ChunkOptions asked for.
   void Paint(const ChunkView& chunk);
+  // Paints the sample of column (x, z) if the image shows it (else ignored). It must carry what
+  // PointOptions asked for. kSplat cannot be painted from samples (ignored).
+  void Paint(int64_t x, int64_t z, const PointSample& sample);
 
-  // The image; columns no chunk painted are black.
+  // The image; pixels nothing painted are black.
   RgbImage Finish() const;
 
  private:
   bool shaded() const;
-  // Index into the painted window (the region plus one column north and west), or -1 if outside.
+  // The column pixel p of the window shows along one axis whose region starts at `min`.
+  int64_t Column(int64_t min, int64_t p) const { return min + scale_ * (p - 1) + scale_ / 2; }
+  // Index into the painted window (the image plus one pixel north and west) of the pixel showing
+  // column (x, z), or -1 if no pixel shows it.
   int64_t WindowIndex(int64_t x, int64_t z) const;
   void SetColor(int64_t index, uint32_t biome_id);
+  void SetMix(int64_t index, const double (&rgb)[3]);
 
   RenderLayer layer_;
   BlockRegion region_;
+  int scale_ = 1;
   int64_t window_width_ = 0, window_height_ = 0;
+  float lowest_ = 0, highest_ = 0;  // The world's height range, for the shading.
   absl::flat_hash_map<uint32_t, v1::Color> colors_;
-  std::vector<float> heights_;  // Per window column, for the shaded layers.
-  std::vector<uint8_t> rgb_;    // Per window column, for the other layers (3 bytes each).
+  std::vector<float> heights_;  // Per window pixel, for the shaded layers.
+  std::vector<uint8_t> rgb_;    // Per window pixel, for the other layers (3 bytes each).
 };
 
-// Fetches the chunks of `chunk_size` that RegionPainter asks for, in requests of at most the
-// server's max_chunks_per_request, and paints them.
+// Renders `layer` of `region` at `scale` blocks per pixel: at scale 1 from the chunks of
+// `chunk_size` RegionPainter asks for, in requests of at most the server's max_chunks_per_request;
+// at larger scales from point samples, in requests of at most max_points_per_request.
+// INVALID_ARGUMENT for a scale out of range or splat at a scale past 1.
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
-                                      int chunk_size);
+                                      int chunk_size, int scale = 1);
 
 }  // namespace worldgen::cli
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -47,13 +50,14 @@ TEST(ParseRenderLayerTest, RejectsOtherTextsNamingTheForms) {
     EXPECT_EQ(layer.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   EXPECT_NE(ParseRenderLayer("shade").status().message().find(
-                "dominant, blend, source, height or weight:ID"),
+                "dominant, blend, source, height, weight:ID or splat:T"),
             absl::string_view::npos);
   EXPECT_NE(ParseRenderLayer("weight:x").status().message().find("not a biome id"),
             absl::string_view::npos);
 }
 
-// A world of two biomes: 2 is pure red, 5 is (0, 100, 50).
+// A world of two biomes: 2 is pure red, 5 is (0, 100, 50); heights between 0 and 8 (4 +- 4), one
+// splat texture.
 v1::WorldDescription TwoBiomeWorld() {
   v1::WorldDescription world;
   world.mutable_config()->set_name("pair");
@@ -64,6 +68,11 @@ v1::WorldDescription TwoBiomeWorld() {
   green->set_id(5);
   green->mutable_color()->set_g(100);
   green->mutable_color()->set_b(50);
+  for (v1::BiomeConfig* biome : {red, green}) {
+    biome->set_height_base(4);
+    biome->set_height_amplitude(4);
+    world.add_splat_channel_biome_ids(biome->id());
+  }
   return world;
 }
 
@@ -90,6 +99,14 @@ ChunkView TwoBiomeChunk(int64_t cx, int64_t cz) {
       data.add_source_biome(lx < 3 ? 2 : 5);
     }
   }
+  // Texel (lx, lz) = (lx, lz, 7, 255 - lx - lz).
+  std::string texels;
+  for (int lz = 0; lz < 8; ++lz) {
+    for (int lx = 0; lx < 8; ++lx) {
+      for (int v : {lx, lz, 7, 255 - lx - lz}) texels.push_back(static_cast<char>(v));
+    }
+  }
+  data.add_splat_textures(std::move(texels));
   absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(data));
   EXPECT_TRUE(view.ok()) << view.status();
   return *std::move(view);
@@ -221,6 +238,106 @@ TEST(RegionPainterTest, ChunkOrderDoesNotMatterAndUnpaintedColumnsAreBlack) {
   const RgbImage image = half.Finish();
   EXPECT_NE(Pixel(image, 0, 0)[0], 0);
   for (int x = 8; x < 16; ++x) EXPECT_EQ(Pixel(image, x, 3)[0] + Pixel(image, x, 3)[1], 0) << x;
+}
+
+// The sample a point call returns for column (x, z) of TwoBiomeChunk(0, 0): its values there.
+PointSample SampleOf(const ChunkView& chunk, int64_t x, int64_t z) {
+  PointSample sample;
+  for (uint32_t id : chunk.biome_ids()) {
+    const float w = chunk.WeightAtColumn(id, x, z);
+    if (w != 0.0f) sample.weights.push_back({id, w});
+  }
+  const int lx = static_cast<int>(x - chunk.origin_x()), lz = static_cast<int>(z - chunk.origin_z());
+  sample.height = chunk.Height(lx, lz);
+  sample.dominant_biome = chunk.DominantBiome(lx, lz);
+  sample.source_biome = chunk.SourceBiome(lx, lz);
+  return sample;
+}
+
+TEST(RegionPainterTest, ScaleShowsTheCentreColumnOfEachSquare) {
+  const ChunkView chunk = TwoBiomeChunk(0, 0);
+  const RgbImage full = Render("blend", {0, 0, 7, 7});
+  RegionPainter scaled(TwoBiomeWorld(), {0, 0, 7, 6}, {RenderLayer::Kind::kBlend}, 2);
+  EXPECT_EQ(scaled.width(), 4);
+  EXPECT_EQ(scaled.height(), 4);  // 7 rows: the last square is cut short.
+  const std::vector<std::pair<double, double>> points = scaled.Points();
+  ASSERT_EQ(points.size(), 16u);
+  EXPECT_EQ(points[0], std::make_pair(1.0, 1.0));
+  EXPECT_EQ(points[5], std::make_pair(3.0, 3.0));
+  EXPECT_EQ(points[15], std::make_pair(7.0, 7.0));
+  scaled.Paint(chunk);
+  const RgbImage image = scaled.Finish();
+  for (int py = 0; py < 4; ++py) {
+    for (int px = 0; px < 4; ++px) {
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_EQ(Pixel(image, px, py)[k], Pixel(full, 2 * px + 1, 2 * py + 1)[k]) << px << py;
+      }
+    }
+  }
+}
+
+// Point samples paint the bytes chunks paint, for every layer that has them, at any scale: the
+// viewer's zoomed-out tiles and `render --scale` agree with the chunk path wherever both exist.
+TEST(RegionPainterTest, PointSamplesPaintWhatChunksPaint) {
+  const ChunkView chunk = TwoBiomeChunk(0, 0);
+  for (const char* text : {"dominant", "blend", "source", "height", "weight:2", "weight:5"}) {
+    for (int scale : {1, 3}) {
+      const BlockRegion region{1, 1, 7, 7};
+      RegionPainter from_chunk(TwoBiomeWorld(), region, *ParseRenderLayer(text), scale);
+      RegionPainter from_points(TwoBiomeWorld(), region, *ParseRenderLayer(text), scale);
+      from_chunk.Paint(chunk);
+      for (const auto& [x, z] : from_points.Points()) {
+        if (!chunk.ContainsColumn(static_cast<int64_t>(x), static_cast<int64_t>(z))) continue;
+        from_points.Paint(static_cast<int64_t>(x), static_cast<int64_t>(z),
+                          SampleOf(chunk, static_cast<int64_t>(x), static_cast<int64_t>(z)));
+      }
+      const RgbImage a = from_chunk.Finish(), b = from_points.Finish();
+      EXPECT_EQ(a.pixels, b.pixels) << text << " at scale " << scale;
+      EXPECT_NE(std::count(a.pixels.begin(), a.pixels.end(), 0), static_cast<long>(a.pixels.size()))
+          << text;
+    }
+  }
+}
+
+// Tiles meet without seams: a column is lit the same whichever region it is rendered in.
+TEST(RegionPainterTest, ShadingDoesNotDependOnWhereTheRegionStarts) {
+  for (const char* text : {"dominant", "height"}) {
+    const RgbImage large = Render(text, {1, 1, 7, 7});
+    const RgbImage small = Render(text, {4, 3, 6, 7});
+    for (int z = 3; z <= 7; ++z) {
+      for (int x = 4; x <= 6; ++x) {
+        for (int k = 0; k < 3; ++k) {
+          EXPECT_EQ(Pixel(small, x - 4, z - 3)[k], Pixel(large, x - 1, z - 1)[k]) << text;
+        }
+      }
+    }
+  }
+}
+
+TEST(RegionPainterTest, SplatDrawsATexturesRgbChannels) {
+  const RgbImage image = Render("splat:0", {0, 0, 7, 7});
+  for (int z = 0; z < 8; ++z) {
+    for (int x = 0; x < 8; ++x) {
+      EXPECT_EQ(Pixel(image, x, z)[0], x);
+      EXPECT_EQ(Pixel(image, x, z)[1], z);
+      EXPECT_EQ(Pixel(image, x, z)[2], 7);
+    }
+  }
+  RegionPainter painter(TwoBiomeWorld(), {0, 0, 7, 7}, *ParseRenderLayer("splat:0"));
+  EXPECT_TRUE(painter.ChunkOptions(8).splat);
+  EXPECT_TRUE(CheckRenderLayer(*ParseRenderLayer("splat:0"), TwoBiomeWorld()).ok());
+  absl::Status past = CheckRenderLayer(*ParseRenderLayer("splat:1"), TwoBiomeWorld());
+  EXPECT_NE(past.message().find("has 1 splat texture(s)"), absl::string_view::npos) << past;
+  EXPECT_NE(ParseRenderLayer("splat:x").status().message().find("not a texture index"),
+            absl::string_view::npos);
+}
+
+TEST(RegionPainterTest, ScaleIsBoundedAndCountsPixelsNotColumns) {
+  EXPECT_TRUE(ParseBlockRegion("0,0,65535,65535", 8).ok());
+  EXPECT_FALSE(ParseBlockRegion("0,0,65535,65535", 1).ok());
+  EXPECT_NE(ParseBlockRegion("0,0,1,1", 0).status().message().find("not in [1, 1024]"),
+            absl::string_view::npos);
+  EXPECT_FALSE(ParseBlockRegion("0,0,1,1", 1025).ok());
 }
 
 TEST(CheckRenderLayerTest, UnknownBiomeIdsAreNamedWithTheWorldsIds) {
