@@ -23,6 +23,7 @@
 namespace worldgen {
 namespace {
 
+using ::worldgen::testing::kAsanDeadlineFactor;
 using ::worldgen::testing::Connect;
 using ::worldgen::testing::Deadline;
 using ::worldgen::testing::ExpectPeakRssBelow;
@@ -250,9 +251,9 @@ TEST(OverloadTest, TenfoldOverloadRefusesFastFinishesAdmittedCallsAndKeepsProbes
 }
 
 // N players loading their surroundings at the same moment: N 16-chunk streams of 16^2 chunks (the
-// load generator's spiral pattern sends these) opened at once on one channel, 10 s deadline. The
-// server can serve all of them well within it, so none may be refused (a bound of 1,024 waiting
-// tasks refused most of 200 such streams).
+// load generator's spiral pattern sends these) opened at once on one channel, 10 s deadline (30 s
+// in an AddressSanitizer build: kAsanDeadlineFactor). The server can serve all of them well within
+// it, so none may be refused (a bound of 1,024 waiting tasks refused most of 200 such streams).
 void ExpectBurstServedWithoutRefusals(int streams) {
   std::unique_ptr<ServerProcess> server = StartServer({});
   ASSERT_TRUE(server);
@@ -265,7 +266,8 @@ void ExpectBurstServedWithoutRefusals(int streams) {
   for (int i = 0; i < streams; ++i) {
     // Every player somewhere else: 4x4 chunks around its own position.
     const int64_t x = (i % 40) * 8 - 160, z = (i / 40) * 8 - 100;
-    new StreamCall(stub.get(), RegionRequest(x, z, x + 3, z + 3, 16), absl::Seconds(10),
+    new StreamCall(stub.get(), RegionRequest(x, z, x + 3, z + 3, 16),
+                   absl::Seconds(10 * kAsanDeadlineFactor),
                    [&](StreamCall::Result result) {
                      {
                        std::lock_guard<std::mutex> lock(mu);
