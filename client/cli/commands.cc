@@ -1,5 +1,6 @@
 #include "client/cli/commands.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "client/cli/load_generator.h"
 #include "client/cli/output.h"
 #include "client/cli/render.h"
+#include "client/viewer/map_viewer.h"
 #include "client/worldgen_client.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:50051",
@@ -59,6 +61,10 @@ ABSL_FLAG(int, hot_set, 64, "hot: number of distinct chunks.");
 ABSL_FLAG(uint64_t, seed, 1,
           "Seed of the chunk choice (runs with the same seed ask for the same chunks).");
 ABSL_FLAG(bool, progress, true, "Print a progress line on stderr every second.");
+ABSL_FLAG(std::string, listen, "127.0.0.1:8080",
+          "view: address:port the map viewer's HTTP server listens on (port 0: any free one).");
+ABSL_FLAG(int, max_tile_renders, 4,
+          "view: tiles rendered at once, i.e. calls in flight towards the worldgen server.");
 
 namespace worldgen::cli {
 namespace {
@@ -214,9 +220,8 @@ int RunRender(const std::vector<std::string>& args) {
   if (absl::Status known = CheckRenderLayer(*layer, *world); !known.ok()) {
     return Usage(std::string(known.message()));
   }
-  // Large chunks mean fewer, bigger messages; the server says how large it accepts.
   int size = absl::GetFlag(FLAGS_size);
-  if (size == 0) size = static_cast<int>(std::min<uint32_t>(64, world->limits().max_chunk_size()));
+  if (size == 0) size = DefaultRenderChunkSize(*world);
   absl::StatusOr<RgbImage> image = RenderRegion(**client, *world, *region, *layer, size, scale);
   if (!image.ok()) return Fail(image.status());
   const std::string out = absl::GetFlag(FLAGS_out);
@@ -277,6 +282,35 @@ int RunLoad(const std::vector<std::string>& args) {
   return report->error_count() == 0 ? kExitOk : kExitError;
 }
 
+int RunView(const std::vector<std::string>& args) {
+  if (!args.empty()) return Usage("view takes no positional arguments (use --listen)");
+  viewer::ViewerOptions options;
+  options.target = absl::GetFlag(FLAGS_target);
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.max_tile_renders = absl::GetFlag(FLAGS_max_tile_renders);
+  options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
+  options.max_retries = absl::GetFlag(FLAGS_retries);
+  if (options.max_tile_renders < 1 || options.max_tile_renders > 64) {
+    return Usage("--max_tile_renders must be in [1, 64]");
+  }
+  // Blocked before civetweb starts its threads, which inherit the mask: only sigwait sees them.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  absl::StatusOr<std::unique_ptr<viewer::MapViewer>> view = viewer::MapViewer::Start(options);
+  if (!view.ok()) return Fail(view.status());
+  std::cout << absl::StrFormat("worldgen view: http://%s:%d/ (worlds of %s)\n",
+                               options.listen.substr(0, options.listen.rfind(':')),
+                               (*view)->port(), options.target)
+            << std::flush;
+  int signal = 0;
+  sigwait(&stop, &signal);
+  std::cerr << "worldgen view: stopping\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 const std::vector<std::string>& GlobalFlags() {
@@ -320,6 +354,13 @@ const std::vector<Subcommand>& Subcommands() {
        "unknown layer, biome id or texture is a usage error.",
        {"region", "out", "size", "layer", "scale"},
        RunRender},
+      {"view",
+       "",
+       "Serves a browser map viewer of the target's worlds on --listen (default "
+       "http://127.0.0.1:8080/): pan and zoom from 4 pixels per block to 1:256, layers, hover "
+       "readout, two worlds side by side; tiles are `render`'s images. Runs until SIGINT/SIGTERM.",
+       {"listen", "max_tile_renders"},
+       RunView},
       {"health",
        "",
        "Calls grpc.health.v1.Health/Check and prints the status. Exit code 0 iff "

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace worldgen::cli {
@@ -31,6 +32,14 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
   std::string json;
   auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
   if (!status.ok()) return absl::InternalError(std::string(status.message()));
+  return json;
+}
+
+std::string JsonString(absl::string_view text) {
+  google::protobuf::Value value;
+  value.set_string_value(std::string(text));
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(value, &json).ok()) return "\"(not UTF-8)\"";
   return json;
 }
 

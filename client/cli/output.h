@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "client/chunk_view.h"
 #include "google/protobuf/message.h"
 #include "worldgen/v1/worldgen.pb.h"
@@ -19,6 +20,9 @@
 namespace worldgen::cli {
 
 absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message);
+
+// `text` as a JSON string (quoted and escaped); text that is not UTF-8 becomes "(not UTF-8)".
+std::string JsonString(absl::string_view text);
 
 // Biome id -> name, from a world description.
 absl::flat_hash_map<uint32_t, std::string> BiomeNames(const v1::WorldDescription& world);

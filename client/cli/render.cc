@@ -295,6 +295,10 @@ RgbImage RegionPainter::Finish() const {
   return image;
 }
 
+int DefaultRenderChunkSize(const v1::WorldDescription& world) {
+  return static_cast<int>(std::min<uint32_t>(64, world.limits().max_chunk_size()));
+}
+
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
                                       int chunk_size, int scale) {

@@ -123,6 +123,10 @@ class RegionPainter {
   std::vector<uint8_t> rgb_;    // Per window pixel, for the other layers (3 bytes each).
 };
 
+// The chunk size RenderRegion is given by default: large chunks mean fewer, bigger messages; 64,
+// or the largest the server accepts if smaller.
+int DefaultRenderChunkSize(const v1::WorldDescription& world);
+
 // Renders `layer` of `region` at `scale` blocks per pixel: at scale 1 from the chunks of
 // `chunk_size` RegionPainter asks for, in requests of at most the server's max_chunks_per_request;
 // at larger scales from point samples, in requests of at most max_points_per_request.

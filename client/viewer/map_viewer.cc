@@ -1,0 +1,386 @@
+#include "client/viewer/map_viewer.h"
+
+#include <CivetServer.h>
+#include <civetweb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <semaphore>
+
+#include "absl/strings/match.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/output.h"
+#include "client/cli/render.h"
+#include "client/rgb_image.h"
+#include "client/viewer/viewer_assets.h"
+#include "client/worldgen_client.h"
+
+namespace worldgen::viewer {
+namespace {
+
+constexpr int kMaxTileRenders = 64;
+
+HttpResponse Text(int status, std::string message) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(message);
+  response.body += "\n";
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
+}
+
+HttpResponse Json(int status, std::string json) {
+  HttpResponse response;
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = std::move(json);
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
+}
+
+HttpResponse JsonError(int status, absl::string_view message) {
+  return Json(status, absl::StrCat("{\"error\":", cli::JsonString(message), "}"));
+}
+
+// The HTTP status for a failed gRPC call: the server said the request is wrong (400, 404), or
+// it could not answer (503).
+int HttpStatusOf(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    default:
+      return 503;
+  }
+}
+
+// FNV-1a over the world's configuration in deterministic wire form: changes when any of it does.
+std::string VersionOf(const v1::WorldDescription& world) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    world.config().SerializeToCodedStream(&coded);
+  }
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
+  return absl::StrFormat("%016x", hash);
+}
+
+// The value of `name` in a raw query string ("a=1&b=2"), URL-decoded; empty if absent.
+std::string QueryValue(absl::string_view query, absl::string_view name) {
+  for (absl::string_view pair : absl::StrSplit(query, '&')) {
+    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    if (kv.first != name) continue;
+    std::string raw(kv.second), decoded(raw.size() + 1, '\0');
+    const int n = mg_url_decode(raw.c_str(), static_cast<int>(raw.size()), decoded.data(),
+                                static_cast<int>(decoded.size()), /*is_form_url_encoded=*/1);
+    decoded.resize(n < 0 ? 0 : static_cast<size_t>(n));
+    return decoded;
+  }
+  return "";
+}
+
+// Diagonal dark-red stripes: what a tile shows while the worldgen server cannot be reached.
+std::string ErrorTilePng() {
+  RgbImage image(kTilePixels, kTilePixels);
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      const bool stripe = ((x + y) / 16) % 2 == 0;
+      uint8_t* p = image.at(x, y);
+      p[0] = stripe ? 120 : 70;
+      p[1] = p[2] = stripe ? 30 : 20;
+    }
+  }
+  absl::StatusOr<std::string> png = EncodePng(image);
+  return png.ok() ? *std::move(png) : std::string();
+}
+
+}  // namespace
+
+absl::StatusOr<TileAddress> ParseTilePath(absl::string_view path) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(path, '/');
+  // "", "tiles", world, layer, z, x, "y.png"
+  if (parts.size() != 7 || !parts[0].empty() || parts[1] != "tiles" ||
+      !absl::EndsWith(parts[6], ".png")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", path, "\" is not a tile path: /tiles/WORLD/LAYER/Z/X/Y.png"));
+  }
+  TileAddress tile;
+  tile.world = std::string(parts[2]);
+  tile.layer = std::string(parts[3]);
+  absl::string_view y = parts[6];
+  y.remove_suffix(4);
+  if (!absl::SimpleAtoi(parts[4], &tile.zoom) || tile.zoom < kMinZoom || tile.zoom > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("zoom \"", parts[4], "\" is not an integer in [", kMinZoom, ", 0]"));
+  }
+  if (!absl::SimpleAtoi(parts[5], &tile.x) || !absl::SimpleAtoi(y, &tile.y) ||
+      std::abs(tile.x) > (int64_t{1} << 40) || std::abs(tile.y) > (int64_t{1} << 40)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tile \"", parts[5], "/", y, "\" is not a pair of integers"));
+  }
+  return tile;
+}
+
+struct MapViewer::State {
+  struct World {
+    v1::WorldDescription description;
+    std::string version;
+    absl::Time fetched;
+  };
+
+  // Serves every GET through MapViewer::Get.
+  class Handler : public CivetHandler {
+   public:
+    explicit Handler(MapViewer* viewer) : viewer_(viewer) {}
+    bool handleGet(CivetServer*, mg_connection* conn) override {
+      const mg_request_info* request = mg_get_request_info(conn);
+      const char* if_none_match = mg_get_header(conn, "If-None-Match");
+      const HttpResponse response =
+          viewer_->Get(request->local_uri ? request->local_uri : "/",
+                       request->query_string ? request->query_string : "",
+                       if_none_match ? if_none_match : "");
+      mg_response_header_start(conn, response.status);
+      mg_response_header_add(conn, "Content-Type", response.content_type.c_str(), -1);
+      const std::string length = absl::StrCat(response.body.size());
+      mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
+      for (const auto& [name, value] : response.headers) {
+        mg_response_header_add(conn, name.c_str(), value.c_str(), -1);
+      }
+      mg_response_header_send(conn);
+      if (!response.body.empty()) mg_write(conn, response.body.data(), response.body.size());
+      return true;
+    }
+
+   private:
+    MapViewer* viewer_;
+  };
+
+  explicit State(const ViewerOptions& options)
+      : options(options),
+        renders(std::clamp(options.max_tile_renders, 1, kMaxTileRenders)),
+        error_tile(ErrorTilePng()) {}
+
+  // The client for `world` ("" = the server's default), made on first use.
+  absl::StatusOr<Client*> ClientFor(const std::string& world) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::unique_ptr<Client>& client = clients[world];
+    if (!client) {
+      ClientOptions client_options;
+      client_options.world = world;
+      client_options.deadline = options.deadline;
+      client_options.max_retries = options.max_retries;
+      absl::StatusOr<std::unique_ptr<Client>> made = Client::Connect(options.target, client_options);
+      if (!made.ok()) return made.status();
+      client = *std::move(made);
+    }
+    return client.get();
+  }
+
+  // `world`'s description, fetched again once older than describe_ttl.
+  absl::StatusOr<World> Describe(const std::string& world) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = worlds.find(world);
+      if (it != worlds.end() && absl::Now() - it->second.fetched < options.describe_ttl) {
+        return it->second;
+      }
+    }
+    absl::StatusOr<Client*> client = ClientFor(world);
+    if (!client.ok()) return client.status();
+    absl::StatusOr<v1::WorldDescription> description = (*client)->DescribeWorld();
+    if (!description.ok()) return description.status();
+    World fresh{*std::move(description), "", absl::Now()};
+    fresh.version = VersionOf(fresh.description);
+    std::lock_guard<std::mutex> lock(mu);
+    worlds[world] = fresh;
+    return fresh;
+  }
+
+  HttpResponse Worlds() {
+    absl::StatusOr<World> first = Describe("");
+    if (!first.ok()) return JsonError(HttpStatusOf(first.status()), first.status().ToString());
+    std::string json = absl::StrCat("{\"target\":", cli::JsonString(options.target),
+                                    ",\"default\":", cli::JsonString(first->description.config().name()),
+                                    ",\"worlds\":[");
+    bool comma = false;
+    for (const std::string& name : first->description.available_worlds()) {
+      absl::StatusOr<World> world = Describe(name);
+      if (!world.ok()) return JsonError(HttpStatusOf(world.status()), world.status().ToString());
+      absl::StatusOr<std::string> description = cli::ToJson(world->description);
+      if (!description.ok()) return JsonError(500, description.status().ToString());
+      absl::StrAppend(&json, comma ? "," : "", "{\"name\":", cli::JsonString(name),
+                      ",\"version\":\"", world->version, "\",\"description\":", *description, "}");
+      comma = true;
+    }
+    absl::StrAppend(&json, "]}");
+    return Json(200, std::move(json));
+  }
+
+  HttpResponse Sample(absl::string_view query) {
+    const std::string world = QueryValue(query, "world");
+    double x = 0, z = 0;
+    if (!absl::SimpleAtod(QueryValue(query, "x"), &x) ||
+        !absl::SimpleAtod(QueryValue(query, "z"), &z) || !std::isfinite(x) || !std::isfinite(z)) {
+      return JsonError(400, "sample wants ?world=NAME&x=X&z=Z with numbers X and Z");
+    }
+    absl::StatusOr<Client*> client = ClientFor(world);
+    if (!client.ok()) return JsonError(400, client.status().ToString());
+    v1::SampleWeightsRequest request;
+    v1::Point* point = request.add_points();
+    point->set_x(x);
+    point->set_z(z);
+    request.set_include_heights(true);
+    request.set_include_source_biome(true);
+    absl::StatusOr<v1::SampleWeightsResponse> response = (*client)->SampleWeights(request);
+    if (!response.ok()) {
+      return JsonError(HttpStatusOf(response.status()), response.status().ToString());
+    }
+    absl::StatusOr<std::string> json = cli::ToJson(*response);
+    if (!json.ok()) return JsonError(500, json.status().ToString());
+    return Json(200, *std::move(json));
+  }
+
+  HttpResponse Unavailable(const absl::Status& status) {
+    HttpResponse response;
+    response.status = 503;
+    response.content_type = "image/png";
+    response.body = error_tile;
+    // Header values are one line.
+    std::string reason = status.ToString();
+    std::replace_if(reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+    response.headers.emplace_back("X-Worldgen-Error", reason);
+    response.headers.emplace_back("Cache-Control", "no-store");
+    return response;
+  }
+
+  HttpResponse Tile(absl::string_view path, absl::string_view query,
+                    absl::string_view if_none_match) {
+    absl::StatusOr<TileAddress> tile = ParseTilePath(path);
+    if (!tile.ok()) return Text(400, std::string(tile.status().message()));
+    absl::StatusOr<World> world = Describe(tile->world);
+    if (!world.ok()) {
+      const int status = HttpStatusOf(world.status());
+      return status == 503 ? Unavailable(world.status())
+                           : Text(status, world.status().ToString());
+    }
+    absl::StatusOr<cli::RenderLayer> layer = cli::ParseRenderLayer(tile->layer);
+    if (!layer.ok()) return Text(400, std::string(layer.status().message()));
+    if (absl::Status known = cli::CheckRenderLayer(*layer, world->description); !known.ok()) {
+      return Text(400, std::string(known.message()));
+    }
+    const int64_t span = int64_t{kTilePixels} * tile->scale();
+    const cli::BlockRegion region{tile->x * span, tile->y * span, tile->x * span + span - 1,
+                                  tile->y * span + span - 1};
+    const double bound = world->description.limits().world_coordinate_bound();
+    if (bound > 0 && (std::max(std::abs(region.min_x), std::abs(region.max_x + 1)) > bound ||
+                      std::max(std::abs(region.min_z), std::abs(region.max_z + 1)) > bound)) {
+      return Text(404, absl::StrFormat("tile %d/%d at zoom %d lies past the world's bound %g",
+                                       tile->x, tile->y, tile->zoom, bound));
+    }
+    const std::string etag = absl::StrCat("\"", world->version, "\"");
+    const bool current = QueryValue(query, "v") == world->version;
+    const std::string cache_control =
+        current ? "public, max-age=31536000, immutable" : "no-cache";
+    if (if_none_match == etag) {
+      HttpResponse response = Text(304, "");
+      response.body.clear();
+      response.headers = {{"ETag", etag}, {"Cache-Control", cache_control}};
+      return response;
+    }
+    absl::StatusOr<Client*> client = ClientFor(tile->world);
+    if (!client.ok()) return Unavailable(client.status());
+    absl::StatusOr<RgbImage> image;
+    {
+      renders.acquire();
+      image = cli::RenderRegion(**client, world->description, region, *layer,
+                                cli::DefaultRenderChunkSize(world->description), tile->scale());
+      renders.release();
+    }
+    if (!image.ok()) {
+      const int status = HttpStatusOf(image.status());
+      return status == 503 ? Unavailable(image.status())
+                           : Text(status, image.status().ToString());
+    }
+    absl::StatusOr<std::string> png = EncodePng(*image);
+    if (!png.ok()) return Text(500, png.status().ToString());
+    HttpResponse response;
+    response.content_type = "image/png";
+    response.body = *std::move(png);
+    response.headers = {{"ETag", etag}, {"Cache-Control", cache_control}};
+    return response;
+  }
+
+  HttpResponse Asset(absl::string_view path) {
+    if (path == "/") path = "/index.html";
+    for (const ViewerAsset& asset : ViewerAssets()) {
+      if (path != asset.path) continue;
+      HttpResponse response;
+      response.content_type = std::string(asset.content_type);
+      if (absl::StartsWith(response.content_type, "text/")) {
+        response.content_type += "; charset=utf-8";
+      }
+      response.body.assign(reinterpret_cast<const char*>(asset.data), asset.size);
+      response.headers.emplace_back("Cache-Control", "no-cache");
+      return response;
+    }
+    return Text(404, absl::StrCat("no page at ", path));
+  }
+
+  ViewerOptions options;
+  std::counting_semaphore<kMaxTileRenders> renders;
+  const std::string error_tile;
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<Client>> clients;
+  std::map<std::string, World> worlds;
+  std::unique_ptr<Handler> handler;
+  std::unique_ptr<CivetServer> http;  // Last: stopped first.
+};
+
+MapViewer::MapViewer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+MapViewer::~MapViewer() {
+  if (state_->http) state_->http->close();
+}
+
+absl::StatusOr<std::unique_ptr<MapViewer>> MapViewer::Start(const ViewerOptions& options) {
+  auto viewer = std::unique_ptr<MapViewer>(new MapViewer(std::make_unique<State>(options)));
+  viewer->state_->handler = std::make_unique<State::Handler>(viewer.get());
+  const std::vector<std::string> civet_options = {
+      "listening_ports", options.listen, "num_threads",
+      absl::StrCat(std::max(1, options.http_threads)), "enable_keep_alive", "yes"};
+  try {
+    viewer->state_->http = std::make_unique<CivetServer>(civet_options);
+  } catch (const CivetException& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen, ": ", e.what()));
+  }
+  viewer->state_->http->addHandler("/", viewer->state_->handler.get());
+  return viewer;
+}
+
+int MapViewer::port() const {
+  std::vector<int> ports = state_->http->getListeningPorts();
+  return ports.empty() ? 0 : ports.front();
+}
+
+HttpResponse MapViewer::Get(absl::string_view path, absl::string_view query,
+                            absl::string_view if_none_match) {
+  if (absl::StartsWith(path, "/tiles/")) return state_->Tile(path, query, if_none_match);
+  if (path == "/api/worlds") return state_->Worlds();
+  if (path == "/api/sample") return state_->Sample(query);
+  return state_->Asset(path);
+}
+
+}  // namespace worldgen::viewer

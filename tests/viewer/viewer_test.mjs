@@ -1,0 +1,303 @@
+// `worldgen view` in a real browser: Debian's chromium, headless, driven over the DevTools
+// protocol by puppeteer-core (npm; browsers cannot be downloaded here, so it drives the system one).
+// Starts a worldgen-server (the docker/worlds worlds) and the viewer on loopback, checks what issue
+// 23 asks of the page, and stops both.
+//
+//   node viewer_test.mjs WORLDGEN_SERVER WORLDGEN_CLI REPO_ROOT OUT_DIR          (ctest)
+//   node viewer_test.mjs WORLDGEN_SERVER WORLDGEN_CLI REPO_ROOT OUT_DIR --bench  (bench/viewer_bench.sh)
+//
+// Prints one line per check; exits 1 at the first failure. Bounded: every wait has a timeout.
+import {spawn, execFileSync} from 'node:child_process';
+import {readFileSync, mkdtempSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+const [serverBin, cliBin, root, outDir, mode] = process.argv.slice(2);
+const children = [];
+let browser;
+
+function fail(message) {
+  console.error(`FAIL: ${message}`);
+  throw new Error(message);
+}
+function check(ok, message) {
+  if (!ok) fail(message);
+  console.log(`ok: ${message}`);
+}
+
+// Starts `bin args` and resolves with the first match of `pattern` in its output.
+function start(bin, args, pattern) {
+  const child = spawn(bin, args, {stdio: ['ignore', 'pipe', 'pipe']});
+  children.push(child);
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${bin} did not start: ${output}`)), 15000);
+    const onData = (data) => {
+      output += data;
+      const m = output.match(pattern);
+      if (m) { clearTimeout(timer); resolve({child, match: m}); }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${bin} exited ${code}: ${output}`)));
+  });
+}
+
+async function startServer(port) {
+  const {child, match} = await start(
+      serverBin, ['--listen_address=127.0.0.1', `--port=${port}`, '--metrics_port=0',
+                  `--world_config=${path.join(root, 'docker/worlds')}`],
+      /listening on (127\.0\.0\.1:(\d+))/);
+  return {child, target: match[1], port: Number(match[2])};
+}
+
+function cli(target, args) {
+  return execFileSync(cliBin, [`--target=${target}`, ...args], {timeout: 30000}).toString();
+}
+
+// Waits until fn(arg) is true on the page; on timeout fails, with what `explain()` says if given.
+async function waitFor(page, fn, arg, what, timeout = 20000, explain = null) {
+  try {
+    await page.waitForFunction(fn, {timeout, polling: 50}, arg);
+  } catch (e) {
+    fail(`timed out waiting for ${what}${explain ? ': ' + (await explain()) : ''}`);
+  }
+}
+
+// True once pane `i`'s tile layer has tiles and none is still loading.
+function tilesSettled(i) {
+  const pane = window.worldgenViewer && window.worldgenViewer.panes[i];
+  if (!pane || !pane.tiles) return false;
+  const imgs = [...pane.map.getContainer().querySelectorAll('img.leaflet-tile')];
+  return imgs.length > 0 && !pane.tiles._loading &&
+         imgs.every((img) => img.complete && img.classList.contains('leaflet-tile-loaded'));
+}
+
+// RGBA bytes of an image (an <img> on the page matching `selector`, or a data URL), via a canvas.
+async function pixels(page, {selector, dataUrl}) {
+  return page.evaluate(async ({selector, dataUrl}) => {
+    let img = selector ? document.querySelector(selector) : new Image();
+    if (!selector) {
+      img.src = dataUrl;
+      await img.decode();
+    }
+    if (!img) return null;
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth;
+    c.height = img.naturalHeight;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    return Array.from(ctx.getImageData(0, 0, c.width, c.height).data);
+  }, {selector, dataUrl});
+}
+
+async function setView(page, x, z, zoom) {
+  await page.evaluate(({x, z, zoom}) => window.worldgenViewer.panes[0].map.setView([z, x], zoom,
+                                                                                    {animate: false}),
+                      {x, z, zoom});
+}
+
+async function run() {
+  const work = mkdtempSync(path.join(tmpdir(), 'worldgen-viewer-'));
+  let server = await startServer(0);
+  const {match: viewMatch} = await start(
+      cliBin, [`--target=${server.target}`, '--retries=1', '--deadline_ms=3000', 'view',
+               '--listen=127.0.0.1:0'],
+      /(http:\/\/127\.0\.0\.1:\d+)\//);
+  const base = viewMatch[1];
+  console.log(`server ${server.target}, viewer ${base}`);
+
+  browser = await puppeteer.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    protocolTimeout: 60000,
+  });
+  const page = await browser.newPage();
+  await page.setViewport({width: 1200, height: 800});
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('response', (r) => { if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`); });
+
+  if (mode === '--bench') return bench(page, base, server);
+
+  // 1. The page loads, tiles at three zoom levels, no console errors.
+  await page.goto(`${base}/#w=default&l=dominant&x=128&z=128&zoom=0`, {waitUntil: 'load'});
+  await waitFor(page, () => window.worldgenViewer && window.worldgenViewer.ready, null, 'the page');
+  for (const zoom of [0, -3, -6]) {
+    await setView(page, 128, 128, zoom);
+    await waitFor(page, tilesSettled, 0, `tiles at zoom ${zoom}`);
+    const srcs = await page.$$eval('#map img.leaflet-tile-loaded', (imgs) => imgs.map((i) => i.src));
+    check(srcs.length > 0 && srcs.every((s) => s.includes(`/tiles/default/dominant/${zoom}/`)),
+          `zoom ${zoom}: ${srcs.length} tiles loaded, all of zoom ${zoom}`);
+  }
+  check(errors.length === 0, `no console errors (${errors.join(' | ')})`);
+
+  // 2. A zoom-0 tile is `worldgen render`'s PNG of the same region, pixel for pixel (and byte for
+  // byte as served).
+  await setView(page, 128, 128, 0);
+  await waitFor(page, tilesSettled, 0, 'tiles at zoom 0');
+  const rendered = path.join(work, 'render.png');
+  cli(server.target, ['render', '--region=0,0,255,255', '--layer=dominant', `--out=${rendered}`]);
+  const renderBytes = readFileSync(rendered);
+  const tileSelector = '#map img.leaflet-tile-loaded[src*="/tiles/default/dominant/0/0/0.png"]';
+  const tilePixels = await pixels(page, {selector: tileSelector});
+  const renderPixels =
+      await pixels(page, {dataUrl: `data:image/png;base64,${renderBytes.toString('base64')}`});
+  check(tilePixels && tilePixels.length === 256 * 256 * 4 &&
+            tilePixels.every((v, i) => v === renderPixels[i]),
+        'tile 0/0/0 shows the pixels of `worldgen render --region=0,0,255,255`');
+  const served = Buffer.from(await (await fetch(`${base}/tiles/default/dominant/0/0/0.png`)).arrayBuffer());
+  check(served.equals(renderBytes), 'and is the same PNG file');
+
+  // 3. The hover readout at a pixel is SampleWeights at that block. Zoomed in to 4 pixels per block
+  // (zoom 0 tiles enlarged), so that the pointer lands inside the block whatever the rounding.
+  // A block on a border (two or more weights): the first of a grid of candidates.
+  const grid = [];
+  for (let z = 37; z < 1024; z += 100) for (let x = 0; x < 1024; x += 16) grid.push([x, z]);
+  const candidates = JSON.parse(cli(server.target, ['sample', '--json', ...grid.flat().map(String)]))
+                         .samples;
+  const border = candidates.findIndex((s) => s.weights.length >= 2);
+  check(border >= 0, `a border block: (${grid[border]})`);
+  const [bx, bz] = grid[border];
+  await setView(page, bx, bz, 2);
+  await waitFor(page, tilesSettled, 0, 'tiles at zoom 2');
+  const at = await page.evaluate(({bx, bz}) => {
+    const map = window.worldgenViewer.panes[0].map;
+    const p = map.latLngToContainerPoint([bz + 0.5, bx + 0.5]);
+    const box = map.getContainer().getBoundingClientRect();
+    return {x: Math.round(box.left + p.x), y: Math.round(box.top + p.y)};
+  }, {bx, bz});
+  await page.mouse.move(at.x, at.y);
+  await waitFor(page, ({bx, bz}) => {
+    const r = document.getElementById('readout');
+    return r.dataset.x === String(bx) && r.dataset.z === String(bz);
+  }, {bx, bz}, 'the readout', 20000, async () => page.$eval('#readout', (r) => r.textContent));
+  const shown = JSON.parse(await page.$eval('#readout', (r) => r.dataset.sample));
+  const sampled = JSON.parse(cli(server.target, ['sample', '--json', '--source_biome', String(bx),
+                                                 String(bz)])).samples[0];
+  check(JSON.stringify(shown) === JSON.stringify(sampled),
+        `readout at block (${bx}, ${bz}) equals \`worldgen sample\` there: ${JSON.stringify(shown)}`);
+  const text = await page.$eval('#readout', (r) => r.textContent);
+  check(text.includes(`block (${bx}, ${bz})`) && text.includes(`chunk (${Math.floor(bx / 16)}, ${Math.floor(bz / 16)})`) &&
+            text.includes('source '),
+        'readout names block, chunk and source biome');
+
+  // 4. Switching world changes the tiles.
+  await page.select('#world', 'archipelago');
+  await waitFor(page, tilesSettled, 0, 'archipelago tiles');
+  const other = await pixels(page, {
+    selector: '#map img.leaflet-tile-loaded[src*="/tiles/archipelago/dominant/0/0/0.png"]'});
+  check(other && other.some((v, i) => v !== tilePixels[i]), 'switching world changes the tiles');
+
+  // 5. Reloading the URL restores the view.
+  await page.select('#layer', 'blend');
+  await setView(page, 300, -200, -2);
+  await waitFor(page, () => location.hash.includes('zoom=-2') && location.hash.includes('l=blend'),
+                null, 'the URL to follow the view');
+  const url = page.url();
+  await page.reload({waitUntil: 'load'});
+  await waitFor(page, () => window.worldgenViewer && window.worldgenViewer.ready, null, 'reload');
+  const restored = await page.evaluate(() => {
+    const map = window.worldgenViewer.panes[0].map;
+    return {world: document.getElementById('world').value,
+            layer: document.getElementById('layer').value, zoom: map.getZoom(),
+            x: map.getCenter().lng, z: map.getCenter().lat, url: location.href};
+  });
+  check(restored.world === 'archipelago' && restored.layer === 'blend' && restored.zoom === -2 &&
+            Math.abs(restored.x - 300) <= 4 && Math.abs(restored.z + 200) <= 4 &&
+            restored.url === url,
+        `reloading ${url} restores the view ${JSON.stringify(restored)}`);
+
+  // 6. Side by side: the two maps pan and zoom together.
+  await page.click('#compare');
+  await page.select('#world2', 'default');
+  await waitFor(page, tilesSettled, 1, 'the second map');
+  await page.evaluate(() => window.worldgenViewer.panes[0].map.panBy([300, 150], {animate: false}));
+  await page.evaluate(() => window.worldgenViewer.panes[1].map.setZoom(-3, {animate: false}));
+  const both = await page.evaluate(() => window.worldgenViewer.panes.map((p) => ({
+    x: p.map.getCenter().lng, z: p.map.getCenter().lat, zoom: p.map.getZoom()})));
+  check(both[0].zoom === -3 && both[1].zoom === -3 && Math.abs(both[0].x - both[1].x) < 1 &&
+            Math.abs(both[0].z - both[1].z) < 1 && Math.abs(both[0].x - 300) > 100,
+        `side by side pans and zooms together ${JSON.stringify(both)}`);
+  await waitFor(page, tilesSettled, 0, 'tiles after the pan');
+  await waitFor(page, tilesSettled, 1, 'second map tiles after the pan');
+  await new Promise((r) => setTimeout(r, 600));  // Leaflet's tile fade-in.
+  const shot = path.join(outDir, 'viewer_screenshot.png');
+  await page.screenshot({path: shot});
+  console.log(`screenshot: ${shot}`);
+
+  // 7. Export: the first map as one PNG of its size.
+  const exported = await page.evaluate(() => {
+    const c = window.worldgenViewer.exportCanvas();
+    return {w: c.width, h: c.height, url: c.toDataURL('image/png').length};
+  });
+  const mapBox = await page.$eval('#map', (m) => [m.clientWidth, m.clientHeight]);
+  check(exported.w === mapBox[0] && exported.h === mapBox[1] && exported.url > 10000,
+        `export PNG: ${exported.w} x ${exported.h}`);
+  check(errors.length === 0, `still no console errors (${errors.join(' | ')})`);
+
+  // 8. The worldgen server goes away: error tiles and a message; it comes back: tiles again.
+  server.child.kill('SIGKILL');
+  const down = await fetch(`${base}/tiles/default/height/-1/5/5.png`);
+  check(down.status === 503 && down.headers.get('content-type') === 'image/png' &&
+            down.headers.get('x-worldgen-error'),
+        `server down: tile answers 503 with an error tile (${down.headers.get('x-worldgen-error')})`);
+  await page.evaluate(() => window.worldgenViewer.loadWorlds());
+  await waitFor(page, () => document.getElementById('status').className === 'error', null,
+                'the page to say the server is down');
+  server = await startServer(server.port);
+  await waitFor(page, () => document.getElementById('status').className === '', null,
+                'the page to see the server back', 30000);
+  const up = await fetch(`${base}/tiles/default/height/-1/5/5.png`);
+  check(up.status === 200, 'server back: tiles answer 200 again, the page cleared its message');
+  await waitFor(page, tilesSettled, 0, 'tiles reloaded after recovery');
+}
+
+// Tile latency per zoom (cold: blocks nobody asked for yet; warm: the same tiles again), and the
+// time from navigation to a full screen of tiles in the browser.
+async function bench(page, base, server) {
+  const cpu = readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)[1];
+  console.log(`figure viewer: CPU ${cpu}; tiles of 256x256 pixels, fetched one at a time`);
+  const pct = (v, p) => v[Math.min(v.length - 1, Math.floor(p * v.length))];
+  let offset = 1000;
+  for (const zoom of [0, -2, -4, -6, -8]) {
+    for (const pass of ['cold', 'warm']) {
+      const ms = [];
+      for (let i = 0; i < 16; ++i) {
+        const t0 = performance.now();
+        const r = await fetch(`${base}/tiles/default/dominant/${zoom}/${offset + (i % 4)}/${offset + (i >> 2)}.png`);
+        await r.arrayBuffer();
+        if (r.status !== 200) fail(`tile status ${r.status}`);
+        ms.push(performance.now() - t0);
+      }
+      ms.sort((a, b) => a - b);
+      console.log(`figure viewer tile zoom ${zoom} (1:${2 ** -zoom}) ${pass}: p50 ${pct(ms, 0.5).toFixed(1)} ms, p99 ${pct(ms, 0.99).toFixed(1)} ms`);
+    }
+    offset += 10;
+  }
+  for (const zoom of [0, -4]) {
+    for (const pass of ['cold', 'warm']) {
+      const x = 50000 + zoom * 1000;
+      const t0 = Date.now();
+      await page.goto(`${base}/?${pass}${zoom}#w=default&l=dominant&x=${x}&z=${x}&zoom=${zoom}`,
+                      {waitUntil: 'load'});
+      await waitFor(page, tilesSettled, 0, 'a full screen of tiles', 120000);
+      const tiles = await page.$$eval('#map img.leaflet-tile-loaded', (i) => i.length);
+      console.log(`figure viewer first full screen (1200x800, zoom ${zoom}, ${pass}): ${Date.now() - t0} ms for ${tiles} tiles`);
+    }
+  }
+}
+
+try {
+  await run();
+  console.log('viewer_browser_test: PASSED');
+} catch (e) {
+  console.error(e.stack || String(e));
+  process.exitCode = 1;
+} finally {
+  if (browser) await browser.close().catch(() => {});
+  for (const c of children) c.kill('SIGKILL');
+}
