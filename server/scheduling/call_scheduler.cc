@@ -1,6 +1,7 @@
 #include "server/scheduling/call_scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "absl/status/status.h"
@@ -41,7 +42,10 @@ absl::Status Refuse(absl::string_view reason, absl::string_view message,
 }  // namespace
 
 CallScheduler::CallScheduler(BlendPool* pool, Options options)
-    : pool_(pool), options_(options), seconds_per_column_(options.initial_seconds_per_column) {
+    : pool_(pool),
+      options_(options),
+      seconds_per_column_(options.initial_seconds_per_column),
+      seconds_per_point_(options.initial_seconds_per_point) {
   if (!(options_.deadline_fill > 0 && options_.deadline_fill <= 1)) options_.deadline_fill = 1;
   if (!(options_.max_queue_seconds > 0)) options_.max_queue_seconds = 1;
   if (!(options_.interactive_reply_share >= 0 && options_.interactive_reply_share < 1)) {
@@ -74,6 +78,12 @@ absl::Duration CallScheduler::WorkLocked(int64_t columns) const {
   return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads());
 }
 
+int64_t CallScheduler::PointColumnsLocked(int64_t points) const {
+  // Bounded ratio: a column estimate near zero must not overflow the count.
+  const double ratio = std::min(seconds_per_point_ / std::max(seconds_per_column_, 1e-12), 1e6);
+  return std::max<int64_t>(1, std::llround(static_cast<double>(points) * ratio));
+}
+
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
   return WorkLocked(columns) / options_.deadline_fill;
 }
@@ -81,13 +91,17 @@ absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
 absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const CallShape& shape,
                                                                           absl::Time now) {
   const int64_t tasks = std::max<int64_t>(shape.tasks, 1);
-  const int64_t columns_per_task = std::max<int64_t>(shape.columns_per_task, 1);
+  // Declared before the lock: a refused call is destroyed after the lock is released (~Call locks).
+  std::unique_ptr<Call> call;
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t columns_per_task = shape.points_per_task > 0
+                                       ? PointColumnsLocked(shape.points_per_task)
+                                       : std::max<int64_t>(shape.columns_per_task, 1);
   const int64_t own = tasks * columns_per_task;
   const CallClass call_class =
       own <= options_.interactive_max_columns ? CallClass::kInteractive : CallClass::kBackground;
   const bool interactive = call_class == CallClass::kInteractive;
-  std::unique_ptr<Call> call(new Call(this, call_class));
-  std::lock_guard<std::mutex> lock(mu_);
+  call.reset(new Call(this, call_class));
   const int64_t reply_limit = interactive ? options_.max_reply_bytes : BackgroundReplyLimit();
   if (reserved_reply_bytes_ + shape.reply_bytes_per_task > reply_limit) {
     return Refuse("reply_memory",
@@ -223,16 +237,32 @@ void CallScheduler::RemoveCallLocked(Call* call) {
   calls_.erase(call);
 }
 
+namespace {
+
+// Moves an estimate towards a measured sample: the first sample replaces the initial guess.
+void Smooth(double sample, double& estimate, bool& measured) {
+  if (!measured) {
+    estimate = sample;
+    measured = true;
+  } else {
+    estimate += kCostSmoothing * (sample - estimate);
+  }
+}
+
+}  // namespace
+
 void CallScheduler::RecordTaskCost(int64_t columns, absl::Duration elapsed) {
   if (columns <= 0) return;
   const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(columns);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!cost_measured_) {
-    seconds_per_column_ = sample;
-    cost_measured_ = true;
-  } else {
-    seconds_per_column_ += kCostSmoothing * (sample - seconds_per_column_);
-  }
+  Smooth(sample, seconds_per_column_, cost_measured_);
+}
+
+void CallScheduler::RecordPointCost(int64_t points, absl::Duration elapsed) {
+  if (points <= 0) return;
+  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(points);
+  std::lock_guard<std::mutex> lock(mu_);
+  Smooth(sample, seconds_per_point_, point_cost_measured_);
 }
 
 CallScheduler::Stats CallScheduler::stats() const {
@@ -243,6 +273,7 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.pending_columns = interactive_pending_columns_ + background_pending_columns_;
   stats.reserved_reply_bytes = reserved_reply_bytes_;
   stats.seconds_per_column = seconds_per_column_;
+  stats.seconds_per_point = seconds_per_point_;
   stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
   stats.shed_calls = shed_calls_;
   stats.threads = pool_->threads();

@@ -1,9 +1,12 @@
 // CallScheduler: admission and fair ordering of blend work across calls. gRPC-free (std and
 // Abseil), so its unit tests also run under ThreadSanitizer (scripts/tsan.sh).
 //
-// Work is counted in columns (a chunk of size s is s^2 of them, a point one) and turned into
-// seconds by the measured cost per column (an EWMA over finished tasks) divided by the pool's
-// threads. Calls whose whole work is at most interactive_max_columns are "interactive", the others
+// Work is counted in columns (a chunk of size s is s^2 of them) and turned into seconds by the
+// measured cost per column (an EWMA over finished tasks) divided by the pool's threads. Points
+// (SampleWeights) cost far more each than a chunk's columns, which share one gather (measured on
+// the default world: ~54 us per point 256 blocks apart, against well under 1 us per column), so
+// they have an estimate of their own: a call of p points counts as the columns that cost the same, p x (seconds per
+// point) / (seconds per column), and a point call's cost never moves the columns' estimate. Calls whose whole work is at most interactive_max_columns are "interactive", the others
 // "background".
 //
 // Admission (Admit): a call declares its shape up front (how many tasks, columns per task, the
@@ -85,7 +88,10 @@ namespace worldgen {
 // What a call will ask of the pool.
 struct CallShape {
   int64_t tasks = 1;                 // >= 1
-  int64_t columns_per_task = 1;      // >= 1: the work of one task, in blended columns (or points)
+  int64_t columns_per_task = 1;      // >= 1: the work of one task, in blended columns
+  // > 0: each task blends this many points instead (columns_per_task is then ignored); converted
+  // to columns of the same estimated cost at admission.
+  int64_t points_per_task = 0;
   int64_t reply_bytes_per_task = 0;  // worst-case encoded reply of one task
   absl::Time deadline = absl::InfiniteFuture();
 };
@@ -101,8 +107,9 @@ class CallScheduler {
     // Share of max_reply_bytes background calls may not take: kept for interactive calls, [0, 1).
     double interactive_reply_share = 0.125;
     int64_t interactive_max_columns = 16384;  // e.g. four 64x64 chunks or 64 chunks of 16x16
-    // Cost assumed before any task was measured.
+    // Costs assumed before any task was measured.
     double initial_seconds_per_column = 2e-7;
+    double initial_seconds_per_point = 5e-6;
     // Share of a call's remaining time (0, 1] that the estimated work may fill. The estimate counts
     // blending only; writing replies and the client's reading take the rest.
     double deadline_fill = 0.5;
@@ -133,6 +140,8 @@ class CallScheduler {
   // Feeds the cost estimate: a task blended `columns` columns in `elapsed` (wall time on its
   // thread).
   void RecordTaskCost(int64_t columns, absl::Duration elapsed);
+  // The same for a task that blended `points` points (CallShape::points_per_task).
+  void RecordPointCost(int64_t points, absl::Duration elapsed);
 
   struct Stats {
     int64_t calls = 0;            // admitted and not yet destroyed
@@ -140,6 +149,7 @@ class CallScheduler {
     int64_t pending_columns = 0;  // columns of admitted work not yet started
     int64_t reserved_reply_bytes = 0;
     double seconds_per_column = 0;  // current estimate
+    double seconds_per_point = 0;   // current estimate
     double queued_seconds = 0;      // pending_columns as seconds of blending on the pool
     int threads = 0;                // the pool's
     int64_t shed_calls = 0;         // background calls shed since start
@@ -205,6 +215,8 @@ class CallScheduler {
   // Seconds of blending `columns` take on the pool, without headroom.
   absl::Duration WorkLocked(int64_t columns) const;
   // The same within deadline_fill: what a deadline must leave for them.
+  // The columns of the same estimated cost as `points` points.
+  int64_t PointColumnsLocked(int64_t points) const;
   absl::Duration EstimateLocked(int64_t columns) const;
   // Sheds background calls, newest first, until all unstarted work fits max_queue_seconds.
   void ShedLocked();
@@ -227,6 +239,8 @@ class CallScheduler {
   int64_t background_pending_columns_ = 0;
   double seconds_per_column_;
   bool cost_measured_ = false;
+  double seconds_per_point_;
+  bool point_cost_measured_ = false;
   int interactive_picks_in_a_row_ = 0;
   int64_t shed_calls_ = 0;
   std::set<Call*> calls_;

@@ -92,6 +92,10 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     families.push_back(ScalarFamily("worldgen_estimated_seconds_per_column",
                                     "Blend cost per column admission assumes (moving average).",
                                     MetricType::Gauge, scheduled.seconds_per_column));
+    families.push_back(ScalarFamily("worldgen_estimated_seconds_per_point",
+                                    "Blend cost per SampleWeights point admission assumes (moving "
+                                    "average).",
+                                    MetricType::Gauge, scheduled.seconds_per_point));
     families.push_back(ScalarFamily("worldgen_cache_hits_total",
                                     "Biome sample cache lookups answered from the cache.",
                                     MetricType::Counter, static_cast<double>(stats.hits)));

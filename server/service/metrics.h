@@ -16,7 +16,7 @@
 //   pool's threads (CPU budget) worldgen_admitted_calls                       gauge      calls the
 //   scheduler holds worldgen_pending_columns                      gauge      admitted columns not
 //   yet started worldgen_reply_bytes_reserved, _limit         gauge      reply memory reserved /
-//   --max_reply_bytes worldgen_estimated_seconds_per_column         gauge      admission's cost
+//   --max_reply_bytes worldgen_estimated_seconds_per_{column,point} gauge admission's cost
 //   estimate (the scheduler's gauges are read at scrape)
 //   worldgen_cache_{hits,misses,evictions}_total  counter    BiomeSampleCache::stats() (read at
 //   scrape) worldgen_cache_bytes                          gauge      bytes the cache holds (read at

@@ -377,7 +377,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   if (!valid.ok()) return refuse(valid, "invalid_argument");
   CallShape shape;
   shape.tasks = 1;
-  shape.columns_per_task = std::max(request->points_size(), 1);
+  shape.points_per_task = std::max(request->points_size(), 1);
   BlendOptions reply_options;
   reply_options.heights = request->include_heights();
   reply_options.source_biome = request->include_source_biome();
@@ -409,7 +409,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       return;
     }
     deps_.metrics->AddPointsSampled(request->points_size());
-    deps_.scheduler->RecordTaskCost(request->points_size(), absl::Now() - start);
+    deps_.scheduler->RecordPointCost(request->points_size(), absl::Now() - start);
     SerializeReply(*response, raw_response);
     FinishUnary(reactor, record, grpc::Status::OK);
   };

@@ -207,6 +207,32 @@ TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {
   EXPECT_NEAR(scheduler.stats().seconds_per_column, 1.2e-6, 1e-12);
 }
 
+// Points have a cost estimate of their own: a point call's cost leaves the columns' estimate alone
+// (a zoomed-out map's scattered points cost ~200 columns each), and a point call counts as the
+// columns that cost the same.
+TEST(CallSchedulerTest, PointsAreCountedByTheirOwnCost) {
+  BlendPool pool(1);
+  CallScheduler scheduler(&pool, Options(10000));
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));  // 1 us per column
+  scheduler.RecordPointCost(100, absl::Milliseconds(10));  // 100 us per point
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-4);
+  CallShape points;
+  points.points_per_task = 50;  // = 5000 columns
+  points.columns_per_task = 1;  // ignored
+  auto small = scheduler.Admit(points, kNow);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ((*small)->call_class(), CallClass::kInteractive);
+  EXPECT_EQ(scheduler.stats().pending_columns, 5000);
+  points.points_per_task = 101;
+  auto large = scheduler.Admit(points, kNow);
+  ASSERT_TRUE(large.ok());
+  EXPECT_EQ((*large)->call_class(), CallClass::kBackground);
+  EXPECT_EQ(scheduler.stats().pending_columns, 5000 + 10100);
+  scheduler.RecordPointCost(0, absl::Seconds(1));  // Ignored.
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-4);
+}
+
 TEST(CallSchedulerTest, ReplyBudgetBoundsReservationsAndAlwaysLeavesACallItsFloor) {
   BlendPool pool(1);
   CallScheduler::Options options = Options();

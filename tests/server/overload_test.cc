@@ -254,10 +254,13 @@ TEST(OverloadTest, TenfoldOverloadRefusesFastFinishesAdmittedCallsAndKeepsProbes
 // load generator's spiral pattern sends these) opened at once on one channel, 10 s deadline (30 s
 // in an AddressSanitizer build: kAsanDeadlineFactor). The server can serve all of them well within
 // it, so none may be refused (a bound of 1,024 waiting tasks refused most of 200 such streams).
-void ExpectBurstServedWithoutRefusals(int streams) {
+// `before` runs first, with the server and a stub.
+void ExpectBurstServedWithoutRefusals(
+    int streams, const std::function<void(ServerProcess&, v1::WorldGen::Stub&)>& before = {}) {
   std::unique_ptr<ServerProcess> server = StartServer({});
   ASSERT_TRUE(server);
   auto stub = Connect(server->target());
+  if (before) before(*server, *stub);
   std::mutex mu;
   std::vector<StreamCall::Result> results;
   absl::Notification all_done;
@@ -307,6 +310,35 @@ TEST(OverloadTest, ABurstOf200SixteenChunkStreamsIsServedWithoutRefusals) {
 
 TEST(OverloadTest, ABurstOf1000SixteenChunkStreamsIsServedWithoutRefusals) {
   ExpectBurstServedWithoutRefusals(1000);
+}
+
+// A zoomed-out map viewer's point calls (4 x 4,096 points 256 blocks apart, ~200 columns' cost
+// each) leave the chunk columns' cost estimate alone, and the same burst is admitted after them.
+// (When point calls fed the columns' estimate, it rose to the points' ~50 us; a burst arriving
+// before chunk tasks brought it down again was refused.)
+TEST(OverloadTest, ScatteredPointCallsDoNotGetABurstOfChunkStreamsRefused) {
+  ExpectBurstServedWithoutRefusals(200, [](ServerProcess& server, v1::WorldGen::Stub& stub) {
+    for (int call = 0; call < 4; ++call) {
+      v1::SampleWeightsRequest request;
+      request.set_include_heights(true);
+      for (int i = 0; i < 4096; ++i) {
+        v1::Point* point = request.add_points();
+        point->set_x(256.0 * (i % 64) + 20000.0 * call);
+        point->set_z(256.0 * (i / 64));
+      }
+      v1::SampleWeightsResponse response;
+      grpc::ClientContext context;
+      context.set_deadline(Deadline(absl::Seconds(30)));
+      ASSERT_TRUE(stub.SampleWeights(&context, request, &response).ok());
+    }
+    std::vector<testing::MetricSample> metrics = Scrape(server);
+    const double per_point = MetricValue(metrics, "worldgen_estimated_seconds_per_point");
+    const double per_column = MetricValue(metrics, "worldgen_estimated_seconds_per_column");
+    std::fprintf(stderr, "figure scattered points: %.2f us per point, columns' estimate %.3f us\n",
+                 per_point * 1e6, per_column * 1e6);
+    EXPECT_GT(per_point, 20 * per_column);
+    EXPECT_DOUBLE_EQ(per_column, 2e-7) << "the initial estimate: no chunk was blended yet";
+  });
 }
 
 // Bulk streams without a deadline to refuse them by (60 s), offered at ten times what the blend
