@@ -266,7 +266,8 @@ $(tail_of "$logs/local-server.log")"
 # ---- 4. compose up ---------------------------------------------------------------------------------
 project=wge2e$$
 # Host ports: 0 lets the engine pick free ones (this machine may already serve 50051/9090); read back below.
-export WORLDGEN_GRPC_PORT=0 WORLDGEN_PROMETHEUS_PORT=0 WORLDGEN_1_METRICS_PORT=0 WORLDGEN_2_METRICS_PORT=0
+export WORLDGEN_GRPC_PORT=0 WORLDGEN_PROMETHEUS_PORT=0 WORLDGEN_1_METRICS_PORT=0 WORLDGEN_2_METRICS_PORT=0 \
+  WORLDGEN_VIEWER_PORT=0
 compose() { docker-compose -p "$project" -f "$compose_file" "$@"; }
 t=$SECONDS
 log "docker-compose -p $project up -d"
@@ -340,6 +341,17 @@ done
 points=(0 0  1 1  -17 33  1000 -1000  123456 -654321  -5 7  31 -31  4096 4095  -100000 100000  2 -3)
 same samples sample "${points[@]}" --json
 log "describe, $chunks chunks and $(( ${#points[@]} / 2 )) sample points through nginx are bit-identical to a local server"
+
+# The map viewer service: its tiles are `worldgen render`'s images of the local server, byte for byte.
+viewer=127.0.0.1:$(host_port viewer 8080)
+curl -fsS "http://$viewer/tiles/archipelago/blend/0/-1/0.png" -o "$logs/viewer-tile.png" ||
+  fail "the viewer at $viewer served no tile"
+wg --target="127.0.0.1:$local_port" render --world=archipelago --layer=blend --region=-256,0,-1,255 \
+  --out="$logs/local-render.png" 2>/dev/null || fail "local render failed"
+cmp -s "$logs/viewer-tile.png" "$logs/local-render.png" ||
+  fail "the viewer's tile differs from worldgen render of the same region"
+curl -fsS "http://$viewer/" | grep -q '/leaflet/leaflet.js' || fail "the viewer's page does not load Leaflet"
+log "viewer on $viewer: page served, a tile equals worldgen render of its region"
 
 # ---- 6. every replica took traffic; Prometheus sees every replica up ------------------------------------
 chunks_generated() {  # chunks_generated SERVICE: its worldgen_chunks_generated_total, from its published /metrics

@@ -1,0 +1,163 @@
+// worldgen view's handlers (MapViewer::Get, without HTTP) against a real worldgen-server: tile
+// addressing, caching headers, errors. The page itself is tested in a browser (tests/viewer).
+#include "client/viewer/map_viewer.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "client/cli/render.h"
+#include "client/rgb_image.h"
+#include "client/worldgen_client.h"
+#include "tests/client/subprocess.h"
+#include "tests/support/server_process.h"
+
+namespace worldgen::viewer {
+namespace {
+
+using ::worldgen::testing::PickFreePort;
+using ::worldgen::testing::ServerProcess;
+
+std::string Header(const HttpResponse& response, const std::string& name) {
+  for (const auto& [key, value] : response.headers) {
+    if (key == name) return value;
+  }
+  return "";
+}
+
+TEST(ParseTilePathTest, ReadsWorldLayerZoomAndTile) {
+  absl::StatusOr<TileAddress> tile = ParseTilePath("/tiles/archipelago/weight:3/-4/-7/12.png");
+  ASSERT_TRUE(tile.ok()) << tile.status();
+  EXPECT_EQ(tile->world, "archipelago");
+  EXPECT_EQ(tile->layer, "weight:3");
+  EXPECT_EQ(tile->zoom, -4);
+  EXPECT_EQ(tile->scale(), 16);
+  EXPECT_EQ(tile->x, -7);
+  EXPECT_EQ(tile->y, 12);
+  for (const char* bad : {"/tiles/w/dominant/0/0/0", "/tiles/w/dominant/1/0/0.png",
+                          "/tiles/w/dominant/-9/0/0.png", "/tiles/w/dominant/0/a/0.png",
+                          "/tiles/w/dominant/0/0/0/0.png", "/tile/w/dominant/0/0/0.png",
+                          "/tiles/w/dominant/0/0/99999999999999999.png"}) {
+    EXPECT_EQ(ParseTilePath(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+class MapViewerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    ViewerOptions options;
+    options.target = server_->target();
+    options.listen = "127.0.0.1:0";
+    absl::StatusOr<std::unique_ptr<MapViewer>> viewer = MapViewer::Start(options);
+    ASSERT_TRUE(viewer.ok()) << viewer.status();
+    viewer_ = *std::move(viewer);
+  }
+
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<MapViewer> viewer_;
+};
+
+// Tile (X, Y) at zoom Z is render's image of blocks [256 s X, 256 s (X + 1)) x [256 s Y, ...) at
+// s = 2^-Z blocks per pixel.
+TEST_F(MapViewerTest, ATileIsRendersImageOfItsBlocks) {
+  const HttpResponse tile = viewer_->Get("/tiles/default/blend/-2/1/-1.png", "", "");
+  ASSERT_EQ(tile.status, 200) << tile.body;
+  EXPECT_EQ(tile.content_type, "image/png");
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(server_->target());
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
+  ASSERT_TRUE(world.ok());
+  absl::StatusOr<RgbImage> image =
+      cli::RenderRegion(**client, *world, {1024, -1024, 2047, -1}, *cli::ParseRenderLayer("blend"),
+                        cli::DefaultRenderChunkSize(*world), 4);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->width, kTilePixels);
+  EXPECT_EQ(tile.body, *EncodePng(*image));
+}
+
+// The ETag is the world's version: the page's ?v= with it gets a year's immutable caching, a
+// revalidation with it gets 304 without a blend; without it, no-cache.
+TEST_F(MapViewerTest, CachingFollowsTheWorldsVersion) {
+  const HttpResponse first = viewer_->Get("/tiles/default/dominant/0/0/0.png", "", "");
+  ASSERT_EQ(first.status, 200);
+  const std::string etag = Header(first, "ETag");
+  ASSERT_EQ(etag.size(), 18u) << etag;  // "16 hex digits"
+  EXPECT_EQ(Header(first, "Cache-Control"), "no-cache");
+  const std::string version = etag.substr(1, 16);
+  const HttpResponse current =
+      viewer_->Get("/tiles/default/dominant/0/0/0.png", absl::StrCat("v=", version), "");
+  EXPECT_EQ(Header(current, "Cache-Control"), "public, max-age=31536000, immutable");
+  EXPECT_EQ(current.body, first.body);
+  const HttpResponse revalidated = viewer_->Get("/tiles/default/dominant/0/0/0.png", "", etag);
+  EXPECT_EQ(revalidated.status, 304);
+  EXPECT_TRUE(revalidated.body.empty());
+  // Another world has another version.
+  const HttpResponse worlds = viewer_->Get("/api/worlds", "", "");
+  ASSERT_EQ(worlds.status, 200) << worlds.body;
+  EXPECT_TRUE(absl::StrContains(worlds.body, absl::StrCat("\"version\":\"", version, "\"")));
+}
+
+TEST_F(MapViewerTest, BadRequestsAreNamed) {
+  HttpResponse r = viewer_->Get("/tiles/default/shade/0/0/0.png", "", "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(absl::StrContains(r.body, "is not a layer")) << r.body;
+  r = viewer_->Get("/tiles/default/weight:999/0/0/0.png", "", "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(absl::StrContains(r.body, "has no biome 999")) << r.body;
+  r = viewer_->Get("/tiles/default/splat:0/-1/0/0.png", "", "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(absl::StrContains(r.body, "1 block per pixel only")) << r.body;
+  r = viewer_->Get("/tiles/nowhere/dominant/0/0/0.png", "", "");
+  EXPECT_GE(r.status, 400);
+  EXPECT_LT(r.status, 500) << r.body;
+  r = viewer_->Get("/tiles/default/dominant/0/1000000000/0.png", "", "");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_TRUE(absl::StrContains(r.body, "past the world's bound")) << r.body;
+  r = viewer_->Get("/api/sample", "world=default&x=1", "");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(absl::StrContains(r.body, "\"error\"")) << r.body;
+  EXPECT_EQ(viewer_->Get("/nothing-here", "", "").status, 404);
+}
+
+TEST_F(MapViewerTest, ThePageAndLeafletAreServedFromTheBinary) {
+  const HttpResponse page = viewer_->Get("/", "", "");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_TRUE(absl::StrContains(page.body, "/leaflet/leaflet.js"));
+  const HttpResponse leaflet = viewer_->Get("/leaflet/leaflet.js", "", "");
+  EXPECT_EQ(leaflet.status, 200);
+  EXPECT_GT(leaflet.body.size(), 100000u);
+  EXPECT_TRUE(absl::StrContains(leaflet.body, "Leaflet"));
+  EXPECT_EQ(viewer_->Get("/leaflet/images/layers.png", "", "").content_type, "image/png");
+  EXPECT_GT(viewer_->port(), 0);
+}
+
+TEST(MapViewerDownTest, AnUnreachableServerGetsErrorTilesThatSayWhy) {
+  absl::StatusOr<int> port = PickFreePort();
+  ASSERT_TRUE(port.ok());
+  ViewerOptions options;
+  options.target = absl::StrCat("127.0.0.1:", *port);  // Nobody listens.
+  options.listen = "127.0.0.1:0";
+  options.max_retries = 0;
+  options.deadline = absl::Seconds(2);
+  absl::StatusOr<std::unique_ptr<MapViewer>> viewer = MapViewer::Start(options);
+  ASSERT_TRUE(viewer.ok()) << viewer.status();
+  const HttpResponse tile = (*viewer)->Get("/tiles/default/dominant/0/0/0.png", "", "");
+  EXPECT_EQ(tile.status, 503);
+  EXPECT_EQ(tile.content_type, "image/png");
+  EXPECT_EQ(Header(tile, "Cache-Control"), "no-store");
+  EXPECT_TRUE(absl::StrContains(Header(tile, "X-Worldgen-Error"), "UNAVAILABLE"))
+      << Header(tile, "X-Worldgen-Error");
+  const HttpResponse worlds = (*viewer)->Get("/api/worlds", "", "");
+  EXPECT_EQ(worlds.status, 503);
+  EXPECT_TRUE(absl::StrContains(worlds.body, "\"error\":\"UNAVAILABLE")) << worlds.body;
+}
+
+}  // namespace
+}  // namespace worldgen::viewer
