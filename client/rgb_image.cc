@@ -64,8 +64,8 @@ absl::StatusOr<std::string> EncodePng(const RgbImage& image) {
     return absl::UnknownError(absl::StrCat("encoding a PNG: ", why));
   }
   std::string bytes(size, '\0');
-  if (!png_image_write_to_memory(&png, bytes.data(), &size, 0, image.pixels.data(),
-                                 image.width * 3, nullptr)) {
+  if (!png_image_write_to_memory(&png, bytes.data(), &size, 0, image.pixels.data(), image.width * 3,
+                                 nullptr)) {
     std::string why = png.message;
     png_image_free(&png);
     return absl::UnknownError(absl::StrCat("encoding a PNG: ", why));

@@ -302,8 +302,8 @@ int RunView(const std::vector<std::string>& args) {
   absl::StatusOr<std::unique_ptr<viewer::MapViewer>> view = viewer::MapViewer::Start(options);
   if (!view.ok()) return Fail(view.status());
   std::cout << absl::StrFormat("worldgen view: http://%s:%d/ (worlds of %s)\n",
-                               options.listen.substr(0, options.listen.rfind(':')),
-                               (*view)->port(), options.target)
+                               options.listen.substr(0, options.listen.rfind(':')), (*view)->port(),
+                               options.target)
             << std::flush;
   int signal = 0;
   sigwait(&stop, &signal);

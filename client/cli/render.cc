@@ -46,9 +46,9 @@ absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text, int scale) 
   const int64_t width = (region.width() + scale - 1) / scale;
   const int64_t height = (region.height() + scale - 1) / scale;
   if (width * height > kMaxRenderPixels) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--region: %d x %d columns at %d per pixel is %d x %d, more than %d pixels",
-        region.width(), region.height(), scale, width, height, kMaxRenderPixels));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--region: %d x %d columns at %d per pixel is %d x %d, more than %d pixels",
+                        region.width(), region.height(), scale, width, height, kMaxRenderPixels));
   }
   return region;
 }
@@ -70,8 +70,9 @@ absl::StatusOr<RenderLayer> ParseRenderLayer(absl::string_view text) {
   if (absl::ConsumePrefix(&text, "splat:")) {
     uint32_t t = 0;
     if (!absl::SimpleAtoi(text, &t) || text.empty() || !absl::ascii_isdigit(text[0])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--layer=splat:", text, ": \"", text, "\" is not a texture index (a non-negative integer)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--layer=splat:", text, ": \"", text,
+                       "\" is not a texture index (a non-negative integer)"));
     }
     return RenderLayer{.kind = Kind::kSplat, .texture = t};
   }
@@ -83,9 +84,9 @@ absl::Status CheckRenderLayer(const RenderLayer& layer, const v1::WorldDescripti
   if (layer.kind == RenderLayer::Kind::kSplat) {
     const int textures = (world.splat_channel_biome_ids_size() + 3) / 4;
     if (static_cast<int>(layer.texture) < textures) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("--layer=splat:", layer.texture, ": world \"", world.config().name(),
-                     "\" has ", textures, " splat texture(s), numbered from 0"));
+    return absl::InvalidArgumentError(absl::StrCat("--layer=splat:", layer.texture, ": world \"",
+                                                   world.config().name(), "\" has ", textures,
+                                                   " splat texture(s), numbered from 0"));
   }
   if (layer.kind != RenderLayer::Kind::kWeight) return absl::OkStatus();
   std::vector<std::string> ids;
@@ -174,8 +175,8 @@ int64_t RegionPainter::WindowIndex(int64_t x, int64_t z) const {
 void RegionPainter::SetColor(int64_t index, uint32_t biome_id) {
   v1::Color c;
   if (auto it = colors_.find(biome_id); it != colors_.end()) c = it->second;
-  SetMix(index, {static_cast<double>(c.r()), static_cast<double>(c.g()),
-                 static_cast<double>(c.b())});
+  SetMix(index,
+         {static_cast<double>(c.r()), static_cast<double>(c.g()), static_cast<double>(c.b())});
 }
 
 void RegionPainter::SetMix(int64_t index, const double (&rgb)[3]) {
@@ -274,8 +275,9 @@ void RegionPainter::Paint(int64_t x, int64_t z, const PointSample& sample) {
 RgbImage RegionPainter::Finish() const {
   RgbImage image(width(), height());
   std::vector<float> light;
-  if (shaded()) light = ReliefLight(heights_, image.width, image.height, lowest_, highest_,
-                                      static_cast<float>(scale_));
+  if (shaded())
+    light = ReliefLight(heights_, image.width, image.height, lowest_, highest_,
+                        static_cast<float>(scale_));
   for (int py = 0; py < image.height; ++py) {
     for (int px = 0; px < image.width; ++px) {
       const size_t i = static_cast<size_t>((py + 1) * window_width_ + (px + 1));

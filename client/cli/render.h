@@ -64,8 +64,8 @@ struct RenderLayer {
   uint32_t texture = 0;   // kSplat only.
 };
 
-// Parses a --layer value: "dominant", "blend", "source", "height", "weight:ID" with ID a biome id or
-// "splat:T" with T a texture index (decimal). INVALID_ARGUMENT naming the value and the accepted
+// Parses a --layer value: "dominant", "blend", "source", "height", "weight:ID" with ID a biome id
+// or "splat:T" with T a texture index (decimal). INVALID_ARGUMENT naming the value and the accepted
 // forms otherwise.
 absl::StatusOr<RenderLayer> ParseRenderLayer(absl::string_view text);
 

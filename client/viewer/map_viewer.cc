@@ -10,8 +10,6 @@
 #include <semaphore>
 
 #include "absl/strings/match.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -21,6 +19,8 @@
 #include "client/rgb_image.h"
 #include "client/viewer/viewer_assets.h"
 #include "client/worldgen_client.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace worldgen::viewer {
 namespace {
@@ -80,7 +80,8 @@ std::string VersionOf(const v1::WorldDescription& world) {
 // The value of `name` in a raw query string ("a=1&b=2"), URL-decoded; empty if absent.
 std::string QueryValue(absl::string_view query, absl::string_view name) {
   for (absl::string_view pair : absl::StrSplit(query, '&')) {
-    std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(pair, absl::MaxSplits('=', 1));
     if (kv.first != name) continue;
     std::string raw(kv.second), decoded(raw.size() + 1, '\0');
     const int n = mg_url_decode(raw.c_str(), static_cast<int>(raw.size()), decoded.data(),
@@ -147,10 +148,9 @@ struct MapViewer::State {
     bool handleGet(CivetServer*, mg_connection* conn) override {
       const mg_request_info* request = mg_get_request_info(conn);
       const char* if_none_match = mg_get_header(conn, "If-None-Match");
-      const HttpResponse response =
-          viewer_->Get(request->local_uri ? request->local_uri : "/",
-                       request->query_string ? request->query_string : "",
-                       if_none_match ? if_none_match : "");
+      const HttpResponse response = viewer_->Get(request->local_uri ? request->local_uri : "/",
+                                                 request->query_string ? request->query_string : "",
+                                                 if_none_match ? if_none_match : "");
       mg_response_header_start(conn, response.status);
       mg_response_header_add(conn, "Content-Type", response.content_type.c_str(), -1);
       const std::string length = absl::StrCat(response.body.size());
@@ -181,7 +181,8 @@ struct MapViewer::State {
       client_options.world = world;
       client_options.deadline = options.deadline;
       client_options.max_retries = options.max_retries;
-      absl::StatusOr<std::unique_ptr<Client>> made = Client::Connect(options.target, client_options);
+      absl::StatusOr<std::unique_ptr<Client>> made =
+          Client::Connect(options.target, client_options);
       if (!made.ok()) return made.status();
       client = *std::move(made);
     }
@@ -211,9 +212,9 @@ struct MapViewer::State {
   HttpResponse Worlds() {
     absl::StatusOr<World> first = Describe("");
     if (!first.ok()) return JsonError(HttpStatusOf(first.status()), first.status().ToString());
-    std::string json = absl::StrCat("{\"target\":", cli::JsonString(options.target),
-                                    ",\"default\":", cli::JsonString(first->description.config().name()),
-                                    ",\"worlds\":[");
+    std::string json = absl::StrCat(
+        "{\"target\":", cli::JsonString(options.target),
+        ",\"default\":", cli::JsonString(first->description.config().name()), ",\"worlds\":[");
     bool comma = false;
     for (const std::string& name : first->description.available_worlds()) {
       absl::StatusOr<World> world = Describe(name);
@@ -259,7 +260,8 @@ struct MapViewer::State {
     response.body = error_tile;
     // Header values are one line.
     std::string reason = status.ToString();
-    std::replace_if(reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+    std::replace_if(
+        reason.begin(), reason.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
     response.headers.emplace_back("X-Worldgen-Error", reason);
     response.headers.emplace_back("Cache-Control", "no-store");
     return response;
@@ -272,8 +274,7 @@ struct MapViewer::State {
     absl::StatusOr<World> world = Describe(tile->world);
     if (!world.ok()) {
       const int status = HttpStatusOf(world.status());
-      return status == 503 ? Unavailable(world.status())
-                           : Text(status, world.status().ToString());
+      return status == 503 ? Unavailable(world.status()) : Text(status, world.status().ToString());
     }
     absl::StatusOr<cli::RenderLayer> layer = cli::ParseRenderLayer(tile->layer);
     if (!layer.ok()) return Text(400, std::string(layer.status().message()));
@@ -291,8 +292,7 @@ struct MapViewer::State {
     }
     const std::string etag = absl::StrCat("\"", world->version, "\"");
     const bool current = QueryValue(query, "v") == world->version;
-    const std::string cache_control =
-        current ? "public, max-age=31536000, immutable" : "no-cache";
+    const std::string cache_control = current ? "public, max-age=31536000, immutable" : "no-cache";
     if (if_none_match == etag) {
       HttpResponse response = Text(304, "");
       response.body.clear();
@@ -310,8 +310,7 @@ struct MapViewer::State {
     }
     if (!image.ok()) {
       const int status = HttpStatusOf(image.status());
-      return status == 503 ? Unavailable(image.status())
-                           : Text(status, image.status().ToString());
+      return status == 503 ? Unavailable(image.status()) : Text(status, image.status().ToString());
     }
     absl::StatusOr<std::string> png = EncodePng(*image);
     if (!png.ok()) return Text(500, png.status().ToString());
@@ -358,8 +357,9 @@ absl::StatusOr<std::unique_ptr<MapViewer>> MapViewer::Start(const ViewerOptions&
   auto viewer = std::unique_ptr<MapViewer>(new MapViewer(std::make_unique<State>(options)));
   viewer->state_->handler = std::make_unique<State::Handler>(viewer.get());
   const std::vector<std::string> civet_options = {
-      "listening_ports", options.listen, "num_threads",
-      absl::StrCat(std::max(1, options.http_threads)), "enable_keep_alive", "yes"};
+      "listening_ports",   options.listen,
+      "num_threads",       absl::StrCat(std::max(1, options.http_threads)),
+      "enable_keep_alive", "yes"};
   try {
     viewer->state_->http = std::make_unique<CivetServer>(civet_options);
   } catch (const CivetException& e) {

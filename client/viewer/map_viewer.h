@@ -2,19 +2,19 @@
 // front of replicas) serves. An HTTP server (civetweb, Debian's libcivetweb, which prometheus-cpp
 // already brings) that talks to the worldgen target over gRPC with worldgen::Client and serves:
 //
-//   GET /                          the page (client/viewer/web/, Leaflet from Debian's libjs-leaflet;
-//   GET /viewer.js, /viewer.css,   every file is compiled into the binary: nothing comes from a CDN)
-//       /leaflet/...
-//   GET /api/worlds                {"target", "worlds": [{"name", "version", "description"}]}: every
-//                                  world's DescribeWorld (proto3 JSON, .proto field names) and its
-//                                  version, a hash of its configuration
-//   GET /api/sample?world=&x=&z=   SampleWeights of one point with heights and source biome (JSON)
+//   GET /, /viewer.js, /viewer.css, /leaflet/...
+//       the page (client/viewer/web/) and Leaflet (Debian's libjs-leaflet), every file compiled
+//       into the binary: nothing comes from a CDN;
+//   GET /api/worlds
+//       {"target", "default", "worlds": [{"name", "version", "description"}]}: every world's
+//       DescribeWorld (proto3 JSON, .proto field names) and its version, a hash of its config;
+//   GET /api/sample?world=&x=&z=
+//       SampleWeights of one point with heights and source biome (JSON);
 //   GET /tiles/WORLD/LAYER/Z/X/Y.png
-//                                  a 256 x 256 tile: `worldgen render` of one layer (client/cli/
-//                                  render.h, the same code) of blocks [256 s X, 256 s (X + 1)) x
-//                                  [256 s Y, 256 s (Y + 1)) at s = 2^-Z blocks per pixel, Z in
-//                                  [kMinZoom, 0]. Z = 0 blends every column as chunks; Z < 0 draws
-//                                  one point sample per pixel (the column at its centre).
+//       a 256 x 256 tile: `worldgen render` of one layer (client/cli/render.h, the same code) of
+//       blocks [256 s X, 256 s (X + 1)) x [256 s Y, 256 s (Y + 1)) at s = 2^-Z blocks per pixel,
+//       Z in [kMinZoom, 0]. Z = 0 blends every column as chunks; Z < 0 draws one point sample
+//       per pixel (the column at its centre).
 //
 // Caching: a tile's ETag is the world's version; with ?v=VERSION equal to the current one the tile
 // is sent with Cache-Control immutable (the page puts the version in its tile URLs, so a changed
@@ -22,7 +22,8 @@
 // without a blend. World descriptions are fetched again once older than describe_ttl.
 //
 // Load on the worldgen server: at most max_tile_renders tiles are rendered at once (the others
-// wait their turn); each tile is one streaming call (Z = 0) or ceil(257^2 / max_points) point calls.
+// wait their turn); each tile is one streaming call (Z = 0) or ceil(257^2 / max_points) point
+// calls.
 //
 // Failures: when the worldgen server cannot be reached, tiles answer 503 with a striped error tile
 // and the reason in X-Worldgen-Error (and Cache-Control: no-store), /api/* answer 503 with

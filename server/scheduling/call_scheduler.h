@@ -5,8 +5,9 @@
 // measured cost per column (an EWMA over finished tasks) divided by the pool's threads. Points
 // (SampleWeights) cost far more each than a chunk's columns, which share one gather (measured on
 // the default world: ~54 us per point 256 blocks apart, against well under 1 us per column), so
-// they have an estimate of their own: a call of p points counts as the columns that cost the same, p x (seconds per
-// point) / (seconds per column), and a point call's cost never moves the columns' estimate. Calls whose whole work is at most interactive_max_columns are "interactive", the others
+// they have an estimate of their own: a call of p points counts as the columns that cost the same,
+// p x (seconds per point) / (seconds per column), and a point call's cost never moves the columns'
+// estimate. Calls whose whole work is at most interactive_max_columns are "interactive", the others
 // "background".
 //
 // Admission (Admit): a call declares its shape up front (how many tasks, columns per task, the
@@ -87,8 +88,8 @@ namespace worldgen {
 
 // What a call will ask of the pool.
 struct CallShape {
-  int64_t tasks = 1;                 // >= 1
-  int64_t columns_per_task = 1;      // >= 1: the work of one task, in blended columns
+  int64_t tasks = 1;             // >= 1
+  int64_t columns_per_task = 1;  // >= 1: the work of one task, in blended columns
   // > 0: each task blends this many points instead (columns_per_task is then ignored); converted
   // to columns of the same estimated cost at admission.
   int64_t points_per_task = 0;

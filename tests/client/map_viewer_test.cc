@@ -37,10 +37,10 @@ TEST(ParseTilePathTest, ReadsWorldLayerZoomAndTile) {
   EXPECT_EQ(tile->scale(), 16);
   EXPECT_EQ(tile->x, -7);
   EXPECT_EQ(tile->y, 12);
-  for (const char* bad : {"/tiles/w/dominant/0/0/0", "/tiles/w/dominant/1/0/0.png",
-                          "/tiles/w/dominant/-9/0/0.png", "/tiles/w/dominant/0/a/0.png",
-                          "/tiles/w/dominant/0/0/0/0.png", "/tile/w/dominant/0/0/0.png",
-                          "/tiles/w/dominant/0/0/99999999999999999.png"}) {
+  for (const char* bad :
+       {"/tiles/w/dominant/0/0/0", "/tiles/w/dominant/1/0/0.png", "/tiles/w/dominant/-9/0/0.png",
+        "/tiles/w/dominant/0/a/0.png", "/tiles/w/dominant/0/0/0/0.png",
+        "/tile/w/dominant/0/0/0.png", "/tiles/w/dominant/0/0/99999999999999999.png"}) {
     EXPECT_EQ(ParseTilePath(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -247,7 +247,8 @@ PointSample SampleOf(const ChunkView& chunk, int64_t x, int64_t z) {
     const float w = chunk.WeightAtColumn(id, x, z);
     if (w != 0.0f) sample.weights.push_back({id, w});
   }
-  const int lx = static_cast<int>(x - chunk.origin_x()), lz = static_cast<int>(z - chunk.origin_z());
+  const int lx = static_cast<int>(x - chunk.origin_x()),
+            lz = static_cast<int>(z - chunk.origin_z());
   sample.height = chunk.Height(lx, lz);
   sample.dominant_biome = chunk.DominantBiome(lx, lz);
   sample.source_biome = chunk.SourceBiome(lx, lz);

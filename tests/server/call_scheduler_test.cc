@@ -213,7 +213,7 @@ TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {
 TEST(CallSchedulerTest, PointsAreCountedByTheirOwnCost) {
   BlendPool pool(1);
   CallScheduler scheduler(&pool, Options(10000));
-  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));  // 1 us per column
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));   // 1 us per column
   scheduler.RecordPointCost(100, absl::Milliseconds(10));  // 100 us per point
   EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
   EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-4);

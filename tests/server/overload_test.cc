@@ -23,11 +23,11 @@
 namespace worldgen {
 namespace {
 
-using ::worldgen::testing::kAsanDeadlineFactor;
 using ::worldgen::testing::Connect;
 using ::worldgen::testing::Deadline;
 using ::worldgen::testing::ExpectPeakRssBelow;
 using ::worldgen::testing::GenerateAll;
+using ::worldgen::testing::kAsanDeadlineFactor;
 using ::worldgen::testing::MetricValue;
 using ::worldgen::testing::RegionRequest;
 using ::worldgen::testing::Scrape;
@@ -270,8 +270,7 @@ void ExpectBurstServedWithoutRefusals(
     // Every player somewhere else: 4x4 chunks around its own position.
     const int64_t x = (i % 40) * 8 - 160, z = (i / 40) * 8 - 100;
     new StreamCall(stub.get(), RegionRequest(x, z, x + 3, z + 3, 16),
-                   absl::Seconds(10 * kAsanDeadlineFactor),
-                   [&](StreamCall::Result result) {
+                   absl::Seconds(10 * kAsanDeadlineFactor), [&](StreamCall::Result result) {
                      {
                        std::lock_guard<std::mutex> lock(mu);
                        results.push_back(result);

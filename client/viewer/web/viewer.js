@@ -79,8 +79,8 @@ const GridLayer = L.GridLayer.extend({
 function chunkGrid(pane) {
   return new GridLayer({
     color: 'rgba(255,255,255,0.45)', minZoom: MIN_ZOOM, maxZoom: MAX_ZOOM,
-    // Chunk borders while they are at least 4 pixels apart.
-    step: (z) => (chunkSizeOf(pane.world()) * Math.pow(2, z) >= 4 ? chunkSizeOf(pane.world()) : 0),
+    // Chunk borders while they are at least 8 pixels apart.
+    step: (z) => (chunkSizeOf(pane.world()) * Math.pow(2, z) >= 8 ? chunkSizeOf(pane.world()) : 0),
   });
 }
 
