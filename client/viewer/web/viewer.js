@@ -206,12 +206,12 @@ function sync(from, to) {
 }
 
 // ---- hover readout ----
+// One request at a time; the latest position waits for it. `world` is the hovered map's.
 let hoverBusy = false, hoverNext = null;
-async function hover(latlng) {
+async function hover(latlng, world) {
   const x = Math.floor(latlng.lng), z = Math.floor(latlng.lat);
-  if (hoverBusy) { hoverNext = latlng; return; }
+  if (hoverBusy) { hoverNext = [latlng, world]; return; }
   hoverBusy = true;
-  const world = $('world').value;
   try {
     const reply = await fetch(`/api/sample?world=${encodeURIComponent(world)}&x=${x}&z=${z}`);
     const body = await reply.json();
@@ -224,10 +224,11 @@ async function hover(latlng) {
       const n = chunkSizeOf(world);
       const weights = [...s.weights].sort((a, b) => b.weight - a.weight);
       readout.textContent =
-          `block (${x}, ${z})  chunk (${Math.floor(x / n)}, ${Math.floor(z / n)})\n` +
+          `${world}: block (${x}, ${z})  chunk (${Math.floor(x / n)}, ${Math.floor(z / n)})\n` +
           `source ${names.get(s.source_biome)} (${s.source_biome})  height ${s.height.toFixed(2)}\n` +
           weights.map((w) => `${w.weight.toFixed(4)}  ${names.get(w.biome_id)} (${w.biome_id})`)
               .join('\n');
+      readout.dataset.world = world;
       readout.dataset.x = x;
       readout.dataset.z = z;
       readout.dataset.sample = JSON.stringify(s);
@@ -236,7 +237,7 @@ async function hover(latlng) {
     $('readout').textContent = `no answer: ${e}`;
   }
   hoverBusy = false;
-  if (hoverNext) { const next = hoverNext; hoverNext = null; hover(next); }
+  if (hoverNext) { const next = hoverNext; hoverNext = null; hover(...next); }
 }
 
 // ---- export: the visible tiles and overlays of the first map, as drawn, into one PNG ----
@@ -330,8 +331,8 @@ async function main() {
   legend();
 
   main.map.on('moveend', writeHash);
-  main.map.on('mousemove', (e) => hover(e.latlng));
-  side.map.on('mousemove', (e) => hover(e.latlng));
+  main.map.on('mousemove', (e) => hover(e.latlng, main.world()));
+  side.map.on('mousemove', (e) => hover(e.latlng, side.world()));
   $('world').onchange = () => { fillLayerArg(); main.refresh(); legend(); applyOverlays(); writeHash(); };
   $('layer').onchange = () => { fillLayerArg(); main.refresh(); writeHash(); };
   $('layer-arg').onchange = () => { main.refresh(); writeHash(); };
