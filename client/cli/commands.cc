@@ -32,7 +32,7 @@ ABSL_FLAG(std::string, region, "", "Block columns to render: minx,minz,maxx,maxz
 ABSL_FLAG(std::string, out, "map.png", "PNG file to write.");
 ABSL_FLAG(std::string, layer, "dominant",
           "What to draw: dominant (dominant biome colour, shaded by height), blend (biome colours "
-          "mixed by weight), source (the unblended raw map), height (shaded heights in grey) or "
+          "mixed by weight), source (the unblended raw map), height (shaded heights in grey), "
           "weight:ID (biome ID's weight as grey, black 0 to white 1) or splat:T (the RGB channels "
           "of splat texture T).");
 ABSL_FLAG(int, scale, 1,
