@@ -236,8 +236,8 @@ TEST_F(CliTest, RenderWeightAndSourceLayersDrawTheServersValues) {
 TEST_F(CliTest, RenderRejectsUnknownLayersAndBiomesAsUsageErrors) {
   CommandResult layer = Cli({"render", "--region=0,0,9,9", "--layer=shade"});
   EXPECT_EQ(layer.exit_code, 2);
-  EXPECT_NE(layer.err.find("--layer=shade is not a layer; use dominant, blend, source, height or "
-                           "weight:ID"),
+  EXPECT_NE(layer.err.find("--layer=shade is not a layer; use dominant, blend, source, height, "
+                           "weight:ID or splat:T"),
             std::string::npos)
       << layer.err;
   CommandResult id = Cli({"render", "--region=0,0,9,9", "--layer=weight:12345"});
