@@ -55,21 +55,20 @@ absl::StatusOr<std::string> EncodePng(const RgbImage& image) {
   png.width = static_cast<png_uint_32>(image.width);
   png.height = static_cast<png_uint_32>(image.height);
   png.format = PNG_FORMAT_RGB;
-  // The first call measures, the second writes.
+  // Called with no buffer it measures, with one it writes.
+  auto write = [&](void* buffer, png_alloc_size_t* size) -> absl::Status {
+    if (png_image_write_to_memory(&png, buffer, size, 0, image.pixels.data(), image.width * 3,
+                                  nullptr)) {
+      return absl::OkStatus();
+    }
+    std::string why = png.message;
+    png_image_free(&png);
+    return absl::UnknownError(absl::StrCat("encoding a PNG: ", why));
+  };
   png_alloc_size_t size = 0;
-  if (!png_image_write_to_memory(&png, nullptr, &size, 0, image.pixels.data(), image.width * 3,
-                                 nullptr)) {
-    std::string why = png.message;
-    png_image_free(&png);
-    return absl::UnknownError(absl::StrCat("encoding a PNG: ", why));
-  }
+  if (absl::Status measured = write(nullptr, &size); !measured.ok()) return measured;
   std::string bytes(size, '\0');
-  if (!png_image_write_to_memory(&png, bytes.data(), &size, 0, image.pixels.data(), image.width * 3,
-                                 nullptr)) {
-    std::string why = png.message;
-    png_image_free(&png);
-    return absl::UnknownError(absl::StrCat("encoding a PNG: ", why));
-  }
+  if (absl::Status written = write(bytes.data(), &size); !written.ok()) return written;
   bytes.resize(size);
   return bytes;
 }

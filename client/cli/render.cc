@@ -172,104 +172,116 @@ int64_t RegionPainter::WindowIndex(int64_t x, int64_t z) const {
   return pz * window_width_ + px;
 }
 
-void RegionPainter::SetColor(int64_t index, uint32_t biome_id) {
-  v1::Color c;
-  if (auto it = colors_.find(biome_id); it != colors_.end()) c = it->second;
-  SetMix(index,
-         {static_cast<double>(c.r()), static_cast<double>(c.g()), static_cast<double>(c.b())});
+namespace {
+
+// What one column shows, read from a chunk (ChunkColumn) or a point sample (PointColumn): the one
+// interface RegionPainter::PaintColumn draws from, so both paths paint the same bytes.
+struct ChunkColumn {
+  const ChunkView& chunk;
+  int lx, lz;
+  float height() const { return chunk.Height(lx, lz); }
+  uint32_t dominant() const { return chunk.DominantBiome(lx, lz); }
+  uint32_t source() const { return chunk.SourceBiome(lx, lz); }
+  float Weight(uint32_t id) const { return chunk.Weight(id, lx, lz); }
+  // fn(id, weight) for every biome of the chunk, ascending id.
+  template <typename Fn>
+  void ForEachWeight(Fn fn) const {
+    for (uint32_t id : chunk.biome_ids()) fn(id, chunk.Weight(id, lx, lz));
+  }
+  // The RGBA texel of splat texture `t`, or null if the chunk has no such texture.
+  const char* SplatTexel(uint32_t t) const {
+    if (static_cast<int>(t) >= chunk.splat_texture_count()) return nullptr;
+    return chunk.splat_texture(static_cast<int>(t)).data() +
+           (static_cast<size_t>(lz) * chunk.size() + lx) * 4;
+  }
+};
+
+struct PointColumn {
+  const PointSample& sample;
+  float height() const { return sample.height; }
+  uint32_t dominant() const { return sample.dominant_biome; }
+  uint32_t source() const { return sample.source_biome; }
+  float Weight(uint32_t id) const {
+    for (const PointSample::Weight& w : sample.weights) {
+      if (w.biome_id == id) return w.weight;
+    }
+    return 0.0f;
+  }
+  // Non-zero weights only, ascending id (SampleWeights sorts them).
+  template <typename Fn>
+  void ForEachWeight(Fn fn) const {
+    for (const PointSample::Weight& w : sample.weights) fn(w.biome_id, w.weight);
+  }
+  const char* SplatTexel(uint32_t) const { return nullptr; }  // Points carry no splat bytes.
+};
+
+}  // namespace
+
+const v1::Color& RegionPainter::ColorOf(uint32_t biome_id) const {
+  static const v1::Color kUnknown;
+  auto it = colors_.find(biome_id);
+  return it == colors_.end() ? kUnknown : it->second;
 }
 
 void RegionPainter::SetMix(int64_t index, const double (&rgb)[3]) {
   for (int k = 0; k < 3; ++k) rgb_[static_cast<size_t>(index) * 3 + k] = ToByte(rgb[k]);
 }
 
+template <typename Values>
+void RegionPainter::PaintColumn(int64_t index, const Values& column) {
+  if (shaded()) heights_[index] = column.height();
+  switch (layer_.kind) {
+    case RenderLayer::Kind::kDominant:
+    case RenderLayer::Kind::kSource: {
+      const v1::Color& c = ColorOf(layer_.kind == RenderLayer::Kind::kDominant ? column.dominant()
+                                                                               : column.source());
+      SetMix(index,
+             {static_cast<double>(c.r()), static_cast<double>(c.g()), static_cast<double>(c.b())});
+      break;
+    }
+    case RenderLayer::Kind::kBlend: {
+      // Ascending biome id, double sums: the same bytes for the same weights.
+      double rgb[3] = {0, 0, 0};
+      column.ForEachWeight([&](uint32_t id, float weight) {
+        if (weight == 0.0f) return;
+        const double w = weight;
+        const v1::Color& c = ColorOf(id);
+        rgb[0] += w * c.r();
+        rgb[1] += w * c.g();
+        rgb[2] += w * c.b();
+      });
+      SetMix(index, rgb);
+      break;
+    }
+    case RenderLayer::Kind::kWeight: {
+      const double grey = 255.0 * column.Weight(layer_.biome_id);
+      SetMix(index, {grey, grey, grey});
+      break;
+    }
+    case RenderLayer::Kind::kSplat:
+      if (const char* texel = column.SplatTexel(layer_.texture)) {
+        for (int k = 0; k < 3; ++k) {
+          rgb_[static_cast<size_t>(index) * 3 + k] = static_cast<uint8_t>(texel[k]);
+        }
+      }
+      break;
+    case RenderLayer::Kind::kHeight:
+      break;
+  }
+}
+
 void RegionPainter::Paint(const ChunkView& chunk) {
   for (int lz = 0; lz < chunk.size(); ++lz) {
     for (int lx = 0; lx < chunk.size(); ++lx) {
       const int64_t i = WindowIndex(chunk.origin_x() + lx, chunk.origin_z() + lz);
-      if (i < 0) continue;
-      if (shaded()) heights_[i] = chunk.Height(lx, lz);
-      switch (layer_.kind) {
-        case RenderLayer::Kind::kDominant:
-          SetColor(i, chunk.DominantBiome(lx, lz));
-          break;
-        case RenderLayer::Kind::kSource:
-          SetColor(i, chunk.SourceBiome(lx, lz));
-          break;
-        case RenderLayer::Kind::kBlend: {
-          // Ascending biome id, double sums: the same bytes for the same weights.
-          double rgb[3] = {0, 0, 0};
-          for (uint32_t id : chunk.biome_ids()) {
-            const double w = chunk.Weight(id, lx, lz);
-            if (w == 0.0) continue;
-            v1::Color c;
-            if (auto it = colors_.find(id); it != colors_.end()) c = it->second;
-            rgb[0] += w * c.r();
-            rgb[1] += w * c.g();
-            rgb[2] += w * c.b();
-          }
-          SetMix(i, rgb);
-          break;
-        }
-        case RenderLayer::Kind::kWeight: {
-          const double grey = 255.0 * chunk.Weight(layer_.biome_id, lx, lz);
-          SetMix(i, {grey, grey, grey});
-          break;
-        }
-        case RenderLayer::Kind::kSplat: {
-          if (static_cast<int>(layer_.texture) >= chunk.splat_texture_count()) break;
-          const std::string& texels = chunk.splat_texture(static_cast<int>(layer_.texture));
-          const size_t t = (static_cast<size_t>(lz) * chunk.size() + lx) * 4;
-          if (t + 3 > texels.size()) break;
-          for (int k = 0; k < 3; ++k) {
-            rgb_[static_cast<size_t>(i) * 3 + k] = static_cast<uint8_t>(texels[t + k]);
-          }
-          break;
-        }
-        case RenderLayer::Kind::kHeight:
-          break;
-      }
+      if (i >= 0) PaintColumn(i, ChunkColumn{chunk, lx, lz});
     }
   }
 }
 
 void RegionPainter::Paint(int64_t x, int64_t z, const PointSample& sample) {
   const int64_t i = WindowIndex(x, z);
-  if (i < 0) return;
-  if (shaded()) heights_[i] = sample.height;
-  switch (layer_.kind) {
-    case RenderLayer::Kind::kDominant:
-      SetColor(i, sample.dominant_biome);
-      break;
-    case RenderLayer::Kind::kSource:
-      SetColor(i, sample.source_biome);
-      break;
-    case RenderLayer::Kind::kBlend: {
-      // The chunk path's order and arithmetic: ascending id (the samples are sorted so), doubles.
-      double rgb[3] = {0, 0, 0};
-      for (const PointSample::Weight& w : sample.weights) {
-        if (w.weight == 0.0f) continue;
-        v1::Color c;
-        if (auto it = colors_.find(w.biome_id); it != colors_.end()) c = it->second;
-        rgb[0] += static_cast<double>(w.weight) * c.r();
-        rgb[1] += static_cast<double>(w.weight) * c.g();
-        rgb[2] += static_cast<double>(w.weight) * c.b();
-      }
-      SetMix(i, rgb);
-      break;
-    }
-    case RenderLayer::Kind::kWeight: {
-      double weight = 0;
-      for (const PointSample::Weight& w : sample.weights) {
-        if (w.biome_id == layer_.biome_id) weight = w.weight;
-      }
-      SetMix(i, {255.0 * weight, 255.0 * weight, 255.0 * weight});
-      break;
-    }
-    case RenderLayer::Kind::kSplat:
-    case RenderLayer::Kind::kHeight:
-      break;
-  }
+  if (i >= 0) PaintColumn(i, PointColumn{sample});
 }
 
 RgbImage RegionPainter::Finish() const {

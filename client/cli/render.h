@@ -110,8 +110,13 @@ class RegionPainter {
   // Index into the painted window (the image plus one pixel north and west) of the pixel showing
   // column (x, z), or -1 if no pixel shows it.
   int64_t WindowIndex(int64_t x, int64_t z) const;
-  void SetColor(int64_t index, uint32_t biome_id);
+  // The biome's colour (black for an id the world lacks).
+  const v1::Color& ColorOf(uint32_t biome_id) const;
   void SetMix(int64_t index, const double (&rgb)[3]);
+  // Paints the pixel at window `index` from a column's values (ChunkColumn or PointColumn in
+  // render.cc): the one place a column becomes a pixel.
+  template <typename Values>
+  void PaintColumn(int64_t index, const Values& column);
 
   RenderLayer layer_;
   BlockRegion region_;

@@ -267,15 +267,18 @@ struct MapViewer::State {
     return response;
   }
 
+  // A failed gRPC call's tile: the error tile when the server could not answer, else its message.
+  HttpResponse TileFailure(const absl::Status& status) {
+    const int http_status = HttpStatusOf(status);
+    return http_status == 503 ? Unavailable(status) : Text(http_status, status.ToString());
+  }
+
   HttpResponse Tile(absl::string_view path, absl::string_view query,
                     absl::string_view if_none_match) {
     absl::StatusOr<TileAddress> tile = ParseTilePath(path);
     if (!tile.ok()) return Text(400, std::string(tile.status().message()));
     absl::StatusOr<World> world = Describe(tile->world);
-    if (!world.ok()) {
-      const int status = HttpStatusOf(world.status());
-      return status == 503 ? Unavailable(world.status()) : Text(status, world.status().ToString());
-    }
+    if (!world.ok()) return TileFailure(world.status());
     absl::StatusOr<cli::RenderLayer> layer = cli::ParseRenderLayer(tile->layer);
     if (!layer.ok()) return Text(400, std::string(layer.status().message()));
     if (absl::Status known = cli::CheckRenderLayer(*layer, world->description); !known.ok()) {
@@ -293,10 +296,10 @@ struct MapViewer::State {
     const std::string etag = absl::StrCat("\"", world->version, "\"");
     const bool current = QueryValue(query, "v") == world->version;
     const std::string cache_control = current ? "public, max-age=31536000, immutable" : "no-cache";
+    HttpResponse response;
+    response.headers = {{"ETag", etag}, {"Cache-Control", cache_control}};
     if (if_none_match == etag) {
-      HttpResponse response = Text(304, "");
-      response.body.clear();
-      response.headers = {{"ETag", etag}, {"Cache-Control", cache_control}};
+      response.status = 304;
       return response;
     }
     absl::StatusOr<Client*> client = ClientFor(tile->world);
@@ -308,16 +311,11 @@ struct MapViewer::State {
                                 cli::DefaultRenderChunkSize(world->description), tile->scale());
       renders.release();
     }
-    if (!image.ok()) {
-      const int status = HttpStatusOf(image.status());
-      return status == 503 ? Unavailable(image.status()) : Text(status, image.status().ToString());
-    }
+    if (!image.ok()) return TileFailure(image.status());
     absl::StatusOr<std::string> png = EncodePng(*image);
     if (!png.ok()) return Text(500, png.status().ToString());
-    HttpResponse response;
     response.content_type = "image/png";
     response.body = *std::move(png);
-    response.headers = {{"ETag", etag}, {"Cache-Control", cache_control}};
     return response;
   }
 

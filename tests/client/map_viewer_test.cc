@@ -104,24 +104,26 @@ TEST_F(MapViewerTest, CachingFollowsTheWorldsVersion) {
 }
 
 TEST_F(MapViewerTest, BadRequestsAreNamed) {
-  HttpResponse r = viewer_->Get("/tiles/default/shade/0/0/0.png", "", "");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_TRUE(absl::StrContains(r.body, "is not a layer")) << r.body;
-  r = viewer_->Get("/tiles/default/weight:999/0/0/0.png", "", "");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_TRUE(absl::StrContains(r.body, "has no biome 999")) << r.body;
-  r = viewer_->Get("/tiles/default/splat:0/-1/0/0.png", "", "");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_TRUE(absl::StrContains(r.body, "1 block per pixel only")) << r.body;
-  r = viewer_->Get("/tiles/nowhere/dominant/0/0/0.png", "", "");
-  EXPECT_GE(r.status, 400);
-  EXPECT_LT(r.status, 500) << r.body;
-  r = viewer_->Get("/tiles/default/dominant/0/1000000000/0.png", "", "");
-  EXPECT_EQ(r.status, 404);
-  EXPECT_TRUE(absl::StrContains(r.body, "past the world's bound")) << r.body;
-  r = viewer_->Get("/api/sample", "world=default&x=1", "");
-  EXPECT_EQ(r.status, 400);
-  EXPECT_TRUE(absl::StrContains(r.body, "\"error\"")) << r.body;
+  struct Case {
+    const char* path;
+    const char* query;
+    int status;
+    const char* says;
+  };
+  for (const Case& c : {
+           Case{"/tiles/default/shade/0/0/0.png", "", 400, "is not a layer"},
+           Case{"/tiles/default/weight:999/0/0/0.png", "", 400, "has no biome 999"},
+           Case{"/tiles/default/splat:0/-1/0/0.png", "", 400, "1 block per pixel only"},
+           Case{"/tiles/default/dominant/0/1000000000/0.png", "", 404, "past the world's bound"},
+           Case{"/api/sample", "world=default&x=1", 400, "\"error\""},
+       }) {
+    const HttpResponse r = viewer_->Get(c.path, c.query, "");
+    EXPECT_EQ(r.status, c.status) << c.path;
+    EXPECT_TRUE(absl::StrContains(r.body, c.says)) << c.path << ": " << r.body;
+  }
+  const HttpResponse unknown_world = viewer_->Get("/tiles/nowhere/dominant/0/0/0.png", "", "");
+  EXPECT_GE(unknown_world.status, 400);
+  EXPECT_LT(unknown_world.status, 500) << unknown_world.body;
   EXPECT_EQ(viewer_->Get("/nothing-here", "", "").status, 404);
 }
 
