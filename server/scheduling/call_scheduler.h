@@ -4,7 +4,7 @@
 // Work is counted in columns (a chunk of size s is s^2 of them) and turned into seconds by the
 // measured cost per column (an EWMA over finished tasks) divided by the pool's threads. Points
 // (SampleWeights) cost far more each than a chunk's columns, which share one gather (measured on
-// the default world: ~54 us per point 256 blocks apart, against well under 1 us per column), so
+// the default world, AMD EPYC: ~54 us per point 256 blocks apart, under 1 us per column), so
 // they have an estimate of their own: a call of p points counts as the columns that cost the same,
 // p x (seconds per point) / (seconds per column), and a point call's cost never moves the columns'
 // estimate. Calls whose whole work is at most interactive_max_columns are "interactive", the others
