@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -144,6 +145,8 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<grpc::Cha
 
 std::string RouteKey(const std::string& world, double x, double z) {
   const auto region = [](double v) {
+    // The server refuses coordinates this far out (or not finite); any key will do for them.
+    if (!(std::fabs(v) < 1e15)) return int64_t{0};
     return static_cast<int64_t>(std::floor(v / kRouteRegionBlocks));
   };
   return absl::StrCat(world, "/", region(x), "/", region(z));
@@ -380,6 +383,27 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
     return absl::DataLossError(absl::StrCat("server returned ", response.samples_size(),
                                             " samples for ", request.points_size(), " points"));
   }
+  return response;
+}
+
+absl::StatusOr<v1::ListSamplingPointsResponse> Client::ListSamplingPoints(
+    v1::ListSamplingPointsRequest request) {
+  if (request.world().empty()) request.set_world(options_.world);
+  // The box's columns pick the channel, as a chunk call's would (NaN and huge boxes count as bulk;
+  // the server says what is wrong with them).
+  const double area = (request.max_x() - request.min_x()) * (request.max_z() - request.min_z());
+  const int64_t columns =
+      area < 1e15 ? static_cast<int64_t>(std::max(area, 0.0)) : std::numeric_limits<int64_t>::max();
+  v1::ListSamplingPointsResponse response;
+  absl::Status status = WithRetries([&](absl::Time deadline) {
+    grpc::ClientContext context;
+    SetDeadline(context, deadline);
+    AddRouteKey(context, request.world(), request.min_x(), request.min_z());
+    response.Clear();
+    return AttemptStatus(StubFor(columns).ListSamplingPoints(&context, request, &response),
+                         context);
+  });
+  if (!status.ok()) return status;
   return response;
 }
 

@@ -198,6 +198,12 @@ class Client {
   // filled from the options if empty.
   absl::StatusOr<v1::SampleWeightsResponse> SampleWeights(v1::SampleWeightsRequest request);
 
+  // Where the world's blender reads the biome map in the box [min_x, max_x) x [min_z, max_z)
+  // (ListSamplingPoints): lattice points, grid vertices or cell points, each with its biome id.
+  // `request.world` is filled from the options if empty.
+  absl::StatusOr<v1::ListSamplingPointsResponse> ListSamplingPoints(
+      v1::ListSamplingPointsRequest request);
+
   // grpc.health.v1.Health/Check for `service` ("" = the whole server). Returns the serving status
   // name ("SERVING", "NOT_SERVING", "UNKNOWN", "SERVICE_UNKNOWN"); no retries.
   absl::StatusOr<std::string> CheckHealth(const std::string& service = "");

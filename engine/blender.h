@@ -60,6 +60,20 @@ struct BlenderFigure {
   double value = 0.0;
 };
 
+// The half-open box of block coordinates [min_x, max_x) x [min_z, max_z).
+struct BlockBox {
+  double min_x = 0.0, min_z = 0.0, max_x = 0.0, max_z = 0.0;
+  bool Contains(double x, double z) const {
+    return x >= min_x && x < max_x && z >= min_z && z < max_z;
+  }
+};
+
+// A point where a blender reads its biome source, and the biome (dense index) it takes from there.
+struct SamplingPoint {
+  double x = 0.0, z = 0.0;
+  int biome = 0;
+};
+
 class Blender {
  public:
   virtual ~Blender() = default;
@@ -79,6 +93,24 @@ class Blender {
   // `cache` may be null.
   virtual void BlendPoint(double x, double z, BiomeSampleCache* cache,
                           std::vector<std::pair<int, float>>* weights) const = 0;
+
+  // The points inside `box` where the method samples its biome source, each with the biome it
+  // blends from there, in the method's canonical order: what a map overlays to show how the method
+  // sees the world. Deterministic like the weights (the same with or without a cache). Methods
+  // without world-space sampling points (the parameter-space Voronoi reads a climate at every
+  // column) keep the default: none.
+  virtual void SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                              std::vector<SamplingPoint>* out) const {
+    (void)box;
+    (void)cache;
+    out->clear();
+  }
+  // An upper bound of how many points SamplingPoints returns for `box`, from the sampling's
+  // spacing alone (no work): callers check it before asking for a box.
+  virtual double SamplingPointBound(const BlockBox& box) const {
+    (void)box;
+    return 0.0;
+  }
 };
 
 // Gathers a block's per-column weights (as BlendPoint returns them) into the dense layers

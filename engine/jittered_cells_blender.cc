@@ -161,6 +161,32 @@ int JitteredCellsBlender::CellBiome(int64_t i, int64_t j, BiomeSampleCache* cach
   return biome;
 }
 
+void JitteredCellsBlender::SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                                          std::vector<SamplingPoint>* out) const {
+  out->clear();
+  // Cell k's point lies in [(k + 1/2 - jitter) s, (k + 1/2 + jitter) s] on each axis.
+  const auto first = [this](double lo) {
+    return static_cast<int64_t>(std::floor(lo / cell_size_ - 0.5 - jitter_));
+  };
+  const auto last = [this](double hi) {
+    return static_cast<int64_t>(std::ceil(hi / cell_size_ - 0.5 + jitter_));
+  };
+  thread_local CellWindow window;
+  FillWindow(first(box.min_x), last(box.max_x), first(box.min_z), last(box.max_z), cache, &window);
+  for (size_t c = 0; c < window.x.size(); ++c) {
+    if (box.Contains(window.x[c], window.z[c])) {
+      out->push_back({window.x[c], window.z[c], window.biome[c]});
+    }
+  }
+}
+
+double JitteredCellsBlender::SamplingPointBound(const BlockBox& box) const {
+  const auto cells = [this](double lo, double hi) {
+    return std::ceil((hi - lo) / cell_size_ + 2.0 * jitter_) + 2.0;
+  };
+  return cells(box.min_x, box.max_x) * cells(box.min_z, box.max_z);
+}
+
 double JitteredCellsBlender::Curve(double t) const {
   if (!(t < 1.0)) return 0.0;
   const double f = std::max(0.0, t) * kCurveTableSize;

@@ -57,6 +57,11 @@ class JitteredCellsBlender final : public Blender {
                     std::vector<IndexedLayer>* layers) const override;
   void BlendPoint(double x, double z, BiomeSampleCache* cache,
                   std::vector<std::pair<int, float>>* weights) const override;
+  // The cell points in the box, in ascending (j, i) order. They live where columns are looked up,
+  // after the warp: a column's blend reads the cells around its warped position.
+  void SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                      std::vector<SamplingPoint>* out) const override;
+  double SamplingPointBound(const BlockBox& box) const override;
 
   // Cell (i, j)'s point: a pure function of (seed, i, j).
   std::pair<double, double> CellPoint(int64_t i, int64_t j) const;

@@ -34,6 +34,14 @@ class LerpedGridBlender final : public Blender {
                     std::vector<IndexedLayer>* layers) const override;
   void BlendPoint(double x, double z, BiomeSampleCache* cache,
                   std::vector<std::pair<int, float>>* weights) const override;
+  // The grid's vertices, where the convoluted-grid kernel samples the source.
+  void SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                      std::vector<SamplingPoint>* out) const override {
+    grid_.SamplingPoints(box, cache, out);
+  }
+  double SamplingPointBound(const BlockBox& box) const override {
+    return grid_.SamplingPointCount(box);
+  }
 
  private:
   // Vertex weights of the vertices [gx0, gx0 + nx) x [gz0, gz0 + nz), dense over `biomes`

@@ -201,4 +201,22 @@ void ScatteredBlender::BlendPoint(double x, double z, BiomeSampleCache* cache,
   ConvolvePoint(samples, x, z, weights);
 }
 
+void ScatteredBlender::SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                                      std::vector<SamplingPoint>* out) const {
+  thread_local std::vector<KernelSample> samples;
+  GatherSamples(box.min_x, box.min_z, box.max_x, box.max_z, cache, &samples);
+  KeepSamplingPointsIn(box, samples, out);
+}
+
+double ScatteredBlender::SamplingPointBound(const BlockBox& box) const {
+  // A vertex lies within the jitter of its unjittered position on each axis: rows and vertices of
+  // a row within the box grown by the jitter, counted generously.
+  const double grow = 2.0 * lattice_.jitter();
+  const double rows =
+      (box.max_z - box.min_z + grow) / (lattice_.interval() * (TriangularLattice::kSqrt3 * 0.5)) +
+      2.0;
+  const double per_row = (box.max_x - box.min_x + grow) / lattice_.interval() + 2.0;
+  return std::ceil(rows) * std::ceil(per_row);
+}
+
 }  // namespace worldgen

@@ -41,6 +41,10 @@ class ScatteredBlender final : public Blender {
                     std::vector<IndexedLayer>* layers) const override;
   void BlendPoint(double x, double z, BiomeSampleCache* cache,
                   std::vector<std::pair<int, float>>* weights) const override;
+  // The jittered lattice points in the box, in canonical (j, i) order.
+  void SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                      std::vector<SamplingPoint>* out) const override;
+  double SamplingPointBound(const BlockBox& box) const override;
 
   const TriangularLattice& lattice() const { return lattice_; }
   // Largest kernel radius over all biomes (the reach of a point's influence).

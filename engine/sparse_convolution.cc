@@ -22,6 +22,14 @@ void SampleSourceBiomes(const BiomeSource& source, std::span<KernelSample> sampl
   for (size_t k = 0; k < samples.size(); ++k) samples[k].biome = biomes[k];
 }
 
+void KeepSamplingPointsIn(const BlockBox& box, std::span<const KernelSample> samples,
+                          std::vector<SamplingPoint>* out) {
+  out->clear();
+  for (const KernelSample& s : samples) {
+    if (box.Contains(s.x, s.z)) out->push_back({s.x, s.z, s.biome});
+  }
+}
+
 namespace {
 
 // Per-thread scratch reused by every block this thread convolves: no allocation per chunk once the

@@ -47,6 +47,11 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
 // Whether every sample has the same biome (true for an empty span).
 bool SingleBiome(std::span<const KernelSample> samples);
 
+// The samples inside `box`, in their order, as SamplingPoints (replacing `out`'s contents): for
+// methods whose gather (a superset of the samples in a box) gives the positions and biomes.
+void KeepSamplingPointsIn(const BlockBox& box, std::span<const KernelSample> samples,
+                          std::vector<SamplingPoint>* out);
+
 // Sets each sample's biome to the source's biome at its position, with one batched source call.
 void SampleSourceBiomes(const BiomeSource& source, std::span<KernelSample> samples);
 

@@ -83,6 +83,22 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
   for (KernelSample& s : *out) s.radius_sq = radius_sq_[s.biome];
 }
 
+void SquareGrid::SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                                std::vector<SamplingPoint>* out) const {
+  thread_local std::vector<KernelSample> samples;
+  Gather(box.min_x, box.min_z, box.max_x, box.max_z, cache, &samples);
+  KeepSamplingPointsIn(box, samples, out);
+}
+
+double SquareGrid::SamplingPointCount(const BlockBox& box) const {
+  // Multiples of the spacing in [min, max) on each axis.
+  const double g = spacing_;
+  const auto count = [g](double lo, double hi) {
+    return std::max(0.0, std::ceil(hi / g) - std::ceil(lo / g));
+  };
+  return count(box.min_x, box.max_x) * count(box.min_z, box.max_z);
+}
+
 double MinSquareGridRadius(int spacing) {
   return static_cast<double>(spacing) * (1.0 / std::sqrt(2.0) + 0.25);
 }

@@ -34,6 +34,11 @@ class SquareGrid {
   void Gather(double min_x, double min_z, double max_x, double max_z, BiomeSampleCache* cache,
               std::vector<KernelSample>* out) const;
 
+  // The vertices in the box, in canonical (gz, gx) order, and exactly how many there are.
+  void SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                      std::vector<SamplingPoint>* out) const;
+  double SamplingPointCount(const BlockBox& box) const;
+
  private:
   void ComputeTile(int32_t tile_x, int32_t tile_z, BiomeTile* tile) const;
 
@@ -57,6 +62,13 @@ class SquareGridKernelBlender final : public Blender {
                     std::vector<IndexedLayer>* layers) const override;
   void BlendPoint(double x, double z, BiomeSampleCache* cache,
                   std::vector<std::pair<int, float>>* weights) const override;
+  void SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
+                      std::vector<SamplingPoint>* out) const override {
+    grid_.SamplingPoints(box, cache, out);
+  }
+  double SamplingPointBound(const BlockBox& box) const override {
+    return grid_.SamplingPointCount(box);
+  }
 
  private:
   BlenderKind kind_;

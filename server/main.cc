@@ -65,6 +65,9 @@ ABSL_FLAG(
     "served");
 ABSL_FLAG(int32_t, max_chunks_per_request, 1024, "Most chunks one GenerateChunk call may ask for");
 ABSL_FLAG(int32_t, max_points_per_request, 4096, "Most points one SampleWeights call may ask for");
+ABSL_FLAG(int32_t, max_sampling_points_per_request,
+          worldgen::RequestLimits{}.max_sampling_points_per_request,
+          "Most sampling points one ListSamplingPoints box may hold (the blender's bound)");
 ABSL_FLAG(
     double, max_queue_seconds, worldgen::CallScheduler::Options{}.max_queue_seconds,
     "Most admitted, unstarted blending work, in seconds of the whole pool's time (chunks x "
@@ -229,6 +232,8 @@ int Run(int argc, char** argv) {
   if (blend_threads_from_budget) blend_threads = cpu_budget.cpus;
   CheckPositive("max_chunks_per_request", absl::GetFlag(FLAGS_max_chunks_per_request));
   CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
+  CheckPositive("max_sampling_points_per_request",
+                absl::GetFlag(FLAGS_max_sampling_points_per_request));
   const double max_queue_seconds = absl::GetFlag(FLAGS_max_queue_seconds);
   if (!(max_queue_seconds > 0 && max_queue_seconds <= 86400)) {
     Die(kExitBadConfig,
@@ -304,6 +309,8 @@ int Run(int argc, char** argv) {
   ServiceOptions options;
   options.limits.max_chunks_per_request = absl::GetFlag(FLAGS_max_chunks_per_request);
   options.limits.max_points_per_request = absl::GetFlag(FLAGS_max_points_per_request);
+  options.limits.max_sampling_points_per_request =
+      absl::GetFlag(FLAGS_max_sampling_points_per_request);
   options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);
   options.stream_buffer_bytes = absl::GetFlag(FLAGS_stream_buffer_bytes);
   WorldGenService service(worlds->get(), &scheduler, cache.get(), &replies, &metrics, options);

@@ -62,10 +62,11 @@ std::string DescribeText(const v1::WorldDescription& world) {
       &out,
       "\n  climate: temperature_frequency %g  humidity_frequency %g  octaves %d\n"
       "limits: chunk_size %d..%d  max_chunks_per_request %d  max_points_per_request %d  "
-      "coordinate bound %g  max_splat_bytes_per_chunk %d\n",
+      "coordinate bound %g  max_splat_bytes_per_chunk %d  max_sampling_points_per_request %d\n",
       c.climate().temperature_frequency(), c.climate().humidity_frequency(), c.climate().octaves(),
       l.min_chunk_size(), l.max_chunk_size(), l.max_chunks_per_request(),
-      l.max_points_per_request(), l.world_coordinate_bound(), l.max_splat_bytes_per_chunk());
+      l.max_points_per_request(), l.world_coordinate_bound(), l.max_splat_bytes_per_chunk(),
+      l.max_sampling_points_per_request());
   absl::StrAppend(&out, "worlds:");
   for (const std::string& name : world.available_worlds()) absl::StrAppend(&out, " ", name);
   absl::StrAppendFormat(&out, "\n%d biomes:\n", c.biomes_size());

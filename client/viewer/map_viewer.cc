@@ -253,6 +253,58 @@ struct MapViewer::State {
     return Json(200, *std::move(json));
   }
 
+  // The blender's sampling points in a box, as {"blender", "points": [[x, z, biome_id], ...]}:
+  // compact, for an overlay that may hold tens of thousands. Cached like tiles (the points change
+  // only with the world's config).
+  HttpResponse SamplingPoints(absl::string_view query, absl::string_view if_none_match) {
+    const std::string world_name = QueryValue(query, "world");
+    v1::ListSamplingPointsRequest request;
+    request.set_world(world_name);
+    double box[4];
+    const char* const names[4] = {"min_x", "min_z", "max_x", "max_z"};
+    for (int k = 0; k < 4; ++k) {
+      if (!absl::SimpleAtod(QueryValue(query, names[k]), &box[k]) || !std::isfinite(box[k])) {
+        return JsonError(400, "points wants ?world=NAME&min_x=&min_z=&max_x=&max_z= with numbers");
+      }
+    }
+    request.set_min_x(box[0]);
+    request.set_min_z(box[1]);
+    request.set_max_x(box[2]);
+    request.set_max_z(box[3]);
+    absl::StatusOr<World> world = Describe(world_name);
+    if (!world.ok()) return JsonError(HttpStatusOf(world.status()), world.status().ToString());
+    const std::string etag = absl::StrCat("\"", world->version, "\"");
+    if (if_none_match == etag) {
+      HttpResponse response;
+      response.status = 304;
+      response.headers = {{"ETag", etag}};
+      return response;
+    }
+    absl::StatusOr<Client*> client = ClientFor(world_name);
+    if (!client.ok()) return JsonError(503, client.status().ToString());
+    absl::StatusOr<v1::ListSamplingPointsResponse> points;
+    {
+      renders.acquire();
+      points = (*client)->ListSamplingPoints(request);
+      renders.release();
+    }
+    if (!points.ok()) return JsonError(HttpStatusOf(points.status()), points.status().ToString());
+    std::string json = absl::StrCat("{\"blender\":", cli::JsonString(world->description.blender()),
+                                    ",\"points\":[");
+    for (int n = 0; n < points->points_size(); ++n) {
+      const v1::SamplingPoint& p = points->points(n);
+      absl::StrAppendFormat(&json, "%s[%.17g,%.17g,%u]", n > 0 ? "," : "", p.x(), p.z(),
+                            p.biome_id());
+    }
+    json += "]}";
+    HttpResponse response = Json(200, std::move(json));
+    const bool current = QueryValue(query, "v") == world->version;
+    response.headers = {
+        {"ETag", etag},
+        {"Cache-Control", current ? "public, max-age=31536000, immutable" : "no-cache"}};
+    return response;
+  }
+
   HttpResponse Unavailable(const absl::Status& status) {
     HttpResponse response;
     response.status = 503;
@@ -378,6 +430,7 @@ HttpResponse MapViewer::Get(absl::string_view path, absl::string_view query,
   if (absl::StartsWith(path, "/tiles/")) return state_->Tile(path, query, if_none_match);
   if (path == "/api/worlds") return state_->Worlds();
   if (path == "/api/sample") return state_->Sample(query);
+  if (path == "/api/points") return state_->SamplingPoints(query, if_none_match);
   return state_->Asset(path);
 }
 

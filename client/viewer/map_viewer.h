@@ -10,20 +10,24 @@
 //       DescribeWorld (proto3 JSON, .proto field names) and its version, a hash of its config;
 //   GET /api/sample?world=&x=&z=
 //       SampleWeights of one point with heights and source biome (JSON);
+//   GET /api/points?world=&min_x=&min_z=&max_x=&max_z=[&v=]
+//       ListSamplingPoints of the box [min_x, max_x) x [min_z, max_z): {"blender", "points":
+//       [[x, z, biome_id], ...]}, where the world's blender reads the biome map (the page's
+//       "sampling points" overlay); 400 with the server's reason when the box holds too many;
 //   GET /tiles/WORLD/LAYER/Z/X/Y.png
 //       a 256 x 256 tile: `worldgen render` of one layer (client/cli/render.h, the same code) of
 //       blocks [256 s X, 256 s (X + 1)) x [256 s Y, 256 s (Y + 1)) at s = 2^-Z blocks per pixel,
 //       Z in [kMinZoom, 0]. Z = 0 blends every column as chunks; Z < 0 draws one point sample
 //       per pixel (the column at its centre).
 //
-// Caching: a tile's ETag is the world's version; with ?v=VERSION equal to the current one the tile
-// is sent with Cache-Control immutable (the page puts the version in its tile URLs, so a changed
-// world config changes every URL), else with no-cache. If-None-Match with the current ETag gets 304
-// without a blend. World descriptions are fetched again once older than describe_ttl.
+// Caching: a tile's (and a points answer's) ETag is the world's version; with ?v=VERSION equal to
+// the current one it is sent with Cache-Control immutable (the page puts the version in its URLs,
+// so a changed world config changes every URL), else with no-cache. If-None-Match with the current
+// ETag gets 304 without a blend. World descriptions are fetched again once older than describe_ttl.
 //
-// Load on the worldgen server: at most max_tile_renders tiles are rendered at once (the others
-// wait their turn); each tile is one streaming call (Z = 0) or ceil(257^2 / max_points) point
-// calls.
+// Load on the worldgen server: at most max_tile_renders tiles (or points answers) are made at once
+// (the others wait their turn); each tile is one streaming call (Z = 0) or ceil(257^2 / max_points)
+// point calls.
 //
 // Failures: when the worldgen server cannot be reached, tiles answer 503 with a striped error tile
 // and the reason in X-Worldgen-Error (and Cache-Control: no-store), /api/* answer 503 with

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "engine/splat.h"
 #include "proto/world_config.h"
@@ -36,6 +37,22 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
   return response;
 }
 
+v1::ListSamplingPointsResponse SamplingPointsReply(const World& world, const BlockBox& box,
+                                                   BiomeSampleCache* cache) {
+  std::vector<SamplingPoint> points;
+  world.blender().SamplingPoints(box, cache, &points);
+  const std::vector<BiomeSpec>& biomes = world.spec().biomes;  // Dense index = position.
+  v1::ListSamplingPointsResponse response;
+  response.mutable_points()->Reserve(static_cast<int>(points.size()));
+  for (const SamplingPoint& point : points) {
+    v1::SamplingPoint* out = response.add_points();
+    out->set_x(point.x);
+    out->set_z(point.z);
+    out->set_biome_id(biomes[static_cast<size_t>(point.biome)].id);
+  }
+  return response;
+}
+
 v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry& worlds,
                                         const RequestLimits& request_limits) {
   v1::WorldDescription response;
@@ -49,6 +66,9 @@ v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry&
     out->set_name(figure.name);
     out->set_value(figure.value);
   }
+  constexpr double kProbeSide = 4096.0;
+  const double bound = blender.SamplingPointBound({0.0, 0.0, kProbeSide, kProbeSide});
+  response.set_blocks_per_sampling_point(bound > 0.0 ? kProbeSide * kProbeSide / bound : 0.0);
   v1::ServerLimits* limits = response.mutable_limits();
   limits->set_min_chunk_size(kMinServedChunkSize);
   limits->set_max_chunk_size(kMaxServedChunkSize);
@@ -56,6 +76,8 @@ v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry&
   limits->set_max_points_per_request(static_cast<uint32_t>(request_limits.max_points_per_request));
   limits->set_world_coordinate_bound(kMaxWorldCoordinate);
   limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
+  limits->set_max_sampling_points_per_request(
+      static_cast<uint32_t>(request_limits.max_sampling_points_per_request));
   for (const BiomeSpec& biome : spec.biomes) response.add_splat_channel_biome_ids(biome.id);
   for (const std::string& name : worlds.names()) response.add_available_worlds(name);
   return response;

@@ -1,4 +1,5 @@
-// The work of the unary methods apart from gRPC: what SampleWeights and DescribeWorld answer, as
+// The work of the unary methods apart from gRPC: what SampleWeights, ListSamplingPoints and
+// DescribeWorld answer, as
 // functions of the world and the request. The reactors in worldgen_service.cc only move it.
 //
 // Thread safety: pure functions of their arguments (the cache is safe for concurrent use).
@@ -24,6 +25,11 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
                                                        const v1::SampleWeightsRequest& request,
                                                        BiomeSampleCache* cache,
                                                        absl::FunctionRef<bool()> cancelled);
+
+// ListSamplingPoints' work: the world blender's sampling points in `box` (validated), biome ids
+// from the world's table.
+v1::ListSamplingPointsResponse SamplingPointsReply(const World& world, const BlockBox& box,
+                                                   BiomeSampleCache* cache);
 
 // DescribeWorld's reply for `world`: its config with every default filled in, the blender and its
 // figures, the limits this server enforces, and the names of every served world.

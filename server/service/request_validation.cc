@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/numeric/int128.h"
@@ -170,6 +171,33 @@ absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
     if (!z.ok()) return z;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<BlockBox> ValidateSamplingPointsRequest(const v1::ListSamplingPointsRequest& request,
+                                                       const Blender& blender,
+                                                       const RequestLimits& limits) {
+  const BlockBox box{request.min_x(), request.min_z(), request.max_x(), request.max_z()};
+  for (const auto& [field, value] :
+       {std::pair{"min_x", box.min_x}, std::pair{"min_z", box.min_z}, std::pair{"max_x", box.max_x},
+        std::pair{"max_z", box.max_z}}) {
+    if (absl::Status s = CheckCoord(field, value); !s.ok()) return s;
+  }
+  if (!(box.min_x < box.max_x) || !(box.min_z < box.max_z)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the box [%.17g, %.17g) x [%.17g, %.17g) is empty: min_x < max_x and min_z < max_z are "
+        "required",
+        box.min_x, box.max_x, box.min_z, box.max_z));
+  }
+  const double bound = blender.SamplingPointBound(box);
+  if (bound > static_cast<double>(limits.max_sampling_points_per_request)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the box [%.17g, %.17g) x [%.17g, %.17g) may hold up to %.0f sampling points of this "
+        "world's %s blender; the limit is max_sampling_points_per_request = %d: ask for a smaller "
+        "box",
+        box.min_x, box.max_x, box.min_z, box.max_z, bound, BlenderName(blender.kind()),
+        limits.max_sampling_points_per_request));
+  }
+  return box;
 }
 
 }  // namespace worldgen

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/blender.h"
 #include "engine/world_spec.h"
 #include "worldgen/v1/worldgen.pb.h"
 
@@ -24,6 +25,9 @@ namespace worldgen {
 struct RequestLimits {
   int64_t max_chunks_per_request = 1024;
   int64_t max_points_per_request = 4096;
+  // The most points one ListSamplingPoints box may hold: 65536 is a 256 x 256 map tile of a
+  // full-resolution world, ~1.7 MiB of reply.
+  int64_t max_sampling_points_per_request = 65536;
 };
 
 // The validated chunks of a GenerateChunkRequest: count() chunks of size() columns, addressed by
@@ -67,6 +71,13 @@ absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
 // Checks the point count and that every point is finite and within the world bounds.
 absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
                                    const RequestLimits& limits);
+
+// The box of a ListSamplingPointsRequest: every bound finite and within the world bounds, min <
+// max on both axes, and `blender`'s bound of the points inside at most
+// limits.max_sampling_points_per_request.
+absl::StatusOr<BlockBox> ValidateSamplingPointsRequest(const v1::ListSamplingPointsRequest& request,
+                                                       const Blender& blender,
+                                                       const RequestLimits& limits);
 
 }  // namespace worldgen
 

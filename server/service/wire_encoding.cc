@@ -46,6 +46,11 @@ int64_t MaxEncodedSampleBytes(int64_t points, int biome_count, const BlendOption
   return points * point;
 }
 
+int64_t MaxEncodedSamplingPointsBytes(int64_t points) {
+  const int64_t point = kFieldOverhead + 2 * (1 + 8) + (1 + kMaxVarint32);  // x, z, biome_id
+  return points * point;
+}
+
 void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out) {
   out->mutable_coord()->set_x(blend.chunk_x);
   out->mutable_coord()->set_z(blend.chunk_z);

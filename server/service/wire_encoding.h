@@ -22,11 +22,13 @@ void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out);
 void EncodePoint(const PointBlend& blend, const BlendOptions& options, v1::PointWeights* out);
 
 // Upper bounds of the serialized size of one ChunkData of `chunk_size`² columns from a world with
-// `biome_count` biomes, and of one SampleWeightsResponse of `points` points: what the server
+// `biome_count` biomes, of one SampleWeightsResponse of `points` points, and of one
+// ListSamplingPointsResponse of `points` sampling points: what the server
 // reserves for a reply before blending it (CallScheduler's reply budget). Tests check encoded
 // replies against them.
 int64_t MaxEncodedChunkBytes(int chunk_size, int biome_count, const BlendOptions& options);
 int64_t MaxEncodedSampleBytes(int64_t points, int biome_count, const BlendOptions& options);
+int64_t MaxEncodedSamplingPointsBytes(int64_t points);
 
 }  // namespace worldgen
 

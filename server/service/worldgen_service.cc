@@ -26,6 +26,7 @@ namespace {
 constexpr absl::string_view kGenerateChunk = "GenerateChunk";
 constexpr absl::string_view kSampleWeights = "SampleWeights";
 constexpr absl::string_view kDescribeWorld = "DescribeWorld";
+constexpr absl::string_view kListSamplingPoints = "ListSamplingPoints";
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
@@ -291,7 +292,8 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   ChunkStreamPolicy policy_;
 };
 
-// One SampleWeights call: holds its admission until gRPC is done with the reply.
+// One SampleWeights or ListSamplingPoints call: holds its admission until gRPC is done with the
+// reply.
 class SampleCall final : public grpc::ServerUnaryReactor {
  public:
   explicit SampleCall(std::unique_ptr<CallScheduler::Call> call) : call_(std::move(call)) {}
@@ -301,6 +303,15 @@ class SampleCall final : public grpc::ServerUnaryReactor {
  private:
   std::unique_ptr<CallScheduler::Call> call_;
 };
+
+// A unary call refused before any work (see Refused), finished by gRPC's default reactor.
+grpc::ServerUnaryReactor* RefusedUnary(grpc::CallbackServerContext* context,
+                                       const CallRecord& record, const absl::Status& status,
+                                       absl::string_view reason) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(Refused(context, record, status, reason));
+  return reactor;
+}
 
 void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, grpc::Status status) {
   record.Finished(status.error_code());
@@ -363,9 +374,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
                                                          grpc::ByteBuffer* raw_response) {
   CallRecord record(deps_.metrics, kSampleWeights);
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(Refused(context, record, status, reason));
-    return reactor;
+    return RefusedUnary(context, record, status, reason);
   };
   auto request = std::make_shared<v1::SampleWeightsRequest>();
   if (!ParseRequest(*raw_request, request.get())) {
@@ -418,22 +427,62 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   return reactor;
 }
 
+grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* raw_request,
+                                                              grpc::ByteBuffer* raw_response) {
+  CallRecord record(deps_.metrics, kListSamplingPoints);
+  auto refuse = [&](const absl::Status& status, absl::string_view reason) {
+    return RefusedUnary(context, record, status, reason);
+  };
+  v1::ListSamplingPointsRequest request;
+  if (!ParseRequest(*raw_request, &request)) {
+    return refuse(UnparseableError(*raw_request, request.GetTypeName()), "unparseable");
+  }
+  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
+  if (!world.ok()) return refuse(world.status(), "not_found");
+  absl::StatusOr<BlockBox> box =
+      ValidateSamplingPointsRequest(request, (*world)->blender(), deps_.options.limits);
+  if (!box.ok()) return refuse(box.status(), "invalid_argument");
+  const double bound = (*world)->blender().SamplingPointBound(*box);  // <= the limit (validated)
+  CallShape shape;
+  shape.tasks = 1;
+  shape.columns_per_task = std::max<int64_t>(1, static_cast<int64_t>(bound));
+  shape.reply_bytes_per_task = MaxEncodedSamplingPointsBytes(static_cast<int64_t>(bound));
+  shape.deadline = CallDeadline(*context);
+  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
+      deps_.scheduler->Admit(shape, absl::Now());
+  if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
+  auto* reactor = new SampleCall(*std::move(call));
+  auto list_points = [this, context, box = *box, raw_response, reactor, record,
+                      world = *std::move(world)] {
+    if (reactor->call()->shed()) {
+      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()));
+      return;
+    }
+    if (context->IsCancelled()) {
+      FinishUnary(reactor, record, AbandonedStatus(*context));
+      return;
+    }
+    SerializeReply(SamplingPointsReply(*world, box, deps_.cache), raw_response);
+    FinishUnary(reactor, record, grpc::Status::OK);
+  };
+  reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
+  reactor->call()->Submit(std::move(list_points));
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* raw_request,
                                                          grpc::ByteBuffer* raw_response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   CallRecord record(deps_.metrics, kDescribeWorld);
   v1::DescribeWorldRequest request;
   if (!ParseRequest(*raw_request, &request)) {
-    reactor->Finish(Refused(context, record, UnparseableError(*raw_request, request.GetTypeName()),
-                            "unparseable"));
-    return reactor;
+    return RefusedUnary(context, record, UnparseableError(*raw_request, request.GetTypeName()),
+                        "unparseable");
   }
   absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
-  if (!world.ok()) {
-    reactor->Finish(Refused(context, record, world.status(), "not_found"));
-    return reactor;
-  }
+  if (!world.ok()) return RefusedUnary(context, record, world.status(), "not_found");
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   SerializeReply(DescribeWorldReply(**world, *deps_.worlds, deps_.options.limits), raw_response);
   FinishUnary(reactor, record, grpc::Status::OK);
   return reactor;

@@ -21,6 +21,8 @@
 //   no thread waits for another), and with --chunk_cache_bytes repeats are served from encoded
 //   bytes without blending.
 // - SampleWeights: one task, checking for cancellation every few points.
+// - ListSamplingPoints: one task, admitted as one column per point of the blender's bound (a
+//   sampling point costs one biome-source read, less than a blended column, which reads many).
 // - DescribeWorld: answered on the gRPC thread (no blending).
 // Error messages never echo unbounded client input: a world name is escaped and cut to 64 bytes.
 //
@@ -47,7 +49,9 @@ struct ServiceOptions {
 
 using RawWorldGenService = v1::WorldGen::WithRawCallbackMethod_GenerateChunk<
     v1::WorldGen::WithRawCallbackMethod_SampleWeights<
-        v1::WorldGen::WithRawCallbackMethod_DescribeWorld<v1::WorldGen::CallbackService>>>;
+        v1::WorldGen::WithRawCallbackMethod_DescribeWorld<
+            v1::WorldGen::WithRawCallbackMethod_ListSamplingPoints<
+                v1::WorldGen::CallbackService>>>>;
 
 class WorldGenService final : public RawWorldGenService {
  public:
@@ -63,6 +67,9 @@ class WorldGenService final : public RawWorldGenService {
   grpc::ServerUnaryReactor* DescribeWorld(grpc::CallbackServerContext* context,
                                           const grpc::ByteBuffer* request,
                                           grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ListSamplingPoints(grpc::CallbackServerContext* context,
+                                               const grpc::ByteBuffer* request,
+                                               grpc::ByteBuffer* response) override;
 
   // Dependencies shared with the per-call reactors.
   struct Deps {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "client/cli/render.h"
 #include "client/rgb_image.h"
 #include "client/worldgen_client.h"
@@ -103,6 +104,34 @@ TEST_F(MapViewerTest, CachingFollowsTheWorldsVersion) {
   EXPECT_TRUE(absl::StrContains(worlds.body, absl::StrCat("\"version\":\"", version, "\"")));
 }
 
+// /api/points lists the server's ListSamplingPoints answer for the box, exactly (17 digits).
+TEST_F(MapViewerTest, PointsAreTheServersSamplingPointsOfTheBox) {
+  const HttpResponse r =
+      viewer_->Get("/api/points", "world=default&min_x=-64&min_z=0&max_x=64&max_z=96.5", "");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(server_->target());
+  ASSERT_TRUE(client.ok());
+  v1::ListSamplingPointsRequest request;
+  request.set_min_x(-64);
+  request.set_max_x(64);
+  request.set_max_z(96.5);
+  absl::StatusOr<v1::ListSamplingPointsResponse> points = (*client)->ListSamplingPoints(request);
+  ASSERT_TRUE(points.ok()) << points.status();
+  ASSERT_GT(points->points_size(), 100);
+  std::string expected = "{\"blender\":\"scattered\",\"points\":[";
+  for (int n = 0; n < points->points_size(); ++n) {
+    const v1::SamplingPoint& p = points->points(n);
+    absl::StrAppendFormat(&expected, "%s[%.17g,%.17g,%u]", n ? "," : "", p.x(), p.z(),
+                          p.biome_id());
+  }
+  EXPECT_EQ(r.body, expected + "]}");
+  const HttpResponse too_many =
+      viewer_->Get("/api/points", "world=default&min_x=0&min_z=0&max_x=1e5&max_z=1e5", "");
+  EXPECT_EQ(too_many.status, 400);
+  EXPECT_TRUE(absl::StrContains(too_many.body, "max_sampling_points_per_request")) << too_many.body;
+}
+
 TEST_F(MapViewerTest, BadRequestsAreNamed) {
   struct Case {
     const char* path;
@@ -116,6 +145,9 @@ TEST_F(MapViewerTest, BadRequestsAreNamed) {
            Case{"/tiles/default/splat:0/-1/0/0.png", "", 400, "1 block per pixel only"},
            Case{"/tiles/default/dominant/0/1000000000/0.png", "", 404, "past the world's bound"},
            Case{"/api/sample", "world=default&x=1", 400, "\"error\""},
+           Case{"/api/points", "world=default&min_x=0&min_z=0&max_x=nan&max_z=1", 400,
+                "with numbers"},
+           Case{"/api/points", "world=default&min_x=5&min_z=0&max_x=5&max_z=1", 400, "is empty"},
        }) {
     const HttpResponse r = viewer_->Get(c.path, c.query, "");
     EXPECT_EQ(r.status, c.status) << c.path;

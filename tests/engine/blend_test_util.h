@@ -14,6 +14,7 @@
 #include "engine/floor_div.h"
 #include "engine/hash.h"
 #include "engine/world.h"
+#include "gtest/gtest.h"
 
 namespace worldgen::testing {
 
@@ -46,6 +47,17 @@ inline uint64_t HashChunk(const ChunkBlend& chunk, uint64_t h = 0xcbf29ce4842223
   for (float v : chunk.heights) add(FloatBits(v));
   for (uint32_t v : chunk.dominant_biome) add(v);
   return h;
+}
+
+// `points` equal `expected` in order: positions bit for bit and biomes.
+inline void ExpectSamePoints(const std::vector<SamplingPoint>& points,
+                             const std::vector<SamplingPoint>& expected) {
+  ASSERT_EQ(points.size(), expected.size());
+  for (size_t n = 0; n < points.size(); ++n) {
+    EXPECT_EQ(points[n].x, expected[n].x) << "point " << n;
+    EXPECT_EQ(points[n].z, expected[n].z) << "point " << n;
+    EXPECT_EQ(points[n].biome, expected[n].biome) << "point " << n;
+  }
 }
 
 // A deterministic pseudo-random integer in [lo, hi] for test case k.

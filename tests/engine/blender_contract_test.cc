@@ -1,7 +1,8 @@
 // The Blender contract (engine/blender.h), checked for every method in the engine's table on the
 // default world's biome map with the method's default parameters: partition of unity, range,
 // sparsity, continuity, chunk == point bit-for-bit, chunk-size, thread and cache independence,
-// single-biome chunks, golden outputs. A new method is covered by adding it to the table.
+// single-biome chunks, sampling points, golden outputs. A new method is covered by adding it to the
+// table.
 #include "engine/blender.h"
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -258,6 +260,65 @@ TEST_P(BlenderContractTest, SingleBiomeChunksAreExactlyOne) {
     EXPECT_EQ(p.weights[0].biome_id, chunk.layers[0].biome_id);
   }
   EXPECT_EQ(found, 20);
+}
+
+// Sampling points (Blender::SamplingPoints): inside their box, within the bound, the same with and
+// without a cache, tiling (the points of a box are those of its quarters, each once), and each
+// point's biome is one the method blends from there. Methods without points return none anywhere.
+TEST_P(BlenderContractTest, SamplingPointsTileTheirBoxAndCarryTheBiomeBlendedThere) {
+  const Blender& blender = ContractWorld().blender();
+  using Key = std::tuple<double, double, int>;
+  const auto points_of = [&](const BlockBox& box, BiomeSampleCache* cache) {
+    std::vector<SamplingPoint> points;
+    blender.SamplingPoints(box, cache, &points);
+    EXPECT_LE(static_cast<double>(points.size()), blender.SamplingPointBound(box));
+    std::vector<Key> keys;
+    for (const SamplingPoint& p : points) {
+      EXPECT_TRUE(box.Contains(p.x, p.z)) << p.x << ", " << p.z;
+      keys.emplace_back(p.x, p.z, p.biome);
+    }
+    return keys;
+  };
+  BiomeSampleCache cache(256 * BiomeSampleCache::kBytesPerEntry, 4);
+  size_t total = 0;
+  for (uint64_t k = 0; k < 6; ++k) {
+    const double x0 = static_cast<double>(TestCoordinate(k, 20, -3000, 3000)) + 0.5;
+    const double z0 = static_cast<double>(TestCoordinate(k, 21, -3000, 3000));
+    const BlockBox box{x0, z0, x0 + 160, z0 + 128};
+    const std::vector<Key> whole = points_of(box, nullptr);
+    EXPECT_EQ(points_of(box, &cache), whole);
+    std::vector<Key> quarters;
+    for (const BlockBox& q :
+         {BlockBox{x0, z0, x0 + 60, z0 + 50}, BlockBox{x0 + 60, z0, x0 + 160, z0 + 50},
+          BlockBox{x0, z0 + 50, x0 + 60, z0 + 128},
+          BlockBox{x0 + 60, z0 + 50, x0 + 160, z0 + 128}}) {
+      const std::vector<Key> part = points_of(q, &cache);
+      quarters.insert(quarters.end(), part.begin(), part.end());
+    }
+    std::vector<Key> sorted = whole;
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(quarters.begin(), quarters.end());
+    EXPECT_EQ(quarters, sorted);
+    total += whole.size();
+    // A kernel method's sample reaches its own position with the largest weight it has, so its
+    // biome weighs there. (Jittered cells look columns up after a warp: checked at the warped
+    // position in jittered_cells_blender_test.cc.)
+    if (GetParam() == BlenderKind::kJitteredCells) continue;
+    std::vector<std::pair<int, float>> weights;
+    const size_t stride = whole.size() / 200 + 1;  // Full resolution has a point per column.
+    for (size_t n = 0; n < whole.size(); n += stride) {
+      const auto& [x, z, biome] = whole[n];
+      blender.BlendPoint(x, z, &cache, &weights);
+      const auto found = std::find_if(weights.begin(), weights.end(),
+                                      [b = biome](const auto& w) { return w.first == b; });
+      ASSERT_NE(found, weights.end()) << "biome " << biome << " at (" << x << ", " << z << ")";
+    }
+  }
+  if (GetParam() == BlenderKind::kParameterVoronoi) {
+    EXPECT_EQ(total, 0u);  // Blends climates read at every column: no world-space points.
+  } else {
+    EXPECT_GT(total, 0u);
+  }
 }
 
 // Golden hashes of reference regions, per method: any change to a method's output must be

@@ -241,5 +241,37 @@ TEST(JitteredCellsBlenderTest, RejectsARisingCurveAndAnOverlapTooWide) {
               HasSubstr("jittered_cells.cell_size = 8.5 must be a whole number"));
 }
 
+// Its sampling points are the cell points in the box (brute force over the cells around it), with
+// the cell's biome, and that biome weighs where the cell point is looked up (the warped position).
+TEST(JitteredCellsBlenderTest, SamplingPointsAreTheCellPointsInTheBox) {
+  for (double uniform : {0.0, 1.0}) {
+    std::shared_ptr<const World> world =
+        *World::Create(CellsSpec({{"cell_size", 16}, {"uniform_biomes", uniform}}));
+    const JitteredCellsBlender& cells = Cells(*world);
+    for (uint64_t k = 0; k < 10; ++k) {
+      const double x0 = static_cast<double>(TestCoordinate(k, 7, -50000, 50000)) + 0.5;
+      const double z0 = static_cast<double>(TestCoordinate(k, 8, -50000, 50000));
+      const BlockBox box{x0, z0, x0 + 100, z0 + 70};
+      std::vector<SamplingPoint> points;
+      cells.SamplingPoints(box, nullptr, &points);
+      std::vector<SamplingPoint> expected;
+      for (int64_t j = static_cast<int64_t>(z0 / 16) - 3; j <= (z0 + 70) / 16 + 3; ++j) {
+        for (int64_t i = static_cast<int64_t>(x0 / 16) - 3; i <= (x0 + 100) / 16 + 3; ++i) {
+          const auto [x, z] = cells.CellPoint(i, j);
+          if (box.Contains(x, z)) expected.push_back({x, z, cells.CellBiome(i, j, nullptr)});
+        }
+      }
+      testing::ExpectSamePoints(points, expected);
+      EXPECT_LE(static_cast<double>(points.size()), cells.SamplingPointBound(box));
+      std::vector<std::pair<int, float>> weights;
+      for (size_t n = 0; n < points.size(); ++n) {
+        cells.WeightsAtWarped(points[n].x, points[n].z, 0, nullptr, &weights);
+        EXPECT_TRUE(std::any_of(weights.begin(), weights.end(),
+                                [&](const auto& w) { return w.first == points[n].biome; }));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace worldgen

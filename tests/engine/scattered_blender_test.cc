@@ -80,5 +80,36 @@ TEST(ScatteredBlenderTest, GatherIsCompleteAndCacheIndependent) {
   }
 }
 
+// Its sampling points are exactly the jittered lattice vertices in the box (brute force over a
+// window beyond it), in canonical order, each with the source's biome at its position.
+TEST(ScatteredBlenderTest, SamplingPointsAreTheLatticeVerticesInTheBox) {
+  const World& world = testing::DefaultWorld();
+  const ScatteredBlender blender(world.spec(), world.source(), /*world_uid=*/0);
+  const TriangularLattice& lattice = blender.lattice();
+  const double row_height = lattice.interval() * TriangularLattice::kSqrt3 / 2;
+  for (uint64_t k = 0; k < 20; ++k) {
+    const double min_x = static_cast<double>(testing::TestCoordinate(k, 30, -100000, 100000)) + 0.3;
+    const double min_z = static_cast<double>(testing::TestCoordinate(k, 31, -100000, 100000));
+    const BlockBox box{min_x, min_z, min_x + 16.0 * (1 + k % 5), min_z + 8.0 * (1 + k % 7)};
+    std::vector<SamplingPoint> points;
+    blender.SamplingPoints(box, nullptr, &points);
+    std::vector<SamplingPoint> expected;
+    const int32_t j0 = static_cast<int32_t>(std::floor(box.min_z / row_height)) - 2;
+    const int32_t j1 = static_cast<int32_t>(std::ceil(box.max_z / row_height)) + 2;
+    for (int32_t j = j0; j <= j1; ++j) {
+      const int32_t i0 = static_cast<int32_t>(std::floor(box.min_x / lattice.interval() - 0.5 * j));
+      const int32_t i1 = static_cast<int32_t>(std::ceil(box.max_x / lattice.interval() - 0.5 * j));
+      for (int32_t i = i0 - 2; i <= i1 + 2; ++i) {
+        double x, z;
+        lattice.Position(i, j, &x, &z);
+        if (box.Contains(x, z)) expected.push_back({x, z, world.source().BiomeIndexAt(x, z)});
+      }
+    }
+    SCOPED_TRACE(::testing::Message() << "box at " << min_x << ", " << min_z);
+    testing::ExpectSamePoints(points, expected);
+    EXPECT_LE(static_cast<double>(points.size()), blender.SamplingPointBound(box));
+  }
+}
+
 }  // namespace
 }  // namespace worldgen

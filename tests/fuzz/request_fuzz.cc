@@ -1,11 +1,13 @@
 // Fuzz target: request message bytes -> parse -> validation -> engine, as the server does. The
-// first byte picks the message (GenerateChunkRequest or SampleWeightsRequest); the rest are its
-// bytes. A request that validates must blend without error (its first chunk, or its first few
-// points).
+// first byte picks the message (even: GenerateChunkRequest, 1 mod 4: SampleWeightsRequest, 3 mod 4:
+// ListSamplingPointsRequest); the rest are its bytes. A request that validates must blend without
+// error (its first chunk, or its first few points), and a validated box's sampling points number at
+// most the limit and lie in the box.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "engine/world.h"
 #include "engine/world_spec.h"
@@ -40,6 +42,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& coord : {first, last}) {
         if (!world.BlendChunk(coord.x, coord.z, selection->size(), {}, nullptr).ok()) std::abort();
       }
+    }
+  } else if (data[0] % 4 == 3) {
+    worldgen::v1::ListSamplingPointsRequest request;
+    if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
+    absl::StatusOr<worldgen::BlockBox> box =
+        worldgen::ValidateSamplingPointsRequest(request, world.blender(), limits);
+    if (!box.ok()) return 0;
+    std::vector<worldgen::SamplingPoint> points;
+    world.blender().SamplingPoints(*box, nullptr, &points);
+    if (static_cast<double>(points.size()) > world.blender().SamplingPointBound(*box) ||
+        static_cast<int64_t>(points.size()) > limits.max_sampling_points_per_request) {
+      std::abort();
+    }
+    for (const worldgen::SamplingPoint& p : points) {
+      if (!box->Contains(p.x, p.z)) std::abort();
     }
   } else {
     worldgen::v1::SampleWeightsRequest request;

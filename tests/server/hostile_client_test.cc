@@ -65,7 +65,8 @@ TEST(HostileClientTest, BytesThatAreNoRequestGetInvalidArgumentAndAreCounted) {
   const std::string garbage[] = {std::string("\x0f\x01\x02", 3),
                                  std::string("\x1a\xff\xff\x0f", 4)};
   int sent = 0;
-  for (const char* method : {"GenerateChunk", "SampleWeights", "DescribeWorld"}) {
+  for (const char* method :
+       {"GenerateChunk", "SampleWeights", "DescribeWorld", "ListSamplingPoints"}) {
     for (const std::string& bytes : garbage) {
       grpc::Status status =
           CallRaw(server->target(), absl::StrCat("/worldgen.v1.WorldGen/", method), bytes);

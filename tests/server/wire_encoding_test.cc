@@ -1,6 +1,7 @@
 #include "server/service/wire_encoding.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "gtest/gtest.h"
@@ -91,6 +92,23 @@ TEST(WireEncodingTest, ChunkCarriesTheSourceBiomesWhenPresent) {
   ASSERT_EQ(data.source_biome_size(), 16);
   EXPECT_EQ(data.source_biome(5), 7u);
   EXPECT_EQ(data.source_biome(0), 2u);
+}
+
+// The reservation for a ListSamplingPoints reply covers the largest encoding of its points: the
+// largest biome id and doubles that fill their 8 bytes.
+TEST(WireEncodingTest, SamplingPointsReplyFitsItsReservation) {
+  for (int64_t n : {1, 7, 1000}) {
+    v1::ListSamplingPointsResponse response;
+    for (int64_t k = 0; k < n; ++k) {
+      v1::SamplingPoint* p = response.add_points();
+      p->set_x(-33554432.125 + static_cast<double>(k));
+      p->set_z(1e-300);
+      p->set_biome_id(0xffffffffu);
+    }
+    EXPECT_LE(static_cast<int64_t>(response.ByteSizeLong()), MaxEncodedSamplingPointsBytes(n)) << n;
+    EXPECT_GT(static_cast<int64_t>(response.ByteSizeLong()) * 2, MaxEncodedSamplingPointsBytes(n))
+        << n << ": a reservation far above the reply would refuse calls the budget can take";
+  }
 }
 
 }  // namespace

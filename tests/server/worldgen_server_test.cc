@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -239,6 +240,61 @@ TEST_F(WorldGenServerTest, SampleWeightsEqualsTheEngineAtFractionalPoints) {
   }
 }
 
+// ListSamplingPoints answers the engine's sampling points of the box (biome ids from the world's
+// table), and names what is wrong with a bad box.
+TEST_F(WorldGenServerTest, ListSamplingPointsEqualsTheEngineAndRefusesBadBoxes) {
+  const auto list = [&](const std::string& world, double min_x, double min_z, double max_x,
+                        double max_z, v1::ListSamplingPointsResponse* response) {
+    v1::ListSamplingPointsRequest request;
+    request.set_world(world);
+    request.set_min_x(min_x);
+    request.set_min_z(min_z);
+    request.set_max_x(max_x);
+    request.set_max_z(max_z);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    return stub_->ListSamplingPoints(&context, request, response);
+  };
+  v1::ListSamplingPointsResponse response;
+  grpc::Status status = list("", -100.5, 40, 156, 300, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::vector<SamplingPoint> expected;
+  DefaultWorld()->blender().SamplingPoints({-100.5, 40, 156, 300}, nullptr, &expected);
+  ASSERT_GT(expected.size(), 500u);
+  ASSERT_EQ(response.points_size(), static_cast<int>(expected.size()));
+  EXPECT_LE(static_cast<int64_t>(response.ByteSizeLong()),
+            MaxEncodedSamplingPointsBytes(static_cast<int64_t>(expected.size())));
+  const WorldSpec& spec = DefaultWorld()->spec();
+  for (int n = 0; n < response.points_size(); ++n) {
+    const SamplingPoint& want = expected[static_cast<size_t>(n)];
+    EXPECT_EQ(response.points(n).x(), want.x);
+    EXPECT_EQ(response.points(n).z(), want.z);
+    EXPECT_EQ(response.points(n).biome_id(), spec.biomes[static_cast<size_t>(want.biome)].id);
+  }
+
+  struct BoxCase {
+    std::string what, world;
+    double min_x, min_z, max_x, max_z;
+    grpc::StatusCode code;
+    std::string needle;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<BoxCase> cases = {
+      {"nan", "", nan, 0, 10, 10, grpc::StatusCode::INVALID_ARGUMENT, "min_x = nan"},
+      {"past the bound", "", 0, 0, 10, 4e7, grpc::StatusCode::INVALID_ARGUMENT, "max_z"},
+      {"empty", "", 10, 0, 10, 10, grpc::StatusCode::INVALID_ARGUMENT, "is empty"},
+      // 4096 x 4096 blocks of an interval-8 lattice: ~300k points.
+      {"too many points", "", 0, 0, 4096, 4096, grpc::StatusCode::INVALID_ARGUMENT,
+       "max_sampling_points_per_request = 65536"},
+      {"unknown world", "atlantis", 0, 0, 10, 10, grpc::StatusCode::NOT_FOUND, "atlantis"},
+  };
+  for (const BoxCase& c : cases) {
+    status = list(c.world, c.min_x, c.min_z, c.max_x, c.max_z, &response);
+    EXPECT_EQ(status.error_code(), c.code) << c.what << ": " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr(c.needle)) << c.what;
+  }
+}
+
 TEST_F(WorldGenServerTest, RegionStreamsEveryChunkExactlyOnce) {
   StreamResult result = GenerateAll(*stub_, RegionRequest(-5, 3, 6, 7, 8));  // 12 x 5
   ASSERT_TRUE(result.status.ok()) << result.status.error_message();
@@ -372,6 +428,11 @@ TEST_F(WorldGenServerTest, DescribeWorldReportsConfigBlenderAndLimits) {
   EXPECT_EQ(description.limits().max_chunk_size(), 256u);
   EXPECT_EQ(description.limits().max_chunks_per_request(), 1024u);
   EXPECT_EQ(description.limits().max_points_per_request(), 4096u);
+  EXPECT_EQ(description.limits().max_sampling_points_per_request(), 65536u);
+  // An interval-8 triangular lattice: 8^2 sqrt(3) / 2 = 55.4 blocks per point, a little less from
+  // the bound's margins.
+  EXPECT_GT(description.blocks_per_sampling_point(), 54.0);
+  EXPECT_LE(description.blocks_per_sampling_point(), 55.43);
   EXPECT_EQ(description.limits().world_coordinate_bound(), kMaxWorldCoordinate);
   EXPECT_THAT(description.available_worlds(), Contains("default"));
   EXPECT_THAT(description.available_worlds(), Contains("tiny"));

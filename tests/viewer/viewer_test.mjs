@@ -76,6 +76,15 @@ function tilesSettled(i) {
          imgs.every((img) => img.complete && img.classList.contains('leaflet-tile-loaded'));
 }
 
+// True once the sampling-points overlay has its current tiles, each drawn or saying why not.
+function pointTilesSettled() {
+  const layer = window.worldgenViewer && window.worldgenViewer.panes[0].grids.points;
+  if (!layer || layer._loading) return false;
+  const tiles = Object.values(layer._tiles).filter((t) => t.current);
+  return tiles.length > 0 &&
+         tiles.every((t) => t.el.dataset.points !== undefined || t.el.dataset.note !== undefined);
+}
+
 // RGBA bytes of an image (an <img> on the page matching `selector`, or a data URL), via a canvas.
 async function pixels(page, {selector, dataUrl}) {
   return page.evaluate(async ({selector, dataUrl}) => {
@@ -187,6 +196,49 @@ async function run() {
   check(text.includes(`block (${bx}, ${bz})`) && text.includes(`chunk (${Math.floor(bx / 16)}, ${Math.floor(bz / 16)})`) &&
             text.includes('source '),
         'readout names block, chunk and source biome');
+
+  // 3b. The sampling-points overlay: each point /api/points lists for a shown overlay tile is a dot
+  // of its biome's colour at its position, and the link remembers the overlay; zoomed out below 3
+  // pixels between points, the tiles ask for nothing and say so.
+  await page.click('#sampling-points');
+  await waitFor(page, pointTilesSettled, null, 'the sampling-points overlay');
+  const dots = await page.evaluate(async () => {
+    const viewer = window.worldgenViewer, layer = viewer.panes[0].grids.points;
+    const world = document.getElementById('world').value;
+    const colours = new Map(viewer.biomes(world).map((b) => [b.id, b.color || {}]));
+    let checked = 0;
+    const wrong = [];
+    for (const {el, coords, current} of Object.values(layer._tiles)) {
+      if (!current) continue;
+      const scale = 2 ** coords.z, span = 256 / scale;
+      const x0 = coords.x * span, z0 = coords.y * span;
+      const body = await (await fetch(`/api/points?world=${world}&min_x=${x0}&min_z=${z0}` +
+                                      `&max_x=${x0 + span}&max_z=${z0 + span}`)).json();
+      if (Number(el.dataset.points) !== body.points.length) wrong.push(`count ${el.dataset.points}`);
+      const data = el.getContext('2d').getImageData(0, 0, 256, 256).data;
+      for (const [x, z, id] of body.points) {
+        const k = (Math.floor((z - z0) * scale) * 256 + Math.floor((x - x0) * scale)) * 4;
+        const c = colours.get(id);
+        if (data[k] !== (c.r || 0) || data[k + 1] !== (c.g || 0) || data[k + 2] !== (c.b || 0) ||
+            data[k + 3] !== 255) {
+          wrong.push(`(${x}, ${z}) biome ${id}: ${[...data.slice(k, k + 4)]}`);
+        }
+        ++checked;
+      }
+    }
+    return {checked, wrong: wrong.slice(0, 3), hash: location.hash};
+  });
+  check(dots.checked >= 20 && dots.wrong.length === 0 && dots.hash.includes('pts=1'),
+        `sampling points: ${dots.checked} dots, each its biome's colour where /api/points puts it` +
+        (dots.wrong.length ? ` (wrong: ${dots.wrong.join('; ')})` : ''));
+  await setView(page, bx, bz, -4);
+  await waitFor(page, pointTilesSettled, null, 'the overlay zoomed out');
+  const notes = await page.evaluate(() => Object.values(window.worldgenViewer.panes[0].grids.points._tiles)
+                                              .filter((t) => t.current).map((t) => t.el.dataset.note));
+  check(notes.length > 0 && notes.every((n) => n === 'zoom in to see the sampling points'),
+        `zoomed out to 1:16 the overlay asks for nothing: "${notes[0]}"`);
+  await page.click('#sampling-points');
+  await setView(page, bx, bz, 0);
 
   // 4. Switching world changes the tiles.
   await page.select('#world', 'archipelago');

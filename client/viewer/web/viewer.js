@@ -92,7 +92,69 @@ function coordGrid() {
   });
 }
 
-// ---- the URL's hash: w, l, x, z, zoom, grid, coords, cmp, l2 ----
+// About how far apart the world's sampling points are, in blocks (0: its blender has none).
+function samplingSpacing(name) {
+  const world = describe(name);
+  const area = world && world.description.blocks_per_sampling_point;
+  return area ? Math.sqrt(area) : 0;
+}
+
+// The blender's sampling points (/api/points), one request per tile, each a dot in its biome's
+// colour, while they are at least 3 pixels apart (zoomed out further the tiles stay empty and say
+// why in their data-note).
+const PointsLayer = L.GridLayer.extend({
+  createTile(coords, done) {
+    const canvas = document.createElement('canvas');
+    canvas.width = canvas.height = TILE;
+    const scale = Math.pow(2, coords.z);  // pixels per block
+    const world = this.options.world, spacing = samplingSpacing(world);
+    if (spacing * scale < 3) {
+      canvas.dataset.note = spacing ? 'zoom in to see the sampling points' :
+                                      `the ${describe(world).description.blender} blender has no sampling points`;
+      setTimeout(() => done(null, canvas), 0);
+      return canvas;
+    }
+    const x0 = coords.x * TILE / scale, z0 = coords.y * TILE / scale, span = TILE / scale;
+    const version = describe(world) ? describe(world).version : '';
+    const url = `/api/points?world=${encodeURIComponent(world)}&min_x=${x0}&min_z=${z0}` +
+                `&max_x=${x0 + span}&max_z=${z0 + span}&v=${version}`;
+    fetch(url).then(async (reply) => {
+      const body = await reply.json();
+      if (!reply.ok) {
+        canvas.dataset.note = body.error;
+        done(null, canvas);
+        return;
+      }
+      const colours = new Map(biomesOf(world).map((b) => {
+        const c = b.color || {};
+        return [b.id, `rgb(${c.r || 0},${c.g || 0},${c.b || 0})`];
+      }));
+      // Dots about a quarter of the points' mean spacing, 1 to 4 pixels in radius.
+      const n = body.points.length;
+      const radius = Math.min(4, Math.max(1, Math.sqrt(TILE * TILE / Math.max(n, 1)) / 4));
+      const ctx = canvas.getContext('2d');
+      ctx.strokeStyle = '#000';
+      ctx.lineWidth = radius > 1.5 ? 1 : 0.5;
+      for (const [x, z, id] of body.points) {
+        ctx.beginPath();
+        ctx.arc((x - x0) * scale, (z - z0) * scale, radius, 0, 2 * Math.PI);
+        ctx.fillStyle = colours.get(id) || '#fff';
+        ctx.fill();
+        ctx.stroke();
+      }
+      canvas.dataset.points = String(n);
+      done(null, canvas);
+    }).catch((e) => done(e, canvas));
+    return canvas;
+  },
+});
+
+function samplingPoints(pane) {
+  return new PointsLayer({world: pane.world(), minZoom: MIN_ZOOM, maxZoom: MAX_ZOOM,
+                          className: 'worldgen-points'});
+}
+
+// ---- the URL's hash: w, l, x, z, zoom, grid, coords, pts, cmp, l2 ----
 function readHash() {
   const params = new URLSearchParams(location.hash.slice(1));
   return Object.fromEntries(params.entries());
@@ -107,6 +169,7 @@ function writeHash() {
   });
   if ($('chunk-grid').checked) params.set('grid', '1');
   if ($('coord-grid').checked) params.set('coords', '1');
+  if ($('sampling-points').checked) params.set('pts', '1');
   if ($('compare').checked) {
     params.set('cmp', $('world2').value);
     params.set('l2', $('layer2').value);
@@ -191,6 +254,11 @@ function applyOverlays() {
   const pane = panes[0];
   setOverlay(pane, 'chunk', () => chunkGrid(pane), $('chunk-grid').checked);
   setOverlay(pane, 'coord', coordGrid, $('coord-grid').checked);
+  // The points belong to one world: made again when the world changes.
+  if (pane.grids.points && pane.grids.points.options.world !== pane.world()) {
+    setOverlay(pane, 'points', null, false);
+  }
+  setOverlay(pane, 'points', () => samplingPoints(pane), $('sampling-points').checked);
   if (pane.grids.chunk) pane.grids.chunk.redraw();
 }
 
@@ -289,6 +357,7 @@ async function loadWorlds() {
       if (!pane.tiles) continue;
       pane.refresh();
       if (recovered) pane.tiles.redraw();
+      if (pane.grids.points) pane.grids.points.redraw();
     }
   }
   return true;
@@ -306,6 +375,7 @@ async function main() {
   fillLayer2(hash.l2);
   $('chunk-grid').checked = hash.grid === '1';
   $('coord-grid').checked = hash.coords === '1';
+  $('sampling-points').checked = hash.pts === '1';
   $('compare').checked = hash.cmp !== undefined;
 
   const main = makePane($('map'), () => $('world').value,
@@ -341,6 +411,7 @@ async function main() {
   $('compare').onchange = () => { showSide(); writeHash(); };
   $('chunk-grid').onchange = () => { applyOverlays(); writeHash(); };
   $('coord-grid').onchange = () => { applyOverlays(); writeHash(); };
+  $('sampling-points').onchange = () => { applyOverlays(); writeHash(); };
   $('export').onclick = exportPng;
   $('goto').onsubmit = (e) => {
     e.preventDefault();
@@ -350,7 +421,7 @@ async function main() {
   writeHash();
   setInterval(loadWorlds, 5000);
   // For scripts and tests: the maps and the export.
-  window.worldgenViewer = {panes, exportCanvas, loadWorlds, ready: true};
+  window.worldgenViewer = {panes, exportCanvas, loadWorlds, biomes: biomesOf, ready: true};
 }
 
 main();
