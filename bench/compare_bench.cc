@@ -10,8 +10,9 @@
 // Every method blends the anchor world (anchor_world.h: seed 001's demo map, the scattered targets'
 // world) through the shared sample cache, warmed before timing, so the biome source is excluded for
 // all of them alike (seed 001 pre-generated its map). Every method skips chunks whose samples are
-// one biome. A method that rejects (gi, r) (e.g. full_resolution above its radius cap) is skipped
-// with the reason.
+// one biome. A method that rejects (gi, r) (e.g. full_resolution above its radius cap) or the world
+// (parameter_voronoi, which blends a climate map the noise-max anchor world does not have) is
+// skipped with the reason.
 //
 //   BM_Radius/method:<m>/gi:8/r:<radius>   the same, radius 16..48 at interval 8: the cost of each
 //                                           method against its blend radius (README's plot)

@@ -16,7 +16,8 @@
 //
 // Adding a method touches, and only touches:
 //   - engine/<method>_blender.{h,cc}: the class and its BlenderMethod (parameters with their ranges
-//     and defaults, validation, factory), and the .cc in engine/CMakeLists.txt;
+//     and defaults, validation, factory), SamplingPoints and SamplingPointBound if the method
+//     reads the source at points of the world, and the .cc in engine/CMakeLists.txt;
 //   - kMethods in blender.cc, and its value in BlenderKind (world_spec.h);
 //   - proto/worldgen/v1/world_config.proto: its BlenderKind value, its config message and the
 //     WorldConfig field named like the method, each parameter's comment ending in "Range [min,

@@ -20,6 +20,15 @@ constexpr BlenderParamDef kParams[] = {
 };
 
 absl::Status Validate(const WorldSpec& spec) {
+  // It blends the climate (temperature, humidity) read at every column: a world whose raw map
+  // comes from another source would be blended from a map it does not show (its source_biome,
+  // heights and borders follow the other map).
+  if (spec.biome_source != BiomeSourceKind::kClimate) {
+    return absl::InvalidArgumentError(
+        "parameter_voronoi blends the climate map and needs biome_source = climate; this world's "
+        "raw map comes from biome_source = noise_max, which has no climate to blend: choose the "
+        "climate source or another method");
+  }
   for (size_t k = 0; k < spec.biomes.size(); ++k) {
     const BiomeSpec& b = spec.biomes[k];
     const double r = b.parameter_radius;

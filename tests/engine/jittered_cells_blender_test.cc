@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -270,6 +271,60 @@ TEST(JitteredCellsBlenderTest, SamplingPointsAreTheCellPointsInTheBox) {
                                 [&](const auto& w) { return w.first == points[n].biome; }));
       }
     }
+  }
+}
+
+// The header's formula at a column, computed here from scratch: the closest cell point's distance
+// d_min to the (warped) lookup position, each cell weighing curve((d_c - d_min) / overlap) with the
+// curve the straight segments through (0, 1), (1/4, curve_25), (1/2, curve_50), (3/4, curve_75),
+// (1, 0), summed per biome and divided by the total. Cells from a window wider than any reach.
+TEST(JitteredCellsBlenderTest, WeightsFollowTheCurveOfEachCellsDistanceBeyondTheClosest) {
+  for (double warp : {0.0, 16.0}) {
+    const std::map<std::string, double> params = {{"cell_size", 32},  {"overlap", 20},
+                                                  {"curve_25", 0.9},  {"curve_50", 0.6},
+                                                  {"curve_75", 0.15}, {"warp_amplitude", warp}};
+    std::shared_ptr<const World> world = *World::Create(CellsSpec(params));
+    const JitteredCellsBlender& cells = Cells(*world);
+    const double knots[5] = {1.0, 0.9, 0.6, 0.15, 0.0};
+    const auto curve = [&](double t) {
+      if (t >= 1.0) return 0.0;
+      const int segment = std::min(3, static_cast<int>(t * 4));
+      return knots[segment] + (knots[segment + 1] - knots[segment]) * (t * 4 - segment);
+    };
+    int blended = 0;
+    std::vector<std::pair<int, float>> weights;
+    for (uint64_t k = 0; k < 3000; ++k) {
+      const double x = static_cast<double>(TestCoordinate(k, 11, -20000, 20000)) + 0.5;
+      const double z = static_cast<double>(TestCoordinate(k, 12, -20000, 20000));
+      const auto [px, pz] = cells.WarpedPosition(x, z);
+      const int64_t ci = static_cast<int64_t>(std::floor(px / 32)),
+                    cj = static_cast<int64_t>(std::floor(pz / 32));
+      std::vector<std::tuple<double, int>> near;  // (distance, biome)
+      double d_min = 1e300;
+      for (int64_t j = cj - 4; j <= cj + 4; ++j) {
+        for (int64_t i = ci - 4; i <= ci + 4; ++i) {
+          const auto [qx, qz] = cells.CellPoint(i, j);
+          const double d = std::hypot(qx - px, qz - pz);
+          d_min = std::min(d_min, d);
+          near.emplace_back(d, cells.CellBiome(i, j, nullptr));
+        }
+      }
+      std::map<int, double> sums;
+      double total = 0.0;
+      for (const auto& [d, biome] : near) {
+        const double w = curve((d - d_min) / 20.0);
+        if (w > 0.0) sums[biome] += w;
+        total += w;
+      }
+      world->blender().BlendPoint(x, z, nullptr, &weights);
+      ASSERT_EQ(weights.size(), sums.size()) << x << ", " << z;
+      for (const auto& [biome, w] : weights) {
+        ASSERT_TRUE(sums.contains(biome));
+        EXPECT_NEAR(w, sums[biome] / total, 1e-6) << "biome " << biome << " at " << x << ", " << z;
+      }
+      blended += weights.size() > 1;
+    }
+    EXPECT_GT(blended, 300) << "warp " << warp;
   }
 }
 

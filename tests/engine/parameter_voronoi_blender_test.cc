@@ -262,5 +262,54 @@ TEST(ParameterVoronoiBlenderTest, UsesTheClimateSourcesNoise) {
   }
 }
 
+// A pair's band is the mean of its two radii (R_AB = (r_A + r_B) / 2): radii 0.04 and 0.16 give
+// the same weights as 0.1 for both, bit for bit, and differ from either radius alone.
+TEST(ParameterVoronoiBlenderTest, APairsBandIsTheMeanOfItsRadii) {
+  const auto world_with = [](double r0, double r1) {
+    WorldSpec spec = DefaultWorldSpec();
+    spec.biomes.resize(2);
+    spec.biomes[0].temperature = -0.5, spec.biomes[0].humidity = 0.0;
+    spec.biomes[1].temperature = 0.5, spec.biomes[1].humidity = 0.0;
+    spec.biomes[0].parameter_radius = r0;
+    spec.biomes[1].parameter_radius = r1;
+    spec.blender = {BlenderKind::kParameterVoronoi, {}};
+    return *World::Create(spec);
+  };
+  const auto mixed = world_with(0.04, 0.16), mean = world_with(0.1, 0.1);
+  const auto narrow = world_with(0.04, 0.04), wide = world_with(0.16, 0.16);
+  std::vector<std::pair<int, float>> a, b, c, d;
+  int blended = 0, unlike_narrow = 0, unlike_wide = 0;
+  for (uint64_t k = 0; k < 4000; ++k) {
+    const double x = TestValue(k, 9, -30000, 30000), z = TestValue(k, 10, -30000, 30000);
+    mixed->blender().BlendPoint(x, z, nullptr, &a);
+    mean->blender().BlendPoint(x, z, nullptr, &b);
+    ASSERT_EQ(a.size(), b.size()) << x << "," << z;
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i].first, b[i].first);
+      ASSERT_EQ(FloatBits(a[i].second), FloatBits(b[i].second)) << x << "," << z;
+    }
+    if (a.size() < 2) continue;
+    ++blended;
+    narrow->blender().BlendPoint(x, z, nullptr, &c);
+    wide->blender().BlendPoint(x, z, nullptr, &d);
+    unlike_narrow += c != a;
+    unlike_wide += d != a;
+  }
+  EXPECT_GT(blended, 50);
+  EXPECT_GT(unlike_narrow, blended / 2);
+  EXPECT_GT(unlike_wide, blended / 2);
+}
+
+// The climate blend of a world whose raw map is noise-max would not be the map it serves.
+TEST(ParameterVoronoiBlenderTest, RejectsAWorldWithoutAClimateSource) {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.blender = {BlenderKind::kParameterVoronoi, {}};
+  spec.biome_source = BiomeSourceKind::kNoiseMax;
+  const absl::Status status = ValidateWorldSpec(spec);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("needs biome_source = climate"));
+  EXPECT_FALSE(World::Create(spec).ok());
+}
+
 }  // namespace
 }  // namespace worldgen
