@@ -1,6 +1,7 @@
 #include "engine/lerped_grid_blender.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 
@@ -14,6 +15,7 @@ namespace {
 constexpr BlenderParamDef kParams[] = {
     {.name = "interval", .default_value = 8.0, .min = 1.0, .max = 256.0, .integer = true},
     {.name = "blend_radius", .default_value = 24.0, .min = 1.0, .max = 1024.0},
+    {.name = "interpolation", .default_value = 0.0, .min = 0.0, .max = 1.0, .integer = true},
 };
 
 absl::Status Validate(const WorldSpec& spec) { return ValidateGridRadii(spec, "lerped_grid"); }
@@ -31,6 +33,31 @@ inline double Bilinear(double a, double b, double c, double d, double fx, double
   return top + (bottom - top) * fz;
 }
 
+// The uniform cubic B-spline basis at fraction f of the cell [g, g + 1]: the weights of vertices
+// g - 1, g, g + 1, g + 2. Each is >= 0 on [0, 1] and they sum to 1 (up to rounding), so any
+// interpolant built from them keeps the vertex weights' range and partition of unity; the curve
+// is C2 across vertices.
+inline std::array<double, 4> CubicBSpline(double f) {
+  const double g = 1.0 - f, f2 = f * f, f3 = f2 * f;
+  return {g * g * g / 6.0, (3.0 * f3 - 6.0 * f2 + 4.0) / 6.0,
+          (-3.0 * f3 + 3.0 * f2 + 3.0 * f + 1.0) / 6.0, f3 / 6.0};
+}
+
+// Slot k of the tensor-product B-spline over 4 x 4 vertices: vertex (a, b) of the stencil (a along
+// x) at base + (b * row + a) * slots + k, weights bx[a] * bz[b]. The one expression both paths use:
+// rows summed in b order, each row in a order.
+inline double BSpline(const float* base, size_t row, size_t slots, size_t k,
+                      const std::array<double, 4>& bx, const std::array<double, 4>& bz) {
+  double sum = 0.0;
+  for (size_t b = 0; b < 4; ++b) {
+    const float* r = base + b * row * slots + k;
+    const double along =
+        bx[0] * r[0] + bx[1] * r[slots] + bx[2] * r[2 * slots] + bx[3] * r[3 * slots];
+    sum += bz[b] * along;
+  }
+  return sum;
+}
+
 }  // namespace
 
 const BlenderMethod LerpedGridBlender::kMethod = {BlenderKind::kLerpedGrid, "lerped_grid", kParams,
@@ -40,12 +67,14 @@ LerpedGridBlender::LerpedGridBlender(const WorldSpec& spec, const BiomeSource& s
                                      uint64_t world_uid)
     : interval_(BlenderParam(spec, "interval")),
       blend_radius_(BlenderParam(spec, "blend_radius")),
+      bspline_(BlenderParam(spec, "interpolation") == 1.0),
       grid_(source, static_cast<int>(interval_), BiomeRadiiSquared(spec, blend_radius_),
             world_uid) {}
 
 std::vector<BlenderFigure> LerpedGridBlender::Describe() const {
   return {{"interval", interval_},
           {"blend_radius", blend_radius_},
+          {"interpolation", bspline_ ? 1.0 : 0.0},
           {"min_blend_radius", MinSquareGridRadius(grid_.spacing())},
           {"max_biome_radius", grid_.max_radius()}};
 }
@@ -85,9 +114,12 @@ bool LerpedGridBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSamp
   layers->clear();
   const int64_t g = static_cast<int64_t>(interval_);
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
-  const int64_t gx0 = FloorDiv(x0, g), gz0 = FloorDiv(z0, g);
-  const int nx = static_cast<int>(FloorDiv(x0 + size - 1, g) - gx0 + 2);
-  const int nz = static_cast<int>(FloorDiv(z0 + size - 1, g) - gz0 + 2);
+  // Vertices from the cell of the first column (one before it for the B-spline) to one past the
+  // cell of the last (two past for the B-spline).
+  const int64_t pad = bspline_ ? 1 : 0;
+  const int64_t gx0 = FloorDiv(x0, g) - pad, gz0 = FloorDiv(z0, g) - pad;
+  const int nx = static_cast<int>(FloorDiv(x0 + size - 1, g) - gx0 + 2 + pad);
+  const int nz = static_cast<int>(FloorDiv(z0 + size - 1, g) - gz0 + 2 + pad);
   std::vector<int> biomes;
   std::vector<float> vertex;
   if (!VertexWeights(gx0, gz0, nx, nz, cache, &biomes, &vertex)) {
@@ -104,12 +136,20 @@ bool LerpedGridBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSamp
       const int64_t gx = FloorDiv(x0 + lx, g);
       const double fx =
           (static_cast<double>(x0 + lx) - static_cast<double>(gx) * interval_) / interval_;
-      const size_t i = static_cast<size_t>(gx - gx0), j = static_cast<size_t>(gz - gz0);
+      // The cell's first vertex (the stencil's first for the B-spline).
+      const size_t i = static_cast<size_t>(gx - pad - gx0), j = static_cast<size_t>(gz - pad - gz0);
       const float* a = vertex.data() + (j * nx + i) * slots;
+      const size_t col = static_cast<size_t>(lz) * size + lx;
+      if (bspline_) {
+        const std::array<double, 4> bx = CubicBSpline(fx), bz = CubicBSpline(fz);
+        for (size_t k = 0; k < slots; ++k) {
+          dense[k][col] = static_cast<float>(BSpline(a, static_cast<size_t>(nx), slots, k, bx, bz));
+        }
+        continue;
+      }
       const float* b = a + slots;
       const float* c = a + static_cast<size_t>(nx) * slots;
       const float* d = c + slots;
-      const size_t col = static_cast<size_t>(lz) * size + lx;
       for (size_t k = 0; k < slots; ++k) {
         dense[k][col] = static_cast<float>(Bilinear(a[k], b[k], c[k], d[k], fx, fz));
       }
@@ -132,11 +172,21 @@ void LerpedGridBlender::BlendPoint(double x, double z, BiomeSampleCache* cache,
   const double fz = (z - static_cast<double>(gz) * interval_) / interval_;
   std::vector<int> biomes;
   std::vector<float> vertex;
-  if (!VertexWeights(gx, gz, 2, 2, cache, &biomes, &vertex)) {
+  const int span = bspline_ ? 4 : 2;
+  const int64_t first = bspline_ ? 1 : 0;
+  if (!VertexWeights(gx - first, gz - first, span, span, cache, &biomes, &vertex)) {
     weights->emplace_back(biomes.empty() ? 0 : biomes[0], 1.0f);
     return;
   }
   const size_t slots = biomes.size();
+  if (bspline_) {
+    const std::array<double, 4> bx = CubicBSpline(fx), bz = CubicBSpline(fz);
+    for (size_t k = 0; k < slots; ++k) {
+      const float w = static_cast<float>(BSpline(vertex.data(), 4, slots, k, bx, bz));
+      if (w != 0.0f) weights->emplace_back(biomes[k], w);
+    }
+    return;
+  }
   for (size_t k = 0; k < slots; ++k) {
     const float w = static_cast<float>(Bilinear(vertex[k], vertex[slots + k], vertex[2 * slots + k],
                                                 vertex[3 * slots + k], fx, fz));

@@ -4,6 +4,9 @@
 //   worldgen-lab [--world=FILE.json] [--region=minx,minz,maxx,maxz] [--out=DIR] [--methods=a,b]
 //                [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N] [--json]
 //
+// A method entry is a blender's name, optionally with parameters of its own that the row sets
+// (e.g. lerped_grid:interpolation=1); the default list is every method, then kVariants.
+//
 // Each method blends the world's biome source: the same world, only its blender replaced by the
 // method with the world's sampling interval and blend radius where the method declares such
 // parameters (the world's own method keeps all of its parameters), others at their defaults.
@@ -52,7 +55,9 @@ ABSL_FLAG(std::string, world, "",
 ABSL_FLAG(std::string, region, "-256,-256,255,255",
           "Block columns minx,minz,maxx,maxz (inclusive)");
 ABSL_FLAG(std::string, out, "lab-out", "Directory for the PNGs (created)");
-ABSL_FLAG(std::string, methods, "", "Comma-separated blender names; empty = every method");
+ABSL_FLAG(std::string, methods, "",
+          "Comma-separated blender names, each optionally with :param=value parts (e.g. "
+          "lerped_grid:interpolation=1); empty = every method and the listed variants");
 ABSL_FLAG(int, interval, 0,
           "Sampling interval for every method declaring one; 0 = the world's (else 8)");
 ABSL_FLAG(double, radius, 0,
@@ -67,6 +72,22 @@ namespace {
 constexpr double kDefaultInterval = 8.0, kDefaultRadius = 24.0;
 constexpr const char* kIntervalNames[] = {"sampling_interval", "interval"};
 constexpr const char* kReference = "full_resolution";
+// Method options the default table shows as rows of their own.
+constexpr const char* kVariants[] = {"lerped_grid:interpolation=1"};
+
+// One row's blender: a method and the parameters the row sets on top of the lab's.
+struct LabMethod {
+  std::string label;  // As given: "lerped_grid" or "lerped_grid:interpolation=1".
+  const BlenderMethod* method = nullptr;
+  std::map<std::string, double> params;
+  // The label as a file name prefix (':' and '=' become '_').
+  std::string FileName() const {
+    std::string name = label;
+    std::replace_if(
+        name.begin(), name.end(), [](char c) { return c == ':' || c == '='; }, '_');
+    return name;
+  }
+};
 
 // The value in force of the first of `names` the spec's method declares, or nullopt.
 std::optional<double> DeclaredParam(const WorldSpec& spec,
@@ -79,7 +100,7 @@ std::optional<double> DeclaredParam(const WorldSpec& spec,
 }
 
 struct Row {
-  const BlenderMethod* method = nullptr;
+  std::string label;
   std::string error;    // Non-empty: the method could not run on this world (the reason).
   bool failed = false;  // Writing its pictures failed (error says why).
   std::vector<BlenderFigure> params;
@@ -98,18 +119,23 @@ struct Lab {
   bool interval_set = false, radius_set = false;
   std::filesystem::path out;
 
-  // The world with `method` as its blender (see the file comment).
-  WorldSpec SpecFor(const BlenderMethod& method) const {
+  // The world with the entry's method as its blender (see the file comment), then the entry's
+  // own parameters.
+  WorldSpec SpecFor(const LabMethod& entry) const {
+    const BlenderMethod& method = *entry.method;
     WorldSpec spec = world;
     if (method.kind != world.blender.kind) {
       spec.blender = quality::KernelBlenderSpec(method.kind, interval, radius);
-      return spec;
+    } else {
+      for (const char* name : kIntervalNames) {
+        if (interval_set && FindParam(method, name) != nullptr) {
+          spec.blender.params[name] = interval;
+        }
+      }
+      if (radius_set && FindParam(method, "blend_radius") != nullptr)
+        spec.blender.params["blend_radius"] = radius;
     }
-    for (const char* name : kIntervalNames) {
-      if (interval_set && FindParam(method, name) != nullptr) spec.blender.params[name] = interval;
-    }
-    if (radius_set && FindParam(method, "blend_radius") != nullptr)
-      spec.blender.params["blend_radius"] = radius;
+    for (const auto& [name, value] : entry.params) spec.blender.params[name] = value;
     return spec;
   }
 
@@ -189,14 +215,14 @@ void PrintTable(const Lab& lab, const std::vector<Row>& rows) {
               lab.world.name.c_str(), static_cast<long long>(lab.x0),
               static_cast<long long>(lab.z0), lab.width, lab.height, lab.chunk_size, lab.interval,
               lab.radius);
-  std::printf("%-18s %10s %13s %8s %12s %9s %9s %12s\n", "method", "ns/column", "biomes/chunk",
+  std::printf("%-27s %10s %13s %8s %12s %9s %9s %12s\n", "method", "ns/column", "biomes/chunk",
               "single", "max|sum-1|", "max jump", "grid lock", "rms vs full");
   for (const Row& row : rows) {
     if (!row.error.empty()) {
-      std::printf("%-18s not run: %s\n", std::string(row.method->name).c_str(), row.error.c_str());
+      std::printf("%-27s not run: %s\n", row.label.c_str(), row.error.c_str());
       continue;
     }
-    std::printf("%-18s %10s %13s %8s %12.2e %9s %9s %12s\n", std::string(row.method->name).c_str(),
+    std::printf("%-27s %10s %13s %8s %12.2e %9s %9s %12s\n", row.label.c_str(),
                 Fixed(row.ns_per_column, 1).c_str(), Fixed(row.chunks.biomes_per_chunk, 2).c_str(),
                 Fixed(row.chunks.single_biome_share, 3).c_str(), row.max_sum_error,
                 Fixed(row.max_jump, 4).c_str(), Fixed(row.grid_lock, 3).c_str(),
@@ -239,7 +265,7 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   for (const Row& row : rows) {
     Value entry;
     auto& f = *entry.mutable_struct_value()->mutable_fields();
-    f["method"] = text(row.method->name);
+    f["method"] = text(row.label);
     if (!row.error.empty()) {
       f["error"] = text(row.error);
     } else {
@@ -273,21 +299,47 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<const BlenderMethod*>> SelectMethods(absl::string_view names) {
-  std::vector<const BlenderMethod*> methods;
-  if (names.empty()) {
-    for (const BlenderMethod* m : BlenderMethods()) methods.push_back(m);
-    return methods;
+// One --methods entry: NAME or NAME:param=value:..., each parameter one the method declares.
+absl::StatusOr<LabMethod> ParseMethod(absl::string_view text) {
+  const std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
+  LabMethod entry{std::string(text), FindMethod(parts[0]), {}};
+  if (entry.method == nullptr) {
+    std::vector<absl::string_view> known;
+    for (const BlenderMethod* k : BlenderMethods()) known.push_back(k->name);
+    return absl::InvalidArgumentError(
+        absl::StrCat("--methods: \"", parts[0],
+                     "\" is not a blender (known: ", absl::StrJoin(known, ", "), ")"));
   }
-  for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipEmpty())) {
-    const BlenderMethod* m = FindMethod(name);
-    if (m == nullptr) {
-      std::vector<absl::string_view> known;
-      for (const BlenderMethod* k : BlenderMethods()) known.push_back(k->name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--methods: \"", name, "\" is not a blender (known: ", absl::StrJoin(known, ", "), ")"));
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
+    double value = 0;
+    if (FindParam(*entry.method, kv.first) == nullptr || !absl::SimpleAtod(kv.second, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("--methods: \"", parts[i], "\" in \"", text,
+                                                     "\" is not PARAM=NUMBER with a "
+                                                     "parameter of ",
+                                                     entry.method->name));
     }
-    methods.push_back(m);
+    entry.params[std::string(kv.first)] = value;
+  }
+  return entry;
+}
+
+absl::StatusOr<std::vector<LabMethod>> SelectMethods(absl::string_view names) {
+  std::vector<std::string> entries;
+  if (names.empty()) {
+    for (const BlenderMethod* m : BlenderMethods()) entries.emplace_back(m->name);
+    for (const char* variant : kVariants) entries.emplace_back(variant);
+  } else {
+    for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipEmpty())) {
+      entries.emplace_back(name);
+    }
+  }
+  std::vector<LabMethod> methods;
+  for (const std::string& text : entries) {
+    absl::StatusOr<LabMethod> entry = ParseMethod(text);
+    if (!entry.ok()) return entry.status();
+    methods.push_back(*std::move(entry));
   }
   return methods;
 }
@@ -346,10 +398,10 @@ absl::StatusOr<Lab> Configure() {
 }
 
 // Runs one method: its row, and its views into `views` (blend, dominant, heights) for the montage.
-Row RunMethod(const Lab& lab, const BlenderMethod& method, const quality::RegionWeights* reference,
+Row RunMethod(const Lab& lab, const LabMethod& method, const quality::RegionWeights* reference,
               std::optional<quality::RegionWeights>* weights_out, std::vector<RgbImage>* views) {
   Row row;
-  row.method = &method;
+  row.label = method.label;
   absl::StatusOr<std::shared_ptr<const World>> world = World::Create(lab.SpecFor(method));
   if (!world.ok()) {
     row.error = std::string(world.status().message());
@@ -372,7 +424,7 @@ Row RunMethod(const Lab& lab, const BlenderMethod& method, const quality::Region
       period >= 2 ? quality::IntervalGridLock(w, period) : std::numeric_limits<double>::quiet_NaN();
   if (reference != nullptr) row.rms_from_reference = quality::RmsDistance(w, *reference);
 
-  const std::string name(method.name);
+  const std::string name = method.FileName();
   views->push_back(BlendColours(*blend, lab.world.biomes));
   views->push_back(DominantWithSourceBorders(*blend, lab.world.biomes));
   views->push_back(ShadedHeights(*blend));
@@ -398,7 +450,7 @@ int Main(int argc, char** argv) {
       "worldgen-lab: every blender on one world region, in PNGs and a table");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<Lab> lab = Configure();
-  absl::StatusOr<std::vector<const BlenderMethod*>> methods =
+  absl::StatusOr<std::vector<LabMethod>> methods =
       lab.ok() ? SelectMethods(absl::GetFlag(FLAGS_methods)) : lab.status();
   if (!methods.ok()) {
     std::fprintf(stderr, "worldgen-lab: %s\n", std::string(methods.status().message()).c_str());
@@ -415,12 +467,12 @@ int Main(int argc, char** argv) {
   std::optional<quality::RegionWeights> reference;
   std::vector<Row> rows(methods->size());
   std::vector<std::vector<RgbImage>> views(methods->size());
-  const BlenderMethod* reference_method = FindMethod(kReference);
+  absl::StatusOr<LabMethod> reference_method = ParseMethod(kReference);
   std::optional<size_t> reference_row;
   for (size_t i = 0; i < methods->size(); ++i) {
-    if ((*methods)[i] == reference_method) reference_row = i;
+    if ((*methods)[i].label == kReference) reference_row = i;
   }
-  if (reference_method != nullptr) {
+  if (reference_method.ok()) {
     std::vector<RgbImage> unused;
     Row row = RunMethod(*lab, *reference_method, nullptr, &reference,
                         reference_row ? &views[*reference_row] : &unused);
@@ -429,8 +481,7 @@ int Main(int argc, char** argv) {
   }
   for (size_t i = 0; i < methods->size(); ++i) {
     if (reference_row == i) continue;
-    rows[i] =
-        RunMethod(*lab, *(*methods)[i], reference ? &*reference : nullptr, nullptr, &views[i]);
+    rows[i] = RunMethod(*lab, (*methods)[i], reference ? &*reference : nullptr, nullptr, &views[i]);
   }
 
   std::vector<std::vector<const RgbImage*>> columns;

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <ostream>
 #include <set>
 #include <string>
 #include <thread>
@@ -30,33 +31,44 @@ const BlendOptions kEverything{.heights = true, .dominant_biome = true};
 // Methods that never go through the BiomeSampleCache (they sample no biome source).
 const std::set<BlenderKind> kCacheFreeMethods = {BlenderKind::kParameterVoronoi};
 
-// The default world with `kind`'s blender at its default parameters (per-biome radii kept).
-std::shared_ptr<const World> WorldWith(BlenderKind kind) {
-  WorldSpec spec = DefaultWorldSpec();
-  spec.blender = {kind, {}};
-  return *World::Create(spec);
-}
-
-class BlenderContractTest : public ::testing::TestWithParam<BlenderKind> {
- protected:
-  const World& ContractWorld() {
-    static std::map<BlenderKind, std::shared_ptr<const World>>* worlds =
-        new std::map<BlenderKind, std::shared_ptr<const World>>();
-    auto& world = (*worlds)[GetParam()];
-    if (world == nullptr) world = WorldWith(GetParam());
-    return *world;
-  }
+// A blender the contract is checked for: every method at its defaults, and the method options that
+// change how weights are computed.
+struct Variant {
+  std::string name;
+  BlenderSpec blender;
 };
 
-std::vector<BlenderKind> AllKinds() {
-  std::vector<BlenderKind> kinds;
-  for (const BlenderMethod* method : BlenderMethods()) kinds.push_back(method->kind);
-  return kinds;
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
+
+std::vector<Variant> AllVariants() {
+  std::vector<Variant> variants;
+  for (const BlenderMethod* method : BlenderMethods()) {
+    variants.push_back({std::string(method->name), {method->kind, {}}});
+  }
+  variants.push_back({"lerped_grid_bspline", {BlenderKind::kLerpedGrid, {{"interpolation", 1}}}});
+  return variants;
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryMethod, BlenderContractTest, ::testing::ValuesIn(AllKinds()),
-                         [](const ::testing::TestParamInfo<BlenderKind>& info) {
-                           return std::string(BlenderName(info.param));
+class BlenderContractTest : public ::testing::TestWithParam<Variant> {
+ protected:
+  // The default world with the variant's blender (per-biome radii kept).
+  const World& ContractWorld() {
+    static std::map<std::string, std::shared_ptr<const World>>* worlds =
+        new std::map<std::string, std::shared_ptr<const World>>();
+    auto& world = (*worlds)[GetParam().name];
+    if (world == nullptr) {
+      WorldSpec spec = DefaultWorldSpec();
+      spec.blender = GetParam().blender;
+      world = *World::Create(spec);
+    }
+    return *world;
+  }
+  BlenderKind kind() const { return GetParam().blender.kind; }
+};
+
+INSTANTIATE_TEST_SUITE_P(EveryMethod, BlenderContractTest, ::testing::ValuesIn(AllVariants()),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           return info.param.name;
                          });
 
 TEST_P(BlenderContractTest, WeightsFormAPartitionOfUnity) {
@@ -234,7 +246,7 @@ TEST_P(BlenderContractTest, ThreadsOrderAndCacheDoNotChangeResults) {
   }
   for (auto& th : threads) th.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(results[t], reference) << "thread " << t;
-  if (kCacheFreeMethods.contains(GetParam())) {
+  if (kCacheFreeMethods.contains(kind())) {
     // Samples no biome source (its noise is per column): the cache must stay untouched.
     EXPECT_EQ(cache.stats().hits + cache.stats().misses, 0u);
   } else {
@@ -303,7 +315,7 @@ TEST_P(BlenderContractTest, SamplingPointsTileTheirBoxAndCarryTheBiomeBlendedThe
     // A kernel method's sample reaches its own position with the largest weight it has, so its
     // biome weighs there. (Jittered cells look columns up after a warp: checked at the warped
     // position in jittered_cells_blender_test.cc.)
-    if (GetParam() == BlenderKind::kJitteredCells) continue;
+    if (kind() == BlenderKind::kJitteredCells) continue;
     std::vector<std::pair<int, float>> weights;
     const size_t stride = whole.size() / 200 + 1;  // Full resolution has a point per column.
     for (size_t n = 0; n < whole.size(); n += stride) {
@@ -314,7 +326,7 @@ TEST_P(BlenderContractTest, SamplingPointsTileTheirBoxAndCarryTheBiomeBlendedThe
       ASSERT_NE(found, weights.end()) << "biome " << biome << " at (" << x << ", " << z << ")";
     }
   }
-  if (GetParam() == BlenderKind::kParameterVoronoi) {
+  if (kind() == BlenderKind::kParameterVoronoi) {
     EXPECT_EQ(total, 0u);  // Blends climates read at every column: no world-space points.
   } else {
     EXPECT_GT(total, 0u);
@@ -332,30 +344,33 @@ TEST_P(BlenderContractTest, GoldenRegions) {
   };
   const Region regions[] = {
       {0, 0, 16, 4}, {-46, 100, 16, 4}, {900, -1500, 32, 3}, {-20000, -20000, 64, 2}};
-  const std::map<BlenderKind, std::array<uint64_t, 4>> golden = {
-      {BlenderKind::kScattered,
+  const std::map<std::string, std::array<uint64_t, 4>> golden = {
+      {"scattered",
        {0xa17435d9c60a9903ULL, 0xa6324b392660e4c1ULL, 0x2223b87e60fdc002ULL,
         0x857bbe05aad1a9f1ULL}},
-      {BlenderKind::kFullResolution,
+      {"full_resolution",
        {0x49027e2f6badb959ULL, 0xd61ecd897d13c6deULL, 0x282edeb05968e12dULL,
         0x7b27d2dc5ae7a961ULL}},
-      {BlenderKind::kConvolutedGrid,
+      {"convoluted_grid",
        {0xad05ac7ea753e5a0ULL, 0xf72ac2a5f6a024e4ULL, 0xf77ff163874af9cdULL,
         0x725c85ee0c414bd9ULL}},
-      {BlenderKind::kLerpedGrid,
+      {"lerped_grid",
        {0xc44453284919b7f6ULL, 0x40546a278875a3f4ULL, 0x6ac877c3b6d92cb8ULL,
         0x10e99a953b120053ULL}},
-      {BlenderKind::kParameterVoronoi,
+      {"parameter_voronoi",
        {0x650e128ee1b63b8dULL, 0x535b992b17e3714eULL, 0x8b9002f4edc6fee7ULL,
         0xd024c1330c601c11ULL}},
-      {BlenderKind::kJitteredCells,
+      {"jittered_cells",
        {0xe9d8959651db1368ULL, 0xeb28d489b8ff31d9ULL, 0x539adee36974bf08ULL,
         0x3c057d6c05cd77e0ULL}},
+      {"lerped_grid_bspline",
+       {0x285da271813caff4ULL, 0x56740fdb7cfeae5aULL, 0x1f6ceadb10411e32ULL,
+        0x979113c54b074200ULL}},
   };
-  ASSERT_TRUE(golden.contains(GetParam())) << "pin this method's golden hashes";
+  ASSERT_TRUE(golden.contains(GetParam().name)) << "pin this variant's golden hashes";
   for (size_t k = 0; k < std::size(regions); ++k) {
     const Region& r = regions[k];
-    const uint64_t expected = golden.at(GetParam())[k];
+    const uint64_t expected = golden.at(GetParam().name)[k];
     uint64_t h = 0xcbf29ce484222325ULL;
     bool border = false;
     for (int dz = 0; dz < r.count; ++dz) {

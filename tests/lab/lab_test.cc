@@ -49,14 +49,18 @@ TEST(LabTest, JsonHasEveryBlenderAndPicturesThatDecode) {
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &report).ok()) << run.out;
   EXPECT_EQ(report.fields().at("world").string_value(), "default");
 
+  // Every method, then the method options shown as rows of their own.
+  std::vector<std::string> expected;
+  for (const BlenderMethod* method : BlenderMethods()) expected.emplace_back(method->name);
+  expected.emplace_back("lerped_grid:interpolation=1");
   const auto& rows = report.fields().at("methods").list_value().values();
-  ASSERT_EQ(rows.size(), BlenderMethods().size());
+  ASSERT_EQ(rows.size(), static_cast<int>(expected.size()));
   std::map<std::string, Struct> by_name;
   for (int i = 0; i < rows.size(); ++i) {
     const Struct& row = rows[i].struct_value();
     const std::string name = row.fields().at("method").string_value();
     SCOPED_TRACE(name);
-    EXPECT_EQ(name, BlenderMethods()[i]->name);
+    EXPECT_EQ(name, expected[static_cast<size_t>(i)]);
     by_name[name] = row;
     if (row.fields().contains("error"))
       continue;  // This world's parameters do not suit the method.
@@ -84,6 +88,8 @@ TEST(LabTest, JsonHasEveryBlenderAndPicturesThatDecode) {
     ASSERT_FALSE(by_name[name].fields().contains("error")) << name;
   }
   EXPECT_GT(Number(by_name["lerped_grid"], "grid_lock"), 0.99) << "creases on every grid line";
+  EXPECT_LT(Number(by_name["lerped_grid:interpolation=1"], "grid_lock"), 0.2)
+      << "the B-spline has none";
   EXPECT_LT(Number(by_name["scattered"], "grid_lock"), 0.1);
   EXPECT_LT(Number(by_name["scattered"], "grid_lock") * 3.0,
             Number(by_name["convoluted_grid"], "grid_lock"));
@@ -110,6 +116,18 @@ TEST(LabTest, TableHasOneRowPerBlender) {
   EXPECT_EQ(run.out.find("\nconvoluted_grid"), std::string::npos) << run.out;
   EXPECT_TRUE(std::filesystem::exists((*dir)->File("lerped_grid_height.png")));
   EXPECT_FALSE(std::filesystem::exists((*dir)->File("convoluted_grid_height.png")));
+
+  // A variant: its label in the table, its parameter in force, its files named after it.
+  const CommandResult variant = Lab(
+      {"--methods=lerped_grid:interpolation=1", "--json", absl::StrCat("--out=", (*dir)->path())});
+  ASSERT_EQ(variant.exit_code, 0) << variant.err;
+  Struct report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(variant.out, &report).ok());
+  const Struct& row = report.fields().at("methods").list_value().values(0).struct_value();
+  EXPECT_EQ(row.fields().at("method").string_value(), "lerped_grid:interpolation=1");
+  EXPECT_EQ(row.fields().at("params").struct_value().fields().at("interpolation").number_value(),
+            1.0);
+  EXPECT_TRUE(std::filesystem::exists((*dir)->File("lerped_grid_interpolation_1_height.png")));
 }
 
 TEST(LabTest, BadFlagsAreRefusedWithTheReason) {
@@ -121,6 +139,11 @@ TEST(LabTest, BadFlagsAreRefusedWithTheReason) {
   EXPECT_NE(unknown.err.find("no_such_method"), std::string::npos) << unknown.err;
   EXPECT_FALSE(std::filesystem::exists((*dir)->File("never")))
       << "nothing written for a refused run";
+  const CommandResult param = Lab({"--methods=lerped_grid:sampling_interval=4", out});
+  EXPECT_EQ(param.exit_code, 2);
+  EXPECT_NE(param.err.find("is not PARAM=NUMBER with a parameter of lerped_grid"),
+            std::string::npos)
+      << param.err;
   const CommandResult size = Lab({"--chunk_size=12", out});
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("--chunk_size=12"), std::string::npos) << size.err;
