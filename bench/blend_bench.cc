@@ -30,8 +30,8 @@
 #include "bench/anchor_world.h"
 #include "benchmark/benchmark.h"
 #include "engine/hash.h"
+#include "engine/jittered_lattice.h"
 #include "engine/noise.h"
-#include "engine/triangular_lattice.h"
 #include "engine/world.h"
 
 namespace worldgen {
@@ -172,7 +172,7 @@ std::shared_ptr<const World> SourceWorld(int64_t source) {
 
 void BM_SourceTile(benchmark::State& state) {
   const auto world = SourceWorld(state.range(0));
-  const TriangularLattice lattice(5, 8.0, 0.35);
+  const JitteredLattice lattice(5, 8.0, 0.35);
   constexpr int kSide = 16;  // BiomeTile::kTileSize
   constexpr int kPoints = kSide * kSide;
   const auto tiles = SpreadChunks(kSide * 8, 256);  // 16x16 vertices of interval 8: ~128 blocks.

@@ -19,16 +19,23 @@ constexpr BlenderParamDef kParams[] = {
     {.name = "sampling_interval", .default_value = 8.0, .min = 1.0, .max = 256.0},
     {.name = "jitter", .default_value = 0.35, .min = 0.0, .max = 0.5},
     {.name = "blend_radius", .default_value = 24.0, .min = 1.0, .max = 1024.0},
+    {.name = "lattice", .default_value = 0.0, .min = 0.0, .max = 1.0, .integer = true},
 };
+
+JitteredLattice::Shape ShapeOf(const WorldSpec& spec) {
+  return BlenderParam(spec, "lattice") == 1.0 ? JitteredLattice::Shape::kSquare
+                                              : JitteredLattice::Shape::kTriangular;
+}
 
 absl::Status Validate(const WorldSpec& spec) {
   const double interval = BlenderParam(spec, "sampling_interval");
   const double min_radius =
-      ScatteredBlender::MinBlendRadius(interval, BlenderParam(spec, "jitter"));
+      ScatteredBlender::MinBlendRadius(interval, BlenderParam(spec, "jitter"), ShapeOf(spec));
   return ValidateKernelRadii(spec, "scattered", min_radius,
                              std::min(1024.0, kMaxRadiusInIntervals * interval),
                              "a radius must cover the lattice's largest gap (sampling_interval * "
-                             "(1/sqrt(3) + jitter + 1/4)) and span at most 32 intervals");
+                             "(1/sqrt(3) triangular or 1/sqrt(2) square + jitter + 1/4)) and span "
+                             "at most 32 intervals");
 }
 
 std::unique_ptr<Blender> Make(const WorldSpec& spec, const BiomeSource& source,
@@ -48,21 +55,26 @@ ScatteredBlender::ScatteredBlender(const WorldSpec& spec, const BiomeSource& sou
       sampling_interval_(BlenderParam(spec, "sampling_interval")),
       jitter_fraction_(BlenderParam(spec, "jitter")),
       blend_radius_(BlenderParam(spec, "blend_radius")),
-      lattice_(DeriveSeed(spec.seed, kLatticeStream), sampling_interval_, jitter_fraction_),
+      lattice_(DeriveSeed(spec.seed, kLatticeStream), sampling_interval_, jitter_fraction_,
+               ShapeOf(spec)),
       radius_sq_(BiomeRadiiSquared(spec, blend_radius_)) {
   for (double r_sq : radius_sq_) max_radius_ = std::max(max_radius_, std::sqrt(r_sq));
 }
 
-double ScatteredBlender::MinBlendRadius(double sampling_interval, double jitter) {
-  return sampling_interval * (1.0 / TriangularLattice::kSqrt3 + jitter + 0.25);
+double ScatteredBlender::MinBlendRadius(double sampling_interval, double jitter,
+                                        JitteredLattice::Shape shape) {
+  return JitteredLattice::MaxVertexDistance(sampling_interval, shape) +
+         sampling_interval * (jitter + 0.25);
 }
 
 std::vector<BlenderFigure> ScatteredBlender::Describe() const {
-  return {{"sampling_interval", sampling_interval_},
-          {"jitter", jitter_fraction_},
-          {"blend_radius", blend_radius_},
-          {"min_blend_radius", MinBlendRadius(sampling_interval_, jitter_fraction_)},
-          {"max_biome_radius", max_radius_}};
+  return {
+      {"sampling_interval", sampling_interval_},
+      {"jitter", jitter_fraction_},
+      {"blend_radius", blend_radius_},
+      {"lattice", lattice_.shape() == JitteredLattice::Shape::kSquare ? 1.0 : 0.0},
+      {"min_blend_radius", MinBlendRadius(sampling_interval_, jitter_fraction_, lattice_.shape())},
+      {"max_biome_radius", max_radius_}};
 }
 
 void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const {
@@ -88,7 +100,7 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
   // (j, i) ranges hold every vertex the exact test accepts.
   const double pad = max_radius_ + lattice_.jitter() + 1.0;
   const double interval = lattice_.interval();
-  const double row_height = interval * (TriangularLattice::kSqrt3 * 0.5);
+  const double row_height = lattice_.row_height();
   const int32_t j0 = static_cast<int32_t>(std::floor((min_z - pad) / row_height));
   const int32_t j1 = static_cast<int32_t>(std::ceil((max_z + pad) / row_height));
   // Candidates: rows j0..j1, row j holding vertices i_lo[j - j0]..i_hi[j - j0] from row_start on,
@@ -117,7 +129,7 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
       continue;
     }
     const double half = std::sqrt(reach_sq - dz * dz) + jitter + 1.0;
-    const double shift = 0.5 * static_cast<double>(j);
+    const double shift = lattice_.row_shift() * static_cast<double>(j);
     i_lo[r] = static_cast<int32_t>(std::floor((min_x - half) / interval - shift));
     i_hi[r] = static_cast<int32_t>(std::ceil((max_x + half) / interval - shift));
     total += static_cast<size_t>(i_hi[r] - i_lo[r] + 1);
@@ -212,9 +224,7 @@ double ScatteredBlender::SamplingPointBound(const BlockBox& box) const {
   // A vertex lies within the jitter of its unjittered position on each axis: rows and vertices of
   // a row within the box grown by the jitter, counted generously.
   const double grow = 2.0 * lattice_.jitter();
-  const double rows =
-      (box.max_z - box.min_z + grow) / (lattice_.interval() * (TriangularLattice::kSqrt3 * 0.5)) +
-      2.0;
+  const double rows = (box.max_z - box.min_z + grow) / lattice_.row_height() + 2.0;
   const double per_row = (box.max_x - box.min_x + grow) / lattice_.interval() + 2.0;
   return std::ceil(rows) * std::ceil(per_row);
 }

@@ -7,7 +7,9 @@
 // positions and biomes come from its tiles, so nothing is hashed or sampled again.
 //
 // Parameters (world config message `scattered`): sampling_interval (lattice spacing, blocks),
-// jitter (fraction of the interval), blend_radius (kernel radius, blocks; per-biome radii allowed).
+// jitter (fraction of the interval; 0 = the plain lattice), blend_radius (kernel radius, blocks;
+// per-biome radii allowed), lattice (0 triangular, the default; 1 square: seed 001's comparison of
+// lattices, with more grid lock to show for it).
 //
 // Thread safety: immutable after construction; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_SCATTERED_BLENDER_H_
@@ -18,8 +20,8 @@
 #include <vector>
 
 #include "engine/blender.h"
+#include "engine/jittered_lattice.h"
 #include "engine/sparse_convolution.h"
-#include "engine/triangular_lattice.h"
 
 namespace worldgen {
 
@@ -30,7 +32,8 @@ class ScatteredBlender final : public Blender {
   // Smallest kernel radius accepted for a lattice: the farthest a column can be from its nearest
   // jittered point, plus a padding of a quarter interval so every column has a strictly positive
   // total weight and borders have a minimum width.
-  static double MinBlendRadius(double sampling_interval, double jitter);
+  static double MinBlendRadius(double sampling_interval, double jitter,
+                               JitteredLattice::Shape shape = JitteredLattice::Shape::kTriangular);
 
   // `spec` must be valid with biomes sorted by id; `source` must outlive the blender.
   ScatteredBlender(const WorldSpec& spec, const BiomeSource& source, uint64_t world_uid);
@@ -46,7 +49,7 @@ class ScatteredBlender final : public Blender {
                       std::vector<SamplingPoint>* out) const override;
   double SamplingPointBound(const BlockBox& box) const override;
 
-  const TriangularLattice& lattice() const { return lattice_; }
+  const JitteredLattice& lattice() const { return lattice_; }
   // Largest kernel radius over all biomes (the reach of a point's influence).
   double max_radius() const { return max_radius_; }
 
@@ -64,7 +67,7 @@ class ScatteredBlender final : public Blender {
   const BiomeSource& source_;
   uint64_t world_uid_;
   double sampling_interval_, jitter_fraction_, blend_radius_;
-  TriangularLattice lattice_;
+  JitteredLattice lattice_;
   std::vector<double> radius_sq_;  // Per dense biome index.
   double max_radius_ = 0.0;
 };

@@ -46,6 +46,8 @@ std::vector<Variant> AllVariants() {
     variants.push_back({std::string(method->name), {method->kind, {}}});
   }
   variants.push_back({"lerped_grid_bspline", {BlenderKind::kLerpedGrid, {{"interpolation", 1}}}});
+  variants.push_back({"scattered_square", {BlenderKind::kScattered, {{"lattice", 1}}}});
+  variants.push_back({"scattered_unjittered", {BlenderKind::kScattered, {{"jitter", 0}}}});
   return variants;
 }
 
@@ -363,6 +365,12 @@ TEST_P(BlenderContractTest, GoldenRegions) {
       {"jittered_cells",
        {0xe9d8959651db1368ULL, 0xeb28d489b8ff31d9ULL, 0x539adee36974bf08ULL,
         0x3c057d6c05cd77e0ULL}},
+      {"scattered_square",
+       {0x2be6bcf605b7007bULL, 0x4b44c4f79c7d6713ULL, 0xfbf2a206735f4c02ULL,
+        0x9cc33fc85cd7d794ULL}},
+      {"scattered_unjittered",
+       {0x3560a9cf489928d0ULL, 0x21eea0e6c7e39356ULL, 0x36a010c3ff2a7ab1ULL,
+        0x66a10235dad8a1d7ULL}},
       {"lerped_grid_bspline",
        {0x285da271813caff4ULL, 0x56740fdb7cfeae5aULL, 0x1f6ceadb10411e32ULL,
         0x979113c54b074200ULL}},

@@ -48,15 +48,15 @@ std::map<int, double> BruteForce(const World& world, double method_radius,
 using SamplesNear = std::vector<Sample> (*)(const World& world, double x, double z, double reach);
 
 std::vector<Sample> LatticeNear(const World& world, double x, double z, double reach) {
-  const TriangularLattice& lattice =
-      dynamic_cast<const ScatteredBlender&>(world.blender()).lattice();
-  const double row = lattice.interval() * TriangularLattice::kSqrt3 / 2;
+  const JitteredLattice& lattice = dynamic_cast<const ScatteredBlender&>(world.blender()).lattice();
+  const double row = lattice.row_height();
   std::vector<Sample> out;
   const int32_t j0 = static_cast<int32_t>(std::floor((z - reach) / row)) - 2;
   const int32_t j1 = static_cast<int32_t>(std::ceil((z + reach) / row)) + 2;
   for (int32_t j = j0; j <= j1; ++j) {
-    const int32_t i0 = static_cast<int32_t>(std::floor((x - reach) / lattice.interval() - 0.5 * j));
-    const int32_t i1 = static_cast<int32_t>(std::ceil((x + reach) / lattice.interval() - 0.5 * j));
+    const double shift = lattice.row_shift() * j;
+    const int32_t i0 = static_cast<int32_t>(std::floor((x - reach) / lattice.interval() - shift));
+    const int32_t i1 = static_cast<int32_t>(std::ceil((x + reach) / lattice.interval() - shift));
     for (int32_t i = i0 - 2; i <= i1 + 2; ++i) {
       Sample s;
       lattice.Position(i, j, &s.x, &s.z);
@@ -127,6 +127,14 @@ INSTANTIATE_TEST_SUITE_P(
         KernelCase{"scattered",
                    {BlenderKind::kScattered,
                     {{"sampling_interval", 8.0}, {"jitter", 0.35}, {"blend_radius", 24.0}}},
+                   24.0,
+                   &LatticeNear},
+        KernelCase{"scattered_square",
+                   {BlenderKind::kScattered,
+                    {{"sampling_interval", 8.0},
+                     {"jitter", 0.35},
+                     {"blend_radius", 24.0},
+                     {"lattice", 1}}},
                    24.0,
                    &LatticeNear},
         KernelCase{"full_resolution",

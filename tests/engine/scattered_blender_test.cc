@@ -37,7 +37,7 @@ TEST(ScatteredBlenderTest, GatheredSamplesAreCanonicalAndReachTheBox) {
 TEST(ScatteredBlenderTest, GatherIsCompleteAndCacheIndependent) {
   const ScatteredBlender blender(testing::DefaultWorld().spec(), testing::DefaultWorld().source(),
                                  /*world_uid=*/0);
-  const TriangularLattice& lattice = blender.lattice();
+  const JitteredLattice& lattice = blender.lattice();
   const double r = blender.max_radius();
   BiomeSampleCache cache(1 << 22);
   for (uint64_t k = 0; k < 40; ++k) {
@@ -59,7 +59,7 @@ TEST(ScatteredBlenderTest, GatherIsCompleteAndCacheIndependent) {
     }
     // Brute force: every vertex of a window well beyond the reach.
     std::vector<std::pair<int32_t, int32_t>> expected;
-    const double row_height = lattice.interval() * TriangularLattice::kSqrt3 / 2;
+    const double row_height = lattice.interval() * JitteredLattice::kSqrt3 / 2;
     const int32_t jc = static_cast<int32_t>(std::floor(min_z / row_height));
     const int32_t span = static_cast<int32_t>((r + extent) / row_height) + 4;
     for (int32_t j = jc - span; j <= jc + span; ++j) {
@@ -85,8 +85,8 @@ TEST(ScatteredBlenderTest, GatherIsCompleteAndCacheIndependent) {
 TEST(ScatteredBlenderTest, SamplingPointsAreTheLatticeVerticesInTheBox) {
   const World& world = testing::DefaultWorld();
   const ScatteredBlender blender(world.spec(), world.source(), /*world_uid=*/0);
-  const TriangularLattice& lattice = blender.lattice();
-  const double row_height = lattice.interval() * TriangularLattice::kSqrt3 / 2;
+  const JitteredLattice& lattice = blender.lattice();
+  const double row_height = lattice.interval() * JitteredLattice::kSqrt3 / 2;
   for (uint64_t k = 0; k < 20; ++k) {
     const double min_x = static_cast<double>(testing::TestCoordinate(k, 30, -100000, 100000)) + 0.3;
     const double min_z = static_cast<double>(testing::TestCoordinate(k, 31, -100000, 100000));

@@ -1,4 +1,4 @@
-#include "engine/triangular_lattice.h"
+#include "engine/jittered_lattice.h"
 
 #include <cmath>
 
@@ -12,13 +12,16 @@ constexpr uint64_t kAttempts = 8;
 
 }  // namespace
 
-TriangularLattice::TriangularLattice(uint64_t seed, double interval, double jitter_fraction)
+JitteredLattice::JitteredLattice(uint64_t seed, double interval, double jitter_fraction,
+                                 Shape shape)
     : seed_mix_(Mix64(seed ^ kHashSeedSalt)),
+      shape_(shape),
       interval_(interval),
       jitter_(interval * jitter_fraction),
-      row_height_(interval * (kSqrt3 * 0.5)) {}
+      row_height_(shape == Shape::kTriangular ? interval * (kSqrt3 * 0.5) : interval),
+      row_shift_(shape == Shape::kTriangular ? 0.5 : 0.0) {}
 
-void TriangularLattice::Position(int32_t i, int32_t j, double* x, double* z) const {
+void JitteredLattice::Position(int32_t i, int32_t j, double* x, double* z) const {
   // A direction drawn uniformly from the unit disc by rejection (bounded retries), then normalized.
   // Only integer hashing, multiplication and sqrt (correctly rounded in IEEE) are involved.
   // Attempt k's hash is HashCoords(seed, i, j, k); the part before the salt is shared.
@@ -37,21 +40,23 @@ void TriangularLattice::Position(int32_t i, int32_t j, double* x, double* z) con
       break;
     }
   }
-  *x = interval_ * (static_cast<double>(i) + 0.5 * static_cast<double>(j)) + jitter_ * ux;
+  *x = interval_ * (static_cast<double>(i) + row_shift_ * static_cast<double>(j)) + jitter_ * ux;
   *z = row_height_ * static_cast<double>(j) + jitter_ * uz;
 }
 
-LatticeIndex TriangularLattice::NearestVertex(double x, double z) const {
+LatticeIndex JitteredLattice::NearestVertex(double x, double z) const {
   double fj = z / row_height_;
-  double fi = x / interval_ - 0.5 * fj;
+  double fi = x / interval_ - row_shift_ * fj;
   int32_t i0 = static_cast<int32_t>(std::floor(fi));
   int32_t j0 = static_cast<int32_t>(std::floor(fj));
-  // The nearest vertex is a corner of the rhombus (i0..i0+1, j0..j0+1) that contains the point.
+  // The nearest vertex is a corner of the rhombus (square) (i0..i0+1, j0..j0+1) that contains the
+  // point.
   LatticeIndex best{i0, j0};
   double best_d2 = -1.0;
   for (int32_t dj = 0; dj <= 1; ++dj) {
     for (int32_t di = 0; di <= 1; ++di) {
-      double vx = interval_ * (static_cast<double>(i0 + di) + 0.5 * static_cast<double>(j0 + dj));
+      double vx =
+          interval_ * (static_cast<double>(i0 + di) + row_shift_ * static_cast<double>(j0 + dj));
       double vz = row_height_ * static_cast<double>(j0 + dj);
       double d2 = (x - vx) * (x - vx) + (z - vz) * (z - vz);
       if (best_d2 < 0.0 || d2 < best_d2) {
