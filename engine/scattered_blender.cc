@@ -1,9 +1,13 @@
 #include "engine/scattered_blender.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <type_traits>
 
+#include "absl/strings/str_format.h"
 #include "engine/floor_div.h"
 #include "engine/hash.h"
 
@@ -20,7 +24,15 @@ constexpr BlenderParamDef kParams[] = {
     {.name = "jitter", .default_value = 0.35, .min = 0.0, .max = 0.5},
     {.name = "blend_radius", .default_value = 24.0, .min = 1.0, .max = 1024.0},
     {.name = "lattice", .default_value = 0.0, .min = 0.0, .max = 1.0, .integer = true},
+    {.name = "interpolation", .default_value = 0.0, .min = 0.0, .max = 1.0, .integer = true},
 };
+
+// Mesh interpolation needs a valid jittered mesh: a triangle folds over only when a vertex and the
+// opposite edge each move half the triangle's smallest height towards each other. Heights:
+// interval * sqrt(3)/2 (triangular), interval / sqrt(2) (the square split along a diagonal).
+double MaxMeshJitter(JitteredLattice::Shape shape) {
+  return shape == JitteredLattice::Shape::kTriangular ? 0.43 : 0.35;
+}
 
 JitteredLattice::Shape ShapeOf(const WorldSpec& spec) {
   return BlenderParam(spec, "lattice") == 1.0 ? JitteredLattice::Shape::kSquare
@@ -29,6 +41,13 @@ JitteredLattice::Shape ShapeOf(const WorldSpec& spec) {
 
 absl::Status Validate(const WorldSpec& spec) {
   const double interval = BlenderParam(spec, "sampling_interval");
+  if (BlenderParam(spec, "interpolation") == 1.0 &&
+      BlenderParam(spec, "jitter") > MaxMeshJitter(ShapeOf(spec))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "scattered.jitter = %g is above %g, the most that keeps the jittered mesh valid for "
+        "scattered.interpolation = 1 (a triangle would fold over)",
+        BlenderParam(spec, "jitter"), MaxMeshJitter(ShapeOf(spec))));
+  }
   const double min_radius =
       ScatteredBlender::MinBlendRadius(interval, BlenderParam(spec, "jitter"), ShapeOf(spec));
   return ValidateKernelRadii(spec, "scattered", min_radius,
@@ -57,7 +76,8 @@ ScatteredBlender::ScatteredBlender(const WorldSpec& spec, const BiomeSource& sou
       blend_radius_(BlenderParam(spec, "blend_radius")),
       lattice_(DeriveSeed(spec.seed, kLatticeStream), sampling_interval_, jitter_fraction_,
                ShapeOf(spec)),
-      radius_sq_(BiomeRadiiSquared(spec, blend_radius_)) {
+      radius_sq_(BiomeRadiiSquared(spec, blend_radius_)),
+      on_mesh_(BlenderParam(spec, "interpolation") == 1.0) {
   for (double r_sq : radius_sq_) max_radius_ = std::max(max_radius_, std::sqrt(r_sq));
 }
 
@@ -73,6 +93,7 @@ std::vector<BlenderFigure> ScatteredBlender::Describe() const {
       {"jitter", jitter_fraction_},
       {"blend_radius", blend_radius_},
       {"lattice", lattice_.shape() == JitteredLattice::Shape::kSquare ? 1.0 : 0.0},
+      {"interpolation", on_mesh_ ? 1.0 : 0.0},
       {"min_blend_radius", MinBlendRadius(sampling_interval_, jitter_fraction_, lattice_.shape())},
       {"max_biome_radius", max_radius_}};
 }
@@ -197,9 +218,176 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
   }
 }
 
+namespace {
+
+// Barycentric coordinates of (x, z) in the triangle (a, b, c), each {x, z}.
+std::array<double, 3> Barycentric(const double* a, const double* b, const double* c, double x,
+                                  double z) {
+  const double det = (b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]);
+  const double l1 = ((x - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (z - a[1])) / det;
+  const double l2 = ((b[0] - a[0]) * (z - a[1]) - (x - a[0]) * (b[1] - a[1])) / det;
+  return {1.0 - l1 - l2, l1, l2};
+}
+
+}  // namespace
+
+// The mesh: rhombus (i, j) .. (i + 1, j + 1) of the lattice split into (i, j), (i + 1, j), (i, j +
+// 1) and (i + 1, j), (i + 1, j + 1), (i, j + 1). With the jitter bounded (MaxMeshJitter) the
+// jittered triangles tile the plane. A point's triangle is found among the 18 of the 3 x 3 rhombi
+// around the unjittered rhombus holding it: the first (rhombi by dj, di from -1, lower before
+// upper) whose barycentric coordinates are all > 0, else (on an edge, or rounding) the one whose
+// smallest coordinate is largest; its negative coordinates (rounding) are clamped to 0 and the rest
+// scaled to sum to 1. The same rule on the same doubles in both paths: a chunk and a point agree.
+void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> points,
+                                   BiomeSampleCache* cache,
+                                   const std::function<void(size_t, const MeshWeights&)>& out,
+                                   int* single_biome) const {
+  const double g = lattice_.interval(), rh = lattice_.row_height(), shift = lattice_.row_shift();
+  double min_x = points[0].first, max_x = min_x, min_z = points[0].second, max_z = min_z;
+  for (const auto& [x, z] : points) {
+    min_x = std::min(min_x, x), max_x = std::max(max_x, x);
+    min_z = std::min(min_z, z), max_z = std::max(max_z, z);
+  }
+  // Vertex window: every vertex of every rhombus any point looks at (one more each side for the
+  // rounding of the floors below).
+  const int64_t j_lo = static_cast<int64_t>(std::floor(min_z / rh)) - 2;
+  const int64_t j_hi = static_cast<int64_t>(std::floor(max_z / rh)) + 3;
+  const int64_t i_lo = static_cast<int64_t>(std::floor(min_x / g - shift * (max_z / rh))) - 3;
+  const int64_t i_hi = static_cast<int64_t>(std::floor(max_x / g - shift * (min_z / rh))) + 4;
+  const int64_t ni = i_hi - i_lo + 1, nj = j_hi - j_lo + 1;
+  // Gather every sample reaching the window's vertices (their box grown by the jitter).
+  const double pad = lattice_.jitter() + 1.0;
+  const double bx0 = g * (static_cast<double>(i_lo) + std::min(shift * static_cast<double>(j_lo),
+                                                               shift * static_cast<double>(j_hi))) -
+                     pad;
+  const double bx1 = g * (static_cast<double>(i_hi) + std::max(shift * static_cast<double>(j_lo),
+                                                               shift * static_cast<double>(j_hi))) +
+                     pad;
+  const double bz0 = rh * static_cast<double>(j_lo) - pad;
+  const double bz1 = rh * static_cast<double>(j_hi) + pad;
+  thread_local std::vector<KernelSample> samples;
+  thread_local std::vector<LatticeIndex> indices;
+  GatherSamples(bx0, bz0, bx1, bz1, cache, &samples, &indices);
+  *single_biome = SingleBiome(samples) ? (samples.empty() ? 0 : samples[0].biome) : -1;
+  if (*single_biome >= 0) return;
+  // Window vertex -> its sample (every window vertex lies in the gathered box).
+  thread_local std::vector<int32_t> sample_of;
+  sample_of.assign(static_cast<size_t>(ni * nj), -1);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const int64_t a = indices[k].i - i_lo, b = indices[k].j - j_lo;
+    if (a >= 0 && a < ni && b >= 0 && b < nj) {
+      sample_of[static_cast<size_t>(b * ni + a)] = static_cast<int32_t>(k);
+    }
+  }
+  // Vertex weights, computed when first used.
+  thread_local std::vector<std::vector<std::pair<int, float>>> vertex_weights;
+  thread_local std::vector<char> done;
+  vertex_weights.resize(static_cast<size_t>(ni * nj));
+  done.assign(static_cast<size_t>(ni * nj), 0);
+  const auto vertex = [&](int64_t i, int64_t j) {
+    return static_cast<size_t>((j - j_lo) * ni + (i - i_lo));
+  };
+  const auto position = [&](size_t v) {
+    return &samples[static_cast<size_t>(sample_of[v])].x;  // x, then z: adjacent doubles
+  };
+  MeshWeights result;
+  for (size_t p = 0; p < points.size(); ++p) {
+    const auto [x, z] = points[p];
+    const double fj = z / rh;
+    const int64_t j0 = static_cast<int64_t>(std::floor(fj));
+    const int64_t i0 = static_cast<int64_t>(std::floor(x / g - shift * fj));
+    double best_min = -std::numeric_limits<double>::infinity();
+    std::array<size_t, 3> best_v{};
+    std::array<double, 3> best_l{};
+    for (int64_t dj = -1; dj <= 1 && !(best_min > 0.0); ++dj) {
+      for (int64_t di = -1; di <= 1 && !(best_min > 0.0); ++di) {
+        const int64_t i = i0 + di, j = j0 + dj;
+        const std::array<size_t, 3> triangles[2] = {
+            {vertex(i, j), vertex(i + 1, j), vertex(i, j + 1)},
+            {vertex(i + 1, j), vertex(i + 1, j + 1), vertex(i, j + 1)}};
+        for (const std::array<size_t, 3>& t : triangles) {
+          const std::array<double, 3> l =
+              Barycentric(position(t[0]), position(t[1]), position(t[2]), x, z);
+          const double m = std::min({l[0], l[1], l[2]});
+          if (m > best_min) {
+            best_min = m, best_v = t, best_l = l;
+            if (m > 0.0) break;
+          }
+        }
+      }
+    }
+    double total = 0.0;
+    for (double& l : best_l) total += (l = std::max(l, 0.0));
+    for (double& l : best_l) l /= total;
+    result.clear();
+    for (size_t c = 0; c < 3; ++c) {
+      const size_t v = best_v[c];
+      if (!done[v]) {
+        const double* xz = position(v);
+        ConvolvePoint(samples, xz[0], xz[1], &vertex_weights[v]);
+        done[v] = 1;
+      }
+      result.push_back({&vertex_weights[v], best_l[c]});
+    }
+    out(p, result);
+  }
+}
+
+// Biome weights of one point from its triangle's vertex weights: sum_c lambda_c w_c(b), over the
+// vertices in order, each biome's sum in double, rounded to float once; ascending biome.
+void ScatteredBlender::MeshPointWeights(const MeshWeights& vertices,
+                                        std::vector<std::pair<int, float>>* weights) {
+  weights->clear();
+  thread_local std::vector<std::pair<int, double>> sums;
+  sums.clear();
+  for (const auto& [w, lambda] : vertices) {
+    for (const auto& [biome, value] : *w) {
+      auto it = std::find_if(sums.begin(), sums.end(),
+                             [b = biome](const auto& s) { return s.first == b; });
+      if (it == sums.end()) {
+        sums.push_back({biome, lambda * value});
+      } else {
+        it->second += lambda * value;
+      }
+    }
+  }
+  std::sort(sums.begin(), sums.end());
+  for (const auto& [biome, sum] : sums) {
+    const float w = static_cast<float>(sum);
+    if (w != 0.0f) weights->emplace_back(biome, w);
+  }
+}
+
 bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampleCache* cache,
                                     std::vector<IndexedLayer>* layers) const {
+  if (on_mesh_) {
+    thread_local std::vector<std::pair<double, double>> points;
+    points.clear();
+    for (int lz = 0; lz < size; ++lz) {
+      for (int lx = 0; lx < size; ++lx) {
+        points.push_back({static_cast<double>(x0 + lx), static_cast<double>(z0 + lz)});
+      }
+    }
+    int single = -1;
+    LayerAccumulator accumulator(static_cast<int>(radius_sq_.size()), points.size());
+    std::vector<std::pair<int, float>> weights;
+    BlendOnMesh(
+        points, cache,
+        [&](size_t p, const MeshWeights& v) {
+          MeshPointWeights(v, &weights);
+          accumulator.Add(p, weights);
+        },
+        &single);
+    layers->clear();
+    if (single >= 0) {
+      layers->push_back({single, std::vector<float>(points.size(), 1.0f)});
+      return true;
+    }
+    accumulator.MoveTo(layers);
+    return false;
+  }
   thread_local std::vector<KernelSample> samples;  // Reused: no allocation per chunk.
+
   GatherSamples(static_cast<double>(x0), static_cast<double>(z0),
                 static_cast<double>(x0 + size - 1), static_cast<double>(z0 + size - 1), cache,
                 &samples);
@@ -208,6 +396,18 @@ bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampl
 
 void ScatteredBlender::BlendPoint(double x, double z, BiomeSampleCache* cache,
                                   std::vector<std::pair<int, float>>* weights) const {
+  if (on_mesh_) {
+    const std::pair<double, double> point{x, z};
+    int single = -1;
+    BlendOnMesh(
+        std::span(&point, 1), cache,
+        [&](size_t, const MeshWeights& v) { MeshPointWeights(v, weights); }, &single);
+    if (single >= 0) {
+      weights->clear();
+      weights->emplace_back(single, 1.0f);
+    }
+    return;
+  }
   thread_local std::vector<KernelSample> samples;
   GatherSamples(x, z, x, z, cache, &samples);
   ConvolvePoint(samples, x, z, weights);

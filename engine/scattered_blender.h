@@ -9,14 +9,19 @@
 // Parameters (world config message `scattered`): sampling_interval (lattice spacing, blocks),
 // jitter (fraction of the interval; 0 = the plain lattice), blend_radius (kernel radius, blocks;
 // per-biome radii allowed), lattice (0 triangular, the default; 1 square: seed 001's comparison of
-// lattices, with more grid lock to show for it).
+// lattices, with more grid lock to show for it), interpolation (0 the kernel at every column; 1
+// seed 001's "fast linear interpolation on the jittered grid": the kernel at the lattice points
+// only and each column barycentric on its triangle of the jittered mesh, see BlendOnMesh).
 //
 // Thread safety: immutable after construction; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_SCATTERED_BLENDER_H_
 #define WORLDGEN_ENGINE_SCATTERED_BLENDER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "engine/blender.h"
@@ -64,12 +69,24 @@ class ScatteredBlender final : public Blender {
   // Fills a cache tile: the jittered positions of its vertices and the source's biomes there.
   void ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const;
 
+  // interpolation = 1: a point's triangle of the jittered mesh, as (vertex weights, barycentric
+  // coordinate) per vertex.
+  using MeshWeights = std::vector<std::pair<const std::vector<std::pair<int, float>>*, double>>;
+  // Calls out(index, triangle) for every point, in order; or sets *single_biome to the one biome
+  // of every sample reaching them (then `out` is not called), else to -1.
+  void BlendOnMesh(std::span<const std::pair<double, double>> points, BiomeSampleCache* cache,
+                   const std::function<void(size_t, const MeshWeights&)>& out,
+                   int* single_biome) const;
+  static void MeshPointWeights(const MeshWeights& vertices,
+                               std::vector<std::pair<int, float>>* weights);
+
   const BiomeSource& source_;
   uint64_t world_uid_;
   double sampling_interval_, jitter_fraction_, blend_radius_;
   JitteredLattice lattice_;
   std::vector<double> radius_sq_;  // Per dense biome index.
   double max_radius_ = 0.0;
+  bool on_mesh_ = false;  // interpolation = 1
 };
 
 }  // namespace worldgen

@@ -141,9 +141,12 @@ WorldSpec DefaultWorldSpec() {
   WorldSpec spec;
   spec.name = "default";
   spec.seed = 0x5eed2026ULL;
-  spec.blender = {
-      BlenderKind::kScattered,
-      {{"sampling_interval", 8.0}, {"jitter", 0.35}, {"blend_radius", 24.0}, {"lattice", 0.0}}};
+  spec.blender = {BlenderKind::kScattered,
+                  {{"sampling_interval", 8.0},
+                   {"jitter", 0.35},
+                   {"blend_radius", 24.0},
+                   {"lattice", 0.0},
+                   {"interpolation", 0.0}}};
   spec.chunk_size = 16;
   auto biome = [](uint32_t id, const char* name, uint8_t r, uint8_t g, uint8_t b,
                   double temperature, double humidity, double base, double amplitude,

@@ -74,7 +74,7 @@ constexpr const char* kIntervalNames[] = {"sampling_interval", "interval"};
 constexpr const char* kReference = "full_resolution";
 // Method options the default table shows as rows of their own.
 constexpr const char* kVariants[] = {"scattered:lattice=1", "scattered:jitter=0",
-                                     "lerped_grid:interpolation=1"};
+                                     "scattered:interpolation=1", "lerped_grid:interpolation=1"};
 
 // One row's blender: a method and the parameters the row sets on top of the lab's.
 struct LabMethod {

@@ -48,6 +48,7 @@ std::vector<Variant> AllVariants() {
   variants.push_back({"lerped_grid_bspline", {BlenderKind::kLerpedGrid, {{"interpolation", 1}}}});
   variants.push_back({"scattered_square", {BlenderKind::kScattered, {{"lattice", 1}}}});
   variants.push_back({"scattered_unjittered", {BlenderKind::kScattered, {{"jitter", 0}}}});
+  variants.push_back({"scattered_mesh", {BlenderKind::kScattered, {{"interpolation", 1}}}});
   return variants;
 }
 
@@ -371,6 +372,9 @@ TEST_P(BlenderContractTest, GoldenRegions) {
       {"scattered_unjittered",
        {0x3560a9cf489928d0ULL, 0x21eea0e6c7e39356ULL, 0x36a010c3ff2a7ab1ULL,
         0x66a10235dad8a1d7ULL}},
+      {"scattered_mesh",
+       {0xb94a5e437ad5d847ULL, 0x961520da92c79857ULL, 0xf487bbaa63dcf15fULL,
+        0x1b752894d80474c2ULL}},
       {"lerped_grid_bspline",
        {0x285da271813caff4ULL, 0x56740fdb7cfeae5aULL, 0x1f6ceadb10411e32ULL,
         0x979113c54b074200ULL}},

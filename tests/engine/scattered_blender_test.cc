@@ -3,9 +3,14 @@
 #include "engine/scattered_blender.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/engine/blend_test_util.h"
 
@@ -109,6 +114,85 @@ TEST(ScatteredBlenderTest, SamplingPointsAreTheLatticeVerticesInTheBox) {
     testing::ExpectSamePoints(points, expected);
     EXPECT_LE(static_cast<double>(points.size()), blender.SamplingPointBound(box));
   }
+}
+
+// interpolation = 1, at a column: find its triangle of the jittered mesh by brute force (rhombus
+// (i, j) split into (i, j), (i+1, j), (i, j+1) and (i+1, j), (i+1, j+1), (i, j+1)), blend the
+// kernel at the three vertices (the per-column method's BlendPoint there) and combine them by the
+// column's barycentric coordinates.
+TEST(ScatteredBlenderTest, MeshInterpolationIsBarycentricOverTheKernelAtTheVertices) {
+  for (double lattice_shape : {0.0, 1.0}) {
+    WorldSpec spec = DefaultWorldSpec();
+    spec.blender.params["lattice"] = lattice_shape;
+    spec.blender.params["jitter"] = 0.3;
+    const std::shared_ptr<const World> kernel = *World::Create(spec);
+    spec.blender.params["interpolation"] = 1;
+    const std::shared_ptr<const World> mesh = *World::Create(spec);
+    const JitteredLattice& lattice =
+        dynamic_cast<const ScatteredBlender&>(mesh->blender()).lattice();
+    int borders = 0;
+    for (uint64_t k = 0; k < 3000 && borders < 80; ++k) {
+      const double x = static_cast<double>(testing::TestCoordinate(k, 60, -5000, 5000)) + 0.5;
+      const double z = static_cast<double>(testing::TestCoordinate(k, 61, -5000, 5000)) + 0.25;
+      std::vector<std::pair<int, float>> got;
+      mesh->blender().BlendPoint(x, z, nullptr, &got);
+      if (got.size() < 2) continue;
+      ++borders;
+      const int32_t jc = static_cast<int32_t>(std::floor(z / lattice.row_height()));
+      const int32_t ic =
+          static_cast<int32_t>(std::floor(x / lattice.interval() - lattice.row_shift() * jc));
+      bool found = false;
+      std::map<int, double> expected;
+      for (int32_t j = jc - 3; j <= jc + 3 && !found; ++j) {
+        for (int32_t i = ic - 4; i <= ic + 4 && !found; ++i) {
+          for (const auto& t :
+               {std::array<std::pair<int32_t, int32_t>, 3>{{{i, j}, {i + 1, j}, {i, j + 1}}},
+                std::array<std::pair<int32_t, int32_t>, 3>{
+                    {{i + 1, j}, {i + 1, j + 1}, {i, j + 1}}}}) {
+            double px[3], pz[3];
+            for (int c = 0; c < 3; ++c) lattice.Position(t[c].first, t[c].second, &px[c], &pz[c]);
+            const double det =
+                (px[1] - px[0]) * (pz[2] - pz[0]) - (px[2] - px[0]) * (pz[1] - pz[0]);
+            ASSERT_GT(det, 0.0) << "a folded triangle";
+            const double l1 = ((x - px[0]) * (pz[2] - pz[0]) - (px[2] - px[0]) * (z - pz[0])) / det;
+            const double l2 = ((px[1] - px[0]) * (z - pz[0]) - (x - px[0]) * (pz[1] - pz[0])) / det;
+            const double l[3] = {1 - l1 - l2, l1, l2};
+            if (std::min({l[0], l[1], l[2]}) < 0.0) continue;
+            found = true;
+            for (int c = 0; c < 3; ++c) {
+              std::vector<std::pair<int, float>> w;
+              kernel->blender().BlendPoint(px[c], pz[c], nullptr, &w);
+              for (const auto& [biome, value] : w) expected[biome] += l[c] * value;
+            }
+            break;
+          }
+        }
+      }
+      ASSERT_TRUE(found) << "no triangle holds (" << x << ", " << z << ")";
+      size_t nonzero = 0;
+      for (const auto& [biome, w] : expected) nonzero += static_cast<float>(w) != 0.0f;
+      ASSERT_EQ(got.size(), nonzero) << x << ", " << z;
+      for (const auto& [biome, w] : got) {
+        EXPECT_NEAR(w, expected[biome], 1e-6) << "biome " << biome << " at " << x << ", " << z;
+      }
+    }
+    EXPECT_EQ(borders, 80);
+  }
+}
+
+// The jitter bound that keeps the mesh valid is enforced, per lattice shape.
+TEST(ScatteredBlenderTest, MeshInterpolationRefusesAJitterThatFoldsTriangles) {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.blender.params["interpolation"] = 1;
+  spec.blender.params["jitter"] = 0.43;
+  EXPECT_TRUE(ValidateWorldSpec(spec).ok()) << ValidateWorldSpec(spec);
+  spec.blender.params["jitter"] = 0.45;
+  EXPECT_THAT(std::string(ValidateWorldSpec(spec).message()),
+              ::testing::HasSubstr("scattered.jitter = 0.45 is above 0.43"));
+  spec.blender.params["lattice"] = 1;
+  spec.blender.params["jitter"] = 0.4;
+  EXPECT_THAT(std::string(ValidateWorldSpec(spec).message()),
+              ::testing::HasSubstr("scattered.jitter = 0.4 is above 0.35"));
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpecCase{"undeclared parameter",
                     [](WorldSpec& s) { s.blender.params["sharpness"] = 1; },
                     "scattered.sharpness is not a parameter of the scattered blender (its "
-                    "parameters: sampling_interval, jitter, blend_radius, lattice)"},
+                    "parameters: sampling_interval, jitter, blend_radius, lattice, interpolation)"},
         BadSpecCase{"another method's parameter",
                     [](WorldSpec& s) { s.blender = {BlenderKind::kLerpedGrid, {{"jitter", 0.3}}}; },
                     "lerped_grid.jitter is not a parameter"},

@@ -420,11 +420,12 @@ TEST_F(WorldGenServerTest, DescribeWorldReportsConfigBlenderAndLimits) {
   EXPECT_EQ(description.blender(), "scattered");
   EXPECT_EQ(description.min_blend_radius(), ScatteredBlender::MinBlendRadius(8.0, 0.35));
   // The engine's own figures of the built blender, parameters first.
-  ASSERT_GE(description.blender_figures_size(), 5);
+  ASSERT_GE(description.blender_figures_size(), 6);
   EXPECT_EQ(description.blender_figures(0).name(), "sampling_interval");
   EXPECT_EQ(description.blender_figures(0).value(), 8.0);
   EXPECT_EQ(description.blender_figures(3).name(), "lattice");
-  EXPECT_EQ(description.blender_figures(4).name(), "min_blend_radius");
+  EXPECT_EQ(description.blender_figures(4).name(), "interpolation");
+  EXPECT_EQ(description.blender_figures(5).name(), "min_blend_radius");
   EXPECT_EQ(description.limits().min_chunk_size(), 4u);
   EXPECT_EQ(description.limits().max_chunk_size(), 256u);
   EXPECT_EQ(description.limits().max_chunks_per_request(), 1024u);
