@@ -270,15 +270,54 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
   GatherSamples(bx0, bz0, bx1, bz1, cache, &samples, &indices);
   *single_biome = SingleBiome(samples) ? (samples.empty() ? 0 : samples[0].biome) : -1;
   if (*single_biome >= 0) return;
-  // Window vertex -> its sample (every window vertex lies in the gathered box).
+  // Every gathered sample by lattice index over the gather's index range (the window's vertices
+  // lie in the gathered box, so each has its sample).
+  int64_t gi0 = indices[0].i, gi1 = gi0, gj0 = indices[0].j, gj1 = gj0;
+  for (const LatticeIndex& at : indices) {
+    gi0 = std::min<int64_t>(gi0, at.i), gi1 = std::max<int64_t>(gi1, at.i);
+    gj0 = std::min<int64_t>(gj0, at.j), gj1 = std::max<int64_t>(gj1, at.j);
+  }
+  const int64_t gni = gi1 - gi0 + 1;
+  thread_local std::vector<int32_t> sample_at;
+  sample_at.assign(static_cast<size_t>(gni * (gj1 - gj0 + 1)), -1);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    sample_at[static_cast<size_t>((indices[k].j - gj0) * gni + (indices[k].i - gi0))] =
+        static_cast<int32_t>(k);
+  }
+  const auto sample_index = [&](int64_t i, int64_t j) -> int32_t {
+    if (i < gi0 || i > gi1 || j < gj0 || j > gj1) return -1;
+    return sample_at[static_cast<size_t>((j - gj0) * gni + (i - gi0))];
+  };
   thread_local std::vector<int32_t> sample_of;
   sample_of.assign(static_cast<size_t>(ni * nj), -1);
-  for (size_t k = 0; k < indices.size(); ++k) {
-    const int64_t a = indices[k].i - i_lo, b = indices[k].j - j_lo;
-    if (a >= 0 && a < ni && b >= 0 && b < nj) {
-      sample_of[static_cast<size_t>(b * ni + a)] = static_cast<int32_t>(k);
+  for (int64_t b = 0; b < nj; ++b) {
+    for (int64_t a = 0; a < ni; ++a) {
+      sample_of[static_cast<size_t>(b * ni + a)] = sample_index(i_lo + a, j_lo + b);
     }
   }
+  // A vertex's kernel reads the samples within the largest radius of it: their unjittered
+  // positions are within reach = max radius + twice the jitter (+1 for rounding), so within
+  // ceil(reach / row height) rows and, per row, reach / interval + 1 vertices of the row's point
+  // below the vertex. Collected in canonical (j, i) order: ConvolvePoint over them gives the bits
+  // it gives over any larger gather.
+  const double reach = max_radius_ + 2.0 * lattice_.jitter() + 1.0;
+  const int64_t rows = static_cast<int64_t>(std::ceil(reach / rh));
+  const double across = reach / g + 1.0;
+  thread_local std::vector<KernelSample> near;
+  const auto convolve_vertex = [&](int64_t i, int64_t j, std::vector<std::pair<int, float>>* w) {
+    near.clear();
+    for (int64_t dj = -rows; dj <= rows; ++dj) {
+      const double centre = static_cast<double>(i) - shift * static_cast<double>(dj);
+      const int64_t a0 = static_cast<int64_t>(std::floor(centre - across));
+      const int64_t a1 = static_cast<int64_t>(std::ceil(centre + across));
+      for (int64_t a = a0; a <= a1; ++a) {
+        const int32_t k = sample_index(a, j + dj);
+        if (k >= 0) near.push_back(samples[static_cast<size_t>(k)]);
+      }
+    }
+    const KernelSample& v = samples[static_cast<size_t>(sample_index(i, j))];
+    ConvolvePoint(near, v.x, v.z, w);
+  };
   // Vertex weights, computed when first used.
   thread_local std::vector<std::vector<std::pair<int, float>>> vertex_weights;
   thread_local std::vector<char> done;
@@ -323,8 +362,9 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
     for (size_t c = 0; c < 3; ++c) {
       const size_t v = best_v[c];
       if (!done[v]) {
-        const double* xz = position(v);
-        ConvolvePoint(samples, xz[0], xz[1], &vertex_weights[v]);
+        const int64_t vi = i_lo + static_cast<int64_t>(v) % ni;
+        const int64_t vj = j_lo + static_cast<int64_t>(v) / ni;
+        convolve_vertex(vi, vj, &vertex_weights[v]);
         done[v] = 1;
       }
       result.push_back({&vertex_weights[v], best_l[c]});
