@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "client/worldgen_client.h"
@@ -379,9 +381,6 @@ TEST(OverloadTest, BulkWorkFillingTheQueueNeverGetsAOneChunkCallRefused) {
   ExpectPeakRssBelow(*server, int64_t{400} << 20, "bulk without deadlines");
 }
 
-// Streams of 256x256 chunks whose clients never read: together they may reserve at most
-// --max_reply_bytes; the streams past it are refused at once, and everything is released when the
-// clients go away.
 // One game server's Client, many bulk streams (16 chunks of 64x64, pre-generating) and one-chunk
 // calls at once: the one-chunk calls stay close to their idle latency, because the client sends
 // them over a connection the bulk replies do not queue on (with one connection, p99 100-260 ms
@@ -391,10 +390,17 @@ TEST(OverloadTest, AClientsOneChunkCallsDoNotQueueBehindItsOwnBulkStreams) {
   ASSERT_TRUE(server);
   ClientOptions options;
   options.world = "heavy";
-  // x3 under AddressSanitizer: there the bulk streams still in flight when the probes end (256 of
-  // 16 64x64 chunks on one blend thread) took up to a minute to drain beside another test, and 6
-  // of them passed a 60 s deadline.
+  // x3 under AddressSanitizer: there the bulk streams still in flight when the probes end (16
+  // 64x64 chunks each, on one blend thread) took up to a minute to drain beside another test.
   options.deadline = absl::Seconds(60 * kAsanDeadlineFactor);
+  // 256 bulk streams offer more than --max_queue_seconds (30 s) of blending wherever a column costs
+  // more than ~1.8 us (under AddressSanitizer beside another test: 34 s queued, and calls refused
+  // six times in a row ran out of the default five retries). A pre-generating game server follows
+  // the server's pushback for as long as its deadline allows. Every stream's last call still runs
+  // after the probes (256 x 0.43 s of blending under AddressSanitizer beside six busy processes,
+  // 170 s in all): there a third as many streams.
+  options.max_retries = 1000;
+  const int bulk_streams = 256 / kAsanDeadlineFactor;
   absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(server->target(), options);
   ASSERT_TRUE(client.ok()) << client.status();
   auto probe = [&](int count, absl::Duration pause) {
@@ -406,8 +412,10 @@ TEST(OverloadTest, AClientsOneChunkCallsDoNotQueueBehindItsOwnBulkStreams) {
   const std::vector<double> idle = probe(100, absl::Milliseconds(2));
   std::atomic<bool> stop{false};
   std::atomic<int> bulk_calls{0}, bulk_failures{0};
+  absl::Mutex failure_mutex;
+  std::vector<std::string> failure_messages;  // The first few, to say why.
   std::vector<std::thread> bulk;
-  for (int t = 0; t < 256; ++t) {
+  for (int t = 0; t < bulk_streams; ++t) {
     bulk.emplace_back([&, t] {
       for (int i = 0; !stop.load(); ++i) {
         const int64_t x = (t * 128 + i % 128) * 4;
@@ -415,6 +423,10 @@ TEST(OverloadTest, AClientsOneChunkCallsDoNotQueueBehindItsOwnBulkStreams) {
             (*client)->GenerateRegion({.min_x = x, .min_z = 0, .max_x = x + 3, .max_z = 3},
                                       {.chunk_size = 64}, [](ChunkView) {});
         (status.ok() ? bulk_calls : bulk_failures).fetch_add(1);
+        if (!status.ok()) {
+          absl::MutexLock lock(&failure_mutex);
+          if (failure_messages.size() < 3) failure_messages.push_back(status.ToString());
+        }
       }
     });
   }
@@ -428,13 +440,16 @@ TEST(OverloadTest, AClientsOneChunkCallsDoNotQueueBehindItsOwnBulkStreams) {
       "calls, p50/p99 idle %.2f/%.2f ms, beside the bulk %.2f/%.2f ms\n",
       bulk_calls.load(), bulk_failures.load(), Percentile(idle, 0.5), Percentile(idle, 0.99),
       Percentile(loaded, 0.5), Percentile(loaded, 0.99));
-  EXPECT_GT(bulk_calls.load(), 64);
-  EXPECT_EQ(bulk_failures.load(), 0);
+  EXPECT_GT(bulk_calls.load(), bulk_streams / 4);
+  EXPECT_EQ(bulk_failures.load(), 0) << absl::StrJoin(failure_messages, "\n");
   // Generous: the machine is shared and noisy. The figures above are what to read.
   EXPECT_LT(Percentile(loaded, 0.99), Percentile(idle, 0.99) + 50)
       << "a one-chunk call waited behind the client's own bulk replies";
 }
 
+// Streams of 256x256 chunks whose clients never read: together they may reserve at most
+// --max_reply_bytes; the streams past it are refused at once, and everything is released when the
+// clients go away.
 TEST(OverloadTest, StreamsThatNeverReadStayWithinTheReplyBudget) {
   constexpr int64_t kBudget = int64_t{48} << 20;
   std::unique_ptr<ServerProcess> server = StartServer(
