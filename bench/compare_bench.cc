@@ -14,14 +14,21 @@
 // (parameter_voronoi, which blends a climate map the noise-max anchor world does not have) is
 // skipped with the reason.
 //
+//   BM_Variant/variant:<v>/gi:<interval>/r:<radius>   the same for the method options the lab also
+//     shows as rows (bench::kMethodVariants[v], e.g. scattered:lattice=1; the label names it)
+//
 //   BM_Radius/method:<m>/gi:8/r:<radius>   the same, radius 16..48 at interval 8: the cost of each
 //                                           method against its blend radius (README's plot)
 // Run: build/bench/compare_bench --benchmark_counters_tabular=true
+#include <iterator>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/anchor_world.h"
+#include "bench/method_entry.h"
 #include "benchmark/benchmark.h"
 #include "engine/quality/isotropy.h"
 #include "engine/world.h"
@@ -31,12 +38,13 @@ namespace {
 
 constexpr int kChunk = 16;
 
-void BM_Compare(benchmark::State& state) {
-  const auto kind = static_cast<BlenderKind>(state.range(0));
-  const WorldSpec spec = bench::AnchorWorldSpec(quality::KernelBlenderSpec(
+// Times the anchor world blended by `kind` at gi = range(1), r = range(2), then `params` set.
+void TimeOnAnchor(benchmark::State& state, BlenderKind kind,
+                  const std::map<std::string, double>& params) {
+  WorldSpec spec = bench::AnchorWorldSpec(quality::KernelBlenderSpec(
       kind, static_cast<double>(state.range(1)), static_cast<double>(state.range(2))));
+  for (const auto& [name, value] : params) spec.blender.params[name] = value;
   absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
-  state.SetLabel(std::string(BlenderName(kind)));
   if (!world.ok()) {
     state.SkipWithError(std::string(world.status().message()).c_str());
     return;
@@ -61,14 +69,42 @@ void BM_Compare(benchmark::State& state) {
   state.counters["biomes_per_chunk"] = static_cast<double>(biomes) / static_cast<double>(produced);
 }
 
+void BM_Compare(benchmark::State& state) {
+  const auto kind = static_cast<BlenderKind>(state.range(0));
+  state.SetLabel(std::string(BlenderName(kind)));
+  TimeOnAnchor(state, kind, {});
+}
+
+void BM_Variant(benchmark::State& state) {
+  const char* label = bench::kMethodVariants[state.range(0)];
+  absl::StatusOr<bench::MethodEntry> entry = bench::ParseMethodEntry(label, "kMethodVariants");
+  state.SetLabel(label);
+  if (!entry.ok()) {
+    state.SkipWithError(std::string(entry.status().message()).c_str());
+    return;
+  }
+  TimeOnAnchor(state, entry->method->kind, entry->params);
+}
+
+constexpr std::pair<int, int> kConfigs[] = {{8, 24}, {4, 24}, {8, 48}, {4, 48}};
+
 void MethodsTimesConfigs(benchmark::internal::Benchmark* b) {
-  for (auto [gi, r] : {std::pair{8, 24}, std::pair{4, 24}, std::pair{8, 48}, std::pair{4, 48}}) {
+  for (auto [gi, r] : kConfigs) {
     for (const BlenderMethod* method : BlenderMethods()) {
       b->Args({static_cast<int64_t>(method->kind), gi, r});
     }
   }
 }
 BENCHMARK(BM_Compare)->ArgNames({"method", "gi", "r"})->Apply(MethodsTimesConfigs);
+
+void VariantsTimesConfigs(benchmark::internal::Benchmark* b) {
+  for (auto [gi, r] : kConfigs) {
+    for (size_t v = 0; v < std::size(bench::kMethodVariants); ++v) {
+      b->Args({static_cast<int64_t>(v), gi, r});
+    }
+  }
+}
+BENCHMARK(BM_Variant)->ArgNames({"variant", "gi", "r"})->Apply(VariantsTimesConfigs);
 
 void MethodsTimesRadii(benchmark::internal::Benchmark* b) {
   for (int r : {16, 24, 32, 40, 48}) {

@@ -1,16 +1,26 @@
 // worldgen-lab: every blender of the engine on one region of one world, side by side, in pictures
 // and numbers. Runs the engine in-process (no server).
 //
-//   worldgen-lab [--world=FILE.json] [--region=minx,minz,maxx,maxz] [--out=DIR] [--methods=a,b]
-//                [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N] [--json]
+//   worldgen-lab [--world=FILE.json|anchor] [--region=minx,minz,maxx,maxz] [--out=DIR]
+//                [--methods=a,b] [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N]
+//                [--json] [--equal_density]
 //
 // A method entry is a blender's name, optionally with parameters of its own that the row sets
-// (e.g. lerped_grid:interpolation=1); the default list is every method, then kVariants.
+// (e.g. lerped_grid:interpolation=1); the default list is every method, then
+// bench::kMethodVariants.
 //
 // Each method blends the world's biome source: the same world, only its blender replaced by the
 // method with the world's sampling interval and blend radius where the method declares such
 // parameters (the world's own method keeps all of its parameters), others at their defaults.
 // --interval / --radius override both. The region is widened to whole chunks.
+//
+// --equal_density is seed 001's like-for-like comparison: every method that samples the source at
+// points of the world has its interval scaled so that it reads as many points per area as a
+// square grid at the lab's interval (1 per interval^2); the triangular lattice, which reads
+// 2/sqrt(3) ~ 1.155 times as many at the same interval, gets an interval ~1.075 times longer. The
+// density is counted from the method's own SamplingPoints, so no method is special-cased. The
+// kernel radius is the same for every method in either mode (all use max(0, r^2 - d^2)^2 with the
+// same r), so the seed's "equal inner radius" holds already.
 //
 // Writes to --out, per method: <method>_blend.png (biome colours mixed by weight),
 // <method>_dominant.png (dominant biome, raw map borders in black), <method>_height.png (shaded
@@ -23,7 +33,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,7 +47,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/anchor_world.h"
 #include "bench/lab/lab_views.h"
+#include "bench/method_entry.h"
 #include "client/cli/render.h"
 #include "client/rgb_image.h"
 #include "engine/blender.h"
@@ -51,7 +62,9 @@
 #include "proto/world_config.h"
 
 ABSL_FLAG(std::string, world, "",
-          "World config (protobuf JSON WorldConfig); empty = the embedded default");
+          "World config (protobuf JSON WorldConfig); empty = the embedded default; \"anchor\" = "
+          "the benchmarks' anchor world (bench/anchor_world.h), scattered at the lab's interval "
+          "and radius");
 ABSL_FLAG(std::string, region, "-256,-256,255,255",
           "Block columns minx,minz,maxx,maxz (inclusive)");
 ABSL_FLAG(std::string, out, "lab-out", "Directory for the PNGs (created)");
@@ -65,6 +78,9 @@ ABSL_FLAG(double, radius, 0,
 ABSL_FLAG(int, chunk_size, 16, "Chunk size (columns per side) blended at a time");
 ABSL_FLAG(int, repeat, 3, "Timing passes per method (the fastest counts)");
 ABSL_FLAG(bool, json, false, "Print the table as one JSON object");
+ABSL_FLAG(bool, equal_density, false,
+          "Scale each point-sampling method's interval so it reads 1 point per interval^2 "
+          "(seed 001's like-for-like comparison)");
 
 namespace worldgen::lab {
 namespace {
@@ -72,23 +88,9 @@ namespace {
 constexpr double kDefaultInterval = 8.0, kDefaultRadius = 24.0;
 constexpr const char* kIntervalNames[] = {"sampling_interval", "interval"};
 constexpr const char* kReference = "full_resolution";
-// Method options the default table shows as rows of their own.
-constexpr const char* kVariants[] = {"scattered:lattice=1", "scattered:jitter=0",
-                                     "scattered:interpolation=1", "lerped_grid:interpolation=1"};
-
-// One row's blender: a method and the parameters the row sets on top of the lab's.
-struct LabMethod {
-  std::string label;  // As given: "lerped_grid" or "lerped_grid:interpolation=1".
-  const BlenderMethod* method = nullptr;
-  std::map<std::string, double> params;
-  // The label as a file name prefix (':' and '=' become '_').
-  std::string FileName() const {
-    std::string name = label;
-    std::replace_if(
-        name.begin(), name.end(), [](char c) { return c == ':' || c == '='; }, '_');
-    return name;
-  }
-};
+constexpr const char* kAnchorWorld = "anchor";
+using bench::kMethodVariants;
+using bench::MethodEntry;
 
 // The value in force of the first of `names` the spec's method declares, or nullopt.
 std::optional<double> DeclaredParam(const WorldSpec& spec,
@@ -118,11 +120,12 @@ struct Lab {
   int width = 0, height = 0, chunk_size = 16, repeat = 3;
   double interval = kDefaultInterval, radius = kDefaultRadius;
   bool interval_set = false, radius_set = false;
+  bool equal_density = false;
   std::filesystem::path out;
 
   // The world with the entry's method as its blender (see the file comment), then the entry's
   // own parameters.
-  WorldSpec SpecFor(const LabMethod& entry) const {
+  WorldSpec SpecFor(const MethodEntry& entry) const {
     const BlenderMethod& method = *entry.method;
     WorldSpec spec = world;
     if (method.kind != world.blender.kind) {
@@ -137,6 +140,34 @@ struct Lab {
         spec.blender.params["blend_radius"] = radius;
     }
     for (const auto& [name, value] : entry.params) spec.blender.params[name] = value;
+    return spec;
+  }
+
+  // SpecFor(entry); under --equal_density with the method's interval scaled so that it reads one
+  // sampling point per interval^2, counted from its SamplingPoints over a square of kDensitySide
+  // blocks at the region's centre. Methods without sampling points or an interval are unchanged.
+  absl::StatusOr<WorldSpec> RowSpec(const MethodEntry& entry) const {
+    WorldSpec spec = SpecFor(entry);
+    if (!equal_density) return spec;
+    const char* name = nullptr;
+    for (const char* n : kIntervalNames) {
+      if (name == nullptr && FindParam(*entry.method, n) != nullptr) name = n;
+    }
+    if (name == nullptr) return spec;
+    absl::StatusOr<std::shared_ptr<const World>> w = World::Create(spec);
+    if (!w.ok()) return w.status();
+    constexpr double kDensitySide = 2048;
+    const double cx = static_cast<double>(x0) + width / 2.0;
+    const double cz = static_cast<double>(z0) + height / 2.0;
+    const BlockBox box{cx - kDensitySide / 2, cz - kDensitySide / 2, cx + kDensitySide / 2,
+                       cz + kDensitySide / 2};
+    BiomeSampleCache cache(64 << 20);
+    std::vector<SamplingPoint> points;
+    (*w)->blender().SamplingPoints(box, &cache, &points);
+    if (points.empty()) return spec;
+    const double density = static_cast<double>(points.size()) / (kDensitySide * kDensitySide);
+    const double scale = std::sqrt(density) * interval;
+    if (std::abs(scale - 1) > 1e-9) spec.blender.params[name] = BlenderParam(spec, name) * scale;
     return spec;
   }
 
@@ -212,10 +243,11 @@ std::string Fixed(double v, int precision) {
 }
 
 void PrintTable(const Lab& lab, const std::vector<Row>& rows) {
-  std::printf("world %s, region [%lld, %lld] + %d x %d columns, chunk %d, interval %g, radius %g\n",
-              lab.world.name.c_str(), static_cast<long long>(lab.x0),
-              static_cast<long long>(lab.z0), lab.width, lab.height, lab.chunk_size, lab.interval,
-              lab.radius);
+  std::printf(
+      "world %s, region [%lld, %lld] + %d x %d columns, chunk %d, interval %g, radius %g%s\n",
+      lab.world.name.c_str(), static_cast<long long>(lab.x0), static_cast<long long>(lab.z0),
+      lab.width, lab.height, lab.chunk_size, lab.interval, lab.radius,
+      lab.equal_density ? ", equal density (1 sampling point per interval^2)" : "");
   std::printf("%-27s %10s %13s %8s %12s %9s %9s %12s\n", "method", "ns/column", "biomes/chunk",
               "single", "max|sum-1|", "max jump", "grid lock", "rms vs full");
   for (const Row& row : rows) {
@@ -261,6 +293,9 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   top["chunk_size"] = number(lab.chunk_size);
   top["interval"] = number(lab.interval);
   top["radius"] = number(lab.radius);
+  Value equal_density;
+  equal_density.set_bool_value(lab.equal_density);
+  top["equal_density"] = equal_density;
   top["out"] = text(lab.out.string());
   Value list;
   for (const Row& row : rows) {
@@ -300,45 +335,23 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   return absl::OkStatus();
 }
 
-// One --methods entry: NAME or NAME:param=value:..., each parameter one the method declares.
-absl::StatusOr<LabMethod> ParseMethod(absl::string_view text) {
-  const std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-  LabMethod entry{std::string(text), FindMethod(parts[0]), {}};
-  if (entry.method == nullptr) {
-    std::vector<absl::string_view> known;
-    for (const BlenderMethod* k : BlenderMethods()) known.push_back(k->name);
-    return absl::InvalidArgumentError(
-        absl::StrCat("--methods: \"", parts[0],
-                     "\" is not a blender (known: ", absl::StrJoin(known, ", "), ")"));
-  }
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const std::pair<absl::string_view, absl::string_view> kv =
-        absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
-    double value = 0;
-    if (FindParam(*entry.method, kv.first) == nullptr || !absl::SimpleAtod(kv.second, &value)) {
-      return absl::InvalidArgumentError(absl::StrCat("--methods: \"", parts[i], "\" in \"", text,
-                                                     "\" is not PARAM=NUMBER with a "
-                                                     "parameter of ",
-                                                     entry.method->name));
-    }
-    entry.params[std::string(kv.first)] = value;
-  }
-  return entry;
+absl::StatusOr<MethodEntry> ParseMethod(absl::string_view text) {
+  return bench::ParseMethodEntry(text, "--methods");
 }
 
-absl::StatusOr<std::vector<LabMethod>> SelectMethods(absl::string_view names) {
+absl::StatusOr<std::vector<MethodEntry>> SelectMethods(absl::string_view names) {
   std::vector<std::string> entries;
   if (names.empty()) {
     for (const BlenderMethod* m : BlenderMethods()) entries.emplace_back(m->name);
-    for (const char* variant : kVariants) entries.emplace_back(variant);
+    for (const char* variant : kMethodVariants) entries.emplace_back(variant);
   } else {
     for (absl::string_view name : absl::StrSplit(names, ',', absl::SkipEmpty())) {
       entries.emplace_back(name);
     }
   }
-  std::vector<LabMethod> methods;
+  std::vector<MethodEntry> methods;
   for (const std::string& text : entries) {
-    absl::StatusOr<LabMethod> entry = ParseMethod(text);
+    absl::StatusOr<MethodEntry> entry = ParseMethod(text);
     if (!entry.ok()) return entry.status();
     methods.push_back(*std::move(entry));
   }
@@ -349,7 +362,13 @@ absl::StatusOr<Lab> Configure() {
   Lab lab;
   const std::string world_path = absl::GetFlag(FLAGS_world);
   WorldSpec spec = DefaultWorldSpec();
-  if (!world_path.empty()) {
+  if (world_path == kAnchorWorld) {
+    const int interval = absl::GetFlag(FLAGS_interval);
+    const double radius = absl::GetFlag(FLAGS_radius);
+    spec = bench::AnchorWorldSpec(quality::KernelBlenderSpec(
+        BlenderKind::kScattered, interval != 0 ? interval : kDefaultInterval,
+        radius != 0 ? radius : kDefaultRadius));
+  } else if (!world_path.empty()) {
     absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({world_path});
     if (!specs.ok()) return specs.status();
     if (specs->size() != 1) {
@@ -394,16 +413,19 @@ absl::StatusOr<Lab> Configure() {
   lab.radius = lab.radius_set ? radius_flag
                               : DeclaredParam(lab.world, {"blend_radius"}).value_or(kDefaultRadius);
 
+  lab.equal_density = absl::GetFlag(FLAGS_equal_density);
   lab.out = absl::GetFlag(FLAGS_out);
   return lab;
 }
 
 // Runs one method: its row, and its views into `views` (blend, dominant, heights) for the montage.
-Row RunMethod(const Lab& lab, const LabMethod& method, const quality::RegionWeights* reference,
+Row RunMethod(const Lab& lab, const MethodEntry& method, const quality::RegionWeights* reference,
               std::optional<quality::RegionWeights>* weights_out, std::vector<RgbImage>* views) {
   Row row;
   row.label = method.label;
-  absl::StatusOr<std::shared_ptr<const World>> world = World::Create(lab.SpecFor(method));
+  absl::StatusOr<WorldSpec> spec = lab.RowSpec(method);
+  absl::StatusOr<std::shared_ptr<const World>> world =
+      spec.ok() ? World::Create(*spec) : spec.status();
   if (!world.ok()) {
     row.error = std::string(world.status().message());
     return row;
@@ -451,7 +473,7 @@ int Main(int argc, char** argv) {
       "worldgen-lab: every blender on one world region, in PNGs and a table");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<Lab> lab = Configure();
-  absl::StatusOr<std::vector<LabMethod>> methods =
+  absl::StatusOr<std::vector<MethodEntry>> methods =
       lab.ok() ? SelectMethods(absl::GetFlag(FLAGS_methods)) : lab.status();
   if (!methods.ok()) {
     std::fprintf(stderr, "worldgen-lab: %s\n", std::string(methods.status().message()).c_str());
@@ -468,7 +490,7 @@ int Main(int argc, char** argv) {
   std::optional<quality::RegionWeights> reference;
   std::vector<Row> rows(methods->size());
   std::vector<std::vector<RgbImage>> views(methods->size());
-  absl::StatusOr<LabMethod> reference_method = ParseMethod(kReference);
+  absl::StatusOr<MethodEntry> reference_method = ParseMethod(kReference);
   std::optional<size_t> reference_row;
   for (size_t i = 0; i < methods->size(); ++i) {
     if ((*methods)[i].label == kReference) reference_row = i;

@@ -1,6 +1,7 @@
 // worldgen-lab on 256 x 256 columns of the default world: one row per engine blender (whatever
 // BlenderMethods() holds), figures that say what the methods are (lerped grid locked to its grid,
 // scattered not, every method keeping sum-to-one), and PNGs that decode at the region's size.
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -131,6 +132,50 @@ TEST(LabTest, TableHasOneRowPerBlender) {
   EXPECT_EQ(row.fields().at("params").struct_value().fields().at("interpolation").number_value(),
             1.0);
   EXPECT_TRUE(std::filesystem::exists((*dir)->File("lerped_grid_interpolation_1_height.png")));
+}
+
+// --equal_density: each point-sampling method reads one point per interval^2. The triangular
+// lattice at interval s has 2 / (sqrt(3) s^2) points per area, so its interval grows by
+// sqrt(2 / sqrt(3)); the square lattice and the grid keep theirs. Counted points near the count's
+// edges come and go with the jitter: within 0.5%.
+TEST(LabTest, EqualDensityGivesEveryMethodOnePointPerIntervalSquared) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const CommandResult run =
+      Lab({"--methods=scattered,scattered:lattice=1,lerped_grid", "--equal_density", "--json",
+           "--interval=8", absl::StrCat("--out=", (*dir)->path())});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Struct report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &report).ok()) << run.out;
+  EXPECT_TRUE(report.fields().at("equal_density").bool_value());
+  std::map<std::string, double> interval;
+  for (const Value& row : report.fields().at("methods").list_value().values()) {
+    const auto& params = row.struct_value().fields().at("params").struct_value();
+    interval[row.struct_value().fields().at("method").string_value()] =
+        Number(params, params.fields().contains("interval") ? "interval" : "sampling_interval");
+  }
+  const double triangular = 8 * std::sqrt(2 / std::sqrt(3.0));  // 8.597
+  EXPECT_NEAR(interval["scattered"], triangular, 0.005 * triangular);
+  EXPECT_NEAR(interval["scattered:lattice=1"], 8.0, 0.005 * 8);
+  EXPECT_EQ(interval["lerped_grid"], 8.0);
+}
+
+// --world=anchor: the benchmarks' anchor world (4 noise-max biomes), its own blender scattered at
+// the lab's interval and radius.
+TEST(LabTest, AnchorWorldIsTheBenchmarksWorld) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const CommandResult run = Lab({"--world=anchor", "--methods=scattered", "--interval=4",
+                                 "--radius=48", "--json", absl::StrCat("--out=", (*dir)->path())});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Struct report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &report).ok()) << run.out;
+  EXPECT_EQ(report.fields().at("world").string_value(), "anchor");
+  const Struct& row = report.fields().at("methods").list_value().values(0).struct_value();
+  const Struct& params = row.fields().at("params").struct_value();
+  EXPECT_EQ(Number(params, "sampling_interval"), 4.0);
+  EXPECT_EQ(Number(params, "blend_radius"), 48.0);
+  EXPECT_GT(Number(row, "biomes_per_chunk"), 1.0);
 }
 
 TEST(LabTest, BadFlagsAreRefusedWithTheReason) {
