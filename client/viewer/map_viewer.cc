@@ -273,13 +273,8 @@ struct MapViewer::State {
     request.set_max_z(box[3]);
     absl::StatusOr<World> world = Describe(world_name);
     if (!world.ok()) return JsonError(HttpStatusOf(world.status()), world.status().ToString());
-    const std::string etag = absl::StrCat("\"", world->version, "\"");
-    if (if_none_match == etag) {
-      HttpResponse response;
-      response.status = 304;
-      response.headers = {{"ETag", etag}};
-      return response;
-    }
+    HttpResponse response = Versioned(*world, query, if_none_match);
+    if (response.status == 304) return response;
     absl::StatusOr<Client*> client = ClientFor(world_name);
     if (!client.ok()) return JsonError(503, client.status().ToString());
     absl::StatusOr<v1::ListSamplingPointsResponse> points;
@@ -297,11 +292,23 @@ struct MapViewer::State {
                             p.biome_id());
     }
     json += "]}";
-    HttpResponse response = Json(200, std::move(json));
-    const bool current = QueryValue(query, "v") == world->version;
+    response.content_type = "application/json";
+    response.body = std::move(json);
+    return response;
+  }
+
+  // A response whose content changes only with `world`'s config: the config's version is its
+  // ETag, and it may be cached for good when the request names the current version (?v=, as the
+  // page does), else revalidated. Status 304, no body, when If-None-Match holds that ETag already.
+  static HttpResponse Versioned(const World& world, absl::string_view query,
+                                absl::string_view if_none_match) {
+    HttpResponse response;
+    const std::string etag = absl::StrCat("\"", world.version, "\"");
+    const bool current = QueryValue(query, "v") == world.version;
     response.headers = {
         {"ETag", etag},
         {"Cache-Control", current ? "public, max-age=31536000, immutable" : "no-cache"}};
+    if (if_none_match == etag) response.status = 304;
     return response;
   }
 
@@ -345,15 +352,8 @@ struct MapViewer::State {
       return Text(404, absl::StrFormat("tile %d/%d at zoom %d lies past the world's bound %g",
                                        tile->x, tile->y, tile->zoom, bound));
     }
-    const std::string etag = absl::StrCat("\"", world->version, "\"");
-    const bool current = QueryValue(query, "v") == world->version;
-    const std::string cache_control = current ? "public, max-age=31536000, immutable" : "no-cache";
-    HttpResponse response;
-    response.headers = {{"ETag", etag}, {"Cache-Control", cache_control}};
-    if (if_none_match == etag) {
-      response.status = 304;
-      return response;
-    }
+    HttpResponse response = Versioned(*world, query, if_none_match);
+    if (response.status == 304) return response;
     absl::StatusOr<Client*> client = ClientFor(tile->world);
     if (!client.ok()) return Unavailable(client.status());
     absl::StatusOr<RgbImage> image;

@@ -126,6 +126,18 @@ TEST_F(MapViewerTest, PointsAreTheServersSamplingPointsOfTheBox) {
                           p.biome_id());
   }
   EXPECT_EQ(r.body, expected + "]}");
+  // Cached like tiles: the world's version is the ETag; immutable when the query names it.
+  const std::string etag = Header(r, "ETag");
+  ASSERT_FALSE(etag.empty());
+  EXPECT_EQ(Header(r, "Cache-Control"), "no-cache");
+  const std::string box = "world=default&min_x=-64&min_z=0&max_x=64&max_z=96.5";
+  const HttpResponse current =
+      viewer_->Get("/api/points", box + "&v=" + etag.substr(1, etag.size() - 2), "");
+  EXPECT_EQ(Header(current, "Cache-Control"), "public, max-age=31536000, immutable");
+  EXPECT_EQ(current.body, r.body);
+  const HttpResponse revalidated = viewer_->Get("/api/points", box, etag);
+  EXPECT_EQ(revalidated.status, 304);
+  EXPECT_TRUE(revalidated.body.empty());
   const HttpResponse too_many =
       viewer_->Get("/api/points", "world=default&min_x=0&min_z=0&max_x=1e5&max_z=1e5", "");
   EXPECT_EQ(too_many.status, 400);
