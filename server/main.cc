@@ -143,6 +143,8 @@ namespace {
 
 constexpr int kExitBindFailure = 1;
 constexpr int kExitBadConfig = 2;
+// At shutdown, how long clients may take to read their finished streams and close (see Run).
+constexpr absl::Duration kShutdownLinger = absl::Seconds(1);
 
 [[noreturn]] void Die(int code, const std::string& message) {
   std::fprintf(stderr, "worldgen-server: %s\n", message.c_str());
@@ -418,8 +420,16 @@ int Run(int argc, char** argv) {
   }).detach();
   std::this_thread::sleep_for(ToChrono(drain_seconds));
   (*listener)->Stop();
+  // gRPC closes each connection as soon as its calls are done, which resets it if the client is
+  // still reading the last chunks: hold the sockets open past that, and close them gracefully after
+  // (within the grace, at most kShutdownLinger: connections still open then are idle ones).
+  (*listener)->HoldDirectConnections();
+  const absl::Time grace_end = absl::Now() + absl::Seconds(grace_seconds);
   server->Shutdown(std::chrono::system_clock::now() + ToChrono(grace_seconds));
   server->Wait();
+  const int cut = (*listener)->ReleaseHeldConnections(
+      std::max(absl::ZeroDuration(), std::min(kShutdownLinger, grace_end - absl::Now())));
+  if (cut > 0) std::printf("worldgen-server: closed %d connection(s) clients kept open\n", cut);
   // The relayed connections pass their last bytes (a stream's final chunks and status) on.
   (*listener)->CloseRelayedConnections(relay_drain);
   pool.Shutdown();

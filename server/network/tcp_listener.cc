@@ -1,5 +1,6 @@
 #include "server/network/tcp_listener.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -8,11 +9,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace worldgen {
 
@@ -61,6 +65,7 @@ TcpListener::TcpListener(int fd, int port)
 TcpListener::~TcpListener() {
   Stop();
   CloseRelayedConnections(absl::ZeroDuration());
+  for (int fd : held_) close(fd);
   for (int fd : {spare_fd_, wake_fds_[0], wake_fds_[1]}) {
     if (fd >= 0) close(fd);
   }
@@ -72,6 +77,88 @@ void TcpListener::GuardHttp2(ConnectionRelay::Options options) {
 
 void TcpListener::CloseRelayedConnections(absl::Duration drain) {
   if (relay_) relay_->Drain(drain);
+}
+
+namespace {
+
+// Whether `fd` is a TCP connection whose local port is `port`.
+bool IsConnectionOnPort(int fd, int port) {
+  sockaddr_storage local{}, peer{};
+  socklen_t local_length = sizeof(local), peer_length = sizeof(peer);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0) return false;
+  int local_port = -1;
+  if (local.ss_family == AF_INET) {
+    local_port = ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port);
+  } else if (local.ss_family == AF_INET6) {
+    local_port = ntohs(reinterpret_cast<const sockaddr_in6*>(&local)->sin6_port);
+  }
+  return local_port == port &&
+         getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0;
+}
+
+}  // namespace
+
+void TcpListener::HoldDirectConnections() {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  std::vector<int> found;
+  while (const dirent* entry = readdir(dir)) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || fd == dirfd(dir)) continue;
+    if (IsConnectionOnPort(static_cast<int>(fd), port_)) found.push_back(static_cast<int>(fd));
+  }
+  closedir(dir);
+  for (int fd : found) {
+    // The number may have been closed and reused since the scan: check the duplicate itself.
+    const int held = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (held < 0) continue;  // Out of descriptors: that connection closes as gRPC decides.
+    if (IsConnectionOnPort(held, port_)) {
+      held_.push_back(held);
+    } else {
+      close(held);
+    }
+  }
+}
+
+int TcpListener::ReleaseHeldConnections(absl::Duration linger) {
+  for (int fd : held_) shutdown(fd, SHUT_WR);
+  const absl::Time give_up = absl::Now() + linger;
+  std::vector<pollfd> polls;
+  char discard[4096];
+  while (!held_.empty()) {
+    const int64_t wait_ms = absl::ToInt64Milliseconds(give_up - absl::Now());
+    if (wait_ms <= 0) break;
+    polls.clear();
+    for (int fd : held_) polls.push_back({fd, POLLIN, 0});
+    if (poll(polls.data(), polls.size(), static_cast<int>(std::min<int64_t>(wait_ms, 100))) < 0 &&
+        errno != EINTR) {
+      break;
+    }
+    std::vector<int> open;
+    for (const pollfd& p : polls) {
+      bool closed = false;
+      if (p.revents != 0) {
+        // Drop what the client still sends; its end of file (or an error) means it is done.
+        while (true) {
+          const ssize_t n = recv(p.fd, discard, sizeof(discard), MSG_DONTWAIT);
+          if (n > 0) continue;
+          closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+          break;
+        }
+      }
+      if (closed) {
+        close(p.fd);
+      } else {
+        open.push_back(p.fd);
+      }
+    }
+    held_ = std::move(open);
+  }
+  const int cut = static_cast<int>(held_.size());
+  for (int fd : held_) close(fd);
+  held_.clear();
+  return cut;
 }
 
 void TcpListener::Start(std::function<void(int fd)> on_connection) {

@@ -396,5 +396,60 @@ TEST(TcpListenerTest, AGuardedListenerHandsOverTheRelaysEnd) {
   close(served);
 }
 
+// The lingering close at shutdown: a connection handed over as it is, whose owner (gRPC) wrote
+// more than the client has read and then closed it while the client's bytes sat unread, still
+// delivers every byte and ends with an orderly end of stream, not a reset; the listener closes it
+// once the client has. Without HoldDirectConnections the close resets the connection and the
+// client gets a fraction of the bytes.
+TEST(TcpListenerTest, HeldConnectionsDeliverTheirLastBytesAfterTheOwnerCloses) {
+  absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  std::atomic<int> served{-1};
+  (*listener)->Start([&](int fd) { served = fd; });
+  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>((*listener)->port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (served < 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_GE(served.load(), 0);
+
+  // The owner writes what the socket takes (the client reads none of it yet); the client sends
+  // bytes the owner never reads (HTTP/2 acknowledgements, in gRPC's case).
+  const std::string chunk = RandomBytes(65536, 7);
+  std::string written;
+  while (true) {
+    const ssize_t n = send(served, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n <= 0) break;
+    written.append(chunk, 0, static_cast<size_t>(n));
+  }
+  ASSERT_GT(written.size(), 65536u);
+  WriteAll(client, "acknowledgements");
+  absl::SleepFor(absl::Milliseconds(50));  // Let them arrive.
+
+  (*listener)->Stop();
+  (*listener)->HoldDirectConnections();
+  EXPECT_EQ((*listener)->held_connections(), 1);
+  close(served);  // The owner is done with it.
+  int cut = -1;
+  std::thread release([&] { cut = (*listener)->ReleaseHeldConnections(absl::Seconds(10)); });
+  SetBlocking(client);
+  std::string got;
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = recv(client, buffer, sizeof(buffer), 0)) > 0) got.append(buffer, n);
+  const int error = n < 0 ? errno : 0;
+  EXPECT_EQ(n, 0) << "the connection ended with " << strerror(error) << " after " << got.size()
+                  << " of " << written.size() << " bytes";
+  EXPECT_EQ(got.size(), written.size());
+  EXPECT_TRUE(got == written);
+  close(client);
+  release.join();
+  EXPECT_EQ(cut, 0) << "the client had closed: nothing to cut";
+  EXPECT_EQ((*listener)->held_connections(), 0);
+}
+
 }  // namespace
 }  // namespace worldgen
