@@ -364,21 +364,29 @@ TEST(ConnectionRelayTest, DrainPassesOnTheServersLastBytesBeforeClosing) {
   EXPECT_EQ(ReadToEnd(idle.server), "");
 }
 
+// Starts `listener`, connects a client to it, and waits for the listener to hand the connection
+// over: `client` is the client's socket, `served` the descriptor the callback got.
+void StartAndConnect(TcpListener& listener, int* client, int* served) {
+  auto handed = std::make_shared<std::atomic<int>>(-1);
+  listener.Start([handed](int fd) { *handed = fd; });
+  *client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(listener.port()));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(*client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (*handed < 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(5));
+  *served = handed->load();
+  ASSERT_GE(*served, 0);
+}
+
 TEST(TcpListenerTest, AGuardedListenerHandsOverTheRelaysEnd) {
   absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind("127.0.0.1", 0);
   ASSERT_TRUE(listener.ok()) << listener.status();
   (*listener)->GuardHttp2(SmallOptions());
-  std::atomic<int> served{-1};
-  (*listener)->Start([&](int fd) { served = fd; });
-  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>((*listener)->port()));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  const absl::Time give_up = absl::Now() + absl::Seconds(5);
-  while (served < 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(5));
-  ASSERT_GE(served.load(), 0);
+  int client = -1, served = -1;
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(**listener, &client, &served));
   sockaddr_storage local{};
   socklen_t length = sizeof(local);
   ASSERT_EQ(getsockname(served, reinterpret_cast<sockaddr*>(&local), &length), 0);
@@ -404,17 +412,8 @@ TEST(TcpListenerTest, AGuardedListenerHandsOverTheRelaysEnd) {
 TEST(TcpListenerTest, HeldConnectionsDeliverTheirLastBytesAfterTheOwnerCloses) {
   absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind("127.0.0.1", 0);
   ASSERT_TRUE(listener.ok()) << listener.status();
-  std::atomic<int> served{-1};
-  (*listener)->Start([&](int fd) { served = fd; });
-  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>((*listener)->port()));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  const absl::Time give_up = absl::Now() + absl::Seconds(5);
-  while (served < 0 && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(5));
-  ASSERT_GE(served.load(), 0);
+  int client = -1, served = -1;
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(**listener, &client, &served));
 
   // The owner writes what the socket takes (the client reads none of it yet); the client sends
   // bytes the owner never reads (HTTP/2 acknowledgements, in gRPC's case).
