@@ -99,6 +99,8 @@ bool IsConnectionOnPort(int fd, int port) {
 }  // namespace
 
 void TcpListener::HoldDirectConnections() {
+  // Relayed connections' client sockets belong to the relay, which drains them itself.
+  if (relay_) return;
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr) return;
   std::vector<int> found;

@@ -70,7 +70,8 @@ class TcpListener {
   //
   // HoldDirectConnections (after Stop(), before the server shuts down): keeps each such
   // connection's socket open past its owner's close, with a descriptor of its own (found in
-  // /proc/self/fd: the sockets whose local port is port() and which have a peer).
+  // /proc/self/fd: the sockets whose local port is port() and which have a peer). Nothing with
+  // GuardHttp2(): the relay holds those sockets and drains them (CloseRelayedConnections).
   void HoldDirectConnections();
   // ReleaseHeldConnections (once the server has finished its calls): ends each held connection
   // gracefully: FIN after everything written so far, whatever the client still sends is read and
