@@ -19,6 +19,31 @@
 #include "absl/time/clock.h"
 
 namespace worldgen {
+namespace {
+
+// The local port of the IPv4 or IPv6 socket `fd`, or -1.
+int LocalPort(int fd) {
+  sockaddr_storage local{};
+  socklen_t length = sizeof(local);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) != 0) return -1;
+  if (local.ss_family == AF_INET) {
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port);
+  }
+  if (local.ss_family == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&local)->sin6_port);
+  }
+  return -1;
+}
+
+// Whether `fd` is a TCP connection whose local port is `port`.
+bool IsConnectionOnPort(int fd, int port) {
+  sockaddr_storage peer{};
+  socklen_t peer_length = sizeof(peer);
+  return LocalPort(fd) == port &&
+         getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Bind(const std::string& host, int port) {
   addrinfo hints{};
@@ -44,12 +69,7 @@ absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Bind(const std::string
       close(fd);
       continue;
     }
-    sockaddr_storage bound{};
-    socklen_t length = sizeof(bound);
-    getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
-    const int bound_port = bound.ss_family == AF_INET6
-                               ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                               : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    const int bound_port = LocalPort(fd);
     freeaddrinfo(found);
     return std::unique_ptr<TcpListener>(new TcpListener(fd, bound_port));
   }
@@ -78,25 +98,6 @@ void TcpListener::GuardHttp2(ConnectionRelay::Options options) {
 void TcpListener::CloseRelayedConnections(absl::Duration drain) {
   if (relay_) relay_->Drain(drain);
 }
-
-namespace {
-
-// Whether `fd` is a TCP connection whose local port is `port`.
-bool IsConnectionOnPort(int fd, int port) {
-  sockaddr_storage local{}, peer{};
-  socklen_t local_length = sizeof(local), peer_length = sizeof(peer);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0) return false;
-  int local_port = -1;
-  if (local.ss_family == AF_INET) {
-    local_port = ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port);
-  } else if (local.ss_family == AF_INET6) {
-    local_port = ntohs(reinterpret_cast<const sockaddr_in6*>(&local)->sin6_port);
-  }
-  return local_port == port &&
-         getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0;
-}
-
-}  // namespace
 
 void TcpListener::HoldDirectConnections() {
   // Relayed connections' client sockets belong to the relay, which drains them itself.
