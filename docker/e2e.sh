@@ -60,6 +60,9 @@ log() { printf '[docker-e2e %4ds] %s\n' $((SECONDS - started)) "$*" >&7; }
 fail() { echo "docker-e2e: FAILED: $*" >&7; exit 1; }
 skip() { echo "docker-e2e: SKIPPED: $*" >&7; exit 0; }
 tail_of() { tail -n "${2:-15}" "$1" | sed 's/^/    | /'; }
+# Under pipefail, `producer | grep -q` can fail on a match: grep -q exits at the first matching
+# line and the producer, still writing, dies of SIGPIPE (status 141). Pipelines here end in
+# `grep ... >/dev/null`, which reads everything (inside `sh -c`, without pipefail, grep -q is fine).
 # Bounded wait: until SECONDS COMMAND... succeeds (checked once a second).
 until_ok() {
   local deadline=$((SECONDS + $1)); shift
@@ -126,7 +129,7 @@ fi
 # A dockerd that an earlier, killed run of this script left on the shared data root.
 if [[ -f $cache/dockerd.pid ]]; then
   stale=$(cat "$cache/dockerd.pid")
-  if [[ -r /proc/$stale/cmdline ]] && tr '\0' ' ' <"/proc/$stale/cmdline" | grep -q -- "--data-root $cache/data-root"; then
+  if [[ -r /proc/$stale/cmdline ]] && tr '\0' ' ' <"/proc/$stale/cmdline" | grep -- "--data-root $cache/data-root" >/dev/null; then
     log "stopping dockerd $stale left by an earlier run"
     kill -TERM "$stale"; for _ in $(seq 20); do kill -0 "$stale" 2>/dev/null || break; sleep 1; done
   fi
@@ -350,7 +353,7 @@ wg --target="127.0.0.1:$local_port" render --world=archipelago --layer=blend --r
   --out="$logs/local-render.png" 2>/dev/null || fail "local render failed"
 cmp -s "$logs/viewer-tile.png" "$logs/local-render.png" ||
   fail "the viewer's tile differs from worldgen render of the same region"
-curl -fsS "http://$viewer/" | grep -q '/leaflet/leaflet.js' || fail "the viewer's page does not load Leaflet"
+curl -fsS "http://$viewer/" | grep '/leaflet/leaflet.js' >/dev/null || fail "the viewer's page does not load Leaflet"
 log "viewer on $viewer: page served, a tile equals worldgen render of its region"
 
 # ---- 6. every replica took traffic; Prometheus sees every replica up ------------------------------------
@@ -391,7 +394,7 @@ k8s_lb=127.0.0.1:$(docker port "$k8s_lb_name" 50051/tcp | head -n 1 | sed 's/.*:
 until_ok 30 wg --target="$k8s_lb" --deadline_ms=2000 health >/dev/null 2>&1 ||
   fail "the balancer following worldgen-1 by DNS (uid 33, read-only) does not answer: $(docker logs "$k8s_lb_name" 2>&1 | tail -n 8)"
 lb=$k8s_lb same k8s_lb_chunk chunk 5 -7 --json  # `same`, through this balancer instead of compose's
-docker logs "$k8s_lb_name" 2>&1 | grep -q 'follow-dns: upstreams [0-9.]*:50051' ||
+docker logs "$k8s_lb_name" 2>&1 | grep 'follow-dns: upstreams [0-9.]*:50051' >/dev/null ||
   fail "the balancer did not report following worldgen-1's address: $(docker logs "$k8s_lb_name" 2>&1 | tail -n 5)"
 docker rm -f "$k8s_lb_name" >/dev/null 2>&1
 log "balancer in its Kubernetes mode (uid 33, read-only root, upstreams by DNS): bit-identical answers"
