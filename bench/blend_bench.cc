@@ -10,7 +10,10 @@
 //                                    `points` random points of a 32,768-block square: 4,096 spread
 //                                    their tiles over ~40 MB (mostly DRAM), 256 keep them in the
 //                                    CPU caches
-//   BM_ChunkWithHeights              16x16 chunk with heights and dominant biomes, cached samples
+//   BM_ChunkWithHeights/coastal      16x16 chunk with heights and dominant biomes, cached samples;
+//                                    coastal 1: HeightMode::kCoastal (the raw map read over the
+//                                    chunk padded by the coast width, a distance transform)
+//   BM_PointWithHeights/coastal      one point query with its height, cached samples
 //   BM_SourceTile/source             the biome source over one cache tile (16x16 lattice points of
 //                                    interval 8), batched: items_per_second = lattice samples/s
 //   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
@@ -121,10 +124,29 @@ BENCHMARK(BM_ChunkSize)
     ->ArgsProduct({{8}, {24}, {16, 32, 64}, {1}})
     ->ArgsProduct({{4}, {48}, {16, 32, 64}, {1}});
 
+// The anchor world at (8, 24); coastal: with HeightMode::kCoastal, its ocean water and its other
+// three biomes land above sea level 58 (engine/coast.h).
+std::shared_ptr<const World> MakeHeightsWorld(bool coastal) {
+  WorldSpec spec = AnchorWorldSpec(
+      {BlenderKind::kScattered, {{"sampling_interval", 8.0}, {"blend_radius", 24.0}}});
+  if (coastal) {
+    for (BiomeSpec& b : spec.biomes) {
+      b.surface = b.name == "ocean" ? BiomeSurface::kWater : BiomeSurface::kLand;
+    }
+    spec.heights.mode = HeightMode::kCoastal;
+    spec.heights.sea_level = 58.0;
+  }
+  return *World::Create(spec);
+}
+
 void BM_ChunkWithHeights(benchmark::State& state) {
-  const auto world = MakeWorld(8, 24);
+  const auto world = MakeHeightsWorld(state.range(0) != 0);
   const auto chunks = SpreadChunks(16, 512);
   BiomeSampleCache cache(1 << 30);
+  for (auto [cx, cz] : chunks) {
+    benchmark::DoNotOptimize(
+        world->BlendChunk(cx, cz, 16, {.heights = true, .dominant_biome = true}, &cache));
+  }
   size_t next = 0;
   for (auto _ : state) {
     auto [cx, cz] = chunks[next++ % chunks.size()];
@@ -134,7 +156,28 @@ void BM_ChunkWithHeights(benchmark::State& state) {
   state.counters["per_column"] = benchmark::Counter(
       256, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ChunkWithHeights);
+BENCHMARK(BM_ChunkWithHeights)->ArgName("coastal")->Arg(0)->Arg(1);
+
+// One point query with its height (World::BlendPoint), cached samples, over 4,096 points.
+void BM_PointWithHeights(benchmark::State& state) {
+  const auto world = MakeHeightsWorld(state.range(0) != 0);
+  BiomeSampleCache cache(1 << 30);
+  auto point = [](uint64_t k, int axis) {
+    return static_cast<double>(HashCoords(3, static_cast<int64_t>(k % 4096), axis) % 32768) -
+           16384.5;
+  };
+  for (uint64_t k = 0; k < 4096; ++k) {
+    benchmark::DoNotOptimize(
+        world->BlendPoint(point(k, 0), point(k, 1), {.heights = true}, &cache));
+  }
+  uint64_t k = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        world->BlendPoint(point(k, 0), point(k, 1), {.heights = true}, &cache));
+    ++k;
+  }
+}
+BENCHMARK(BM_PointWithHeights)->ArgName("coastal")->Arg(0)->Arg(1);
 
 void BM_Point(benchmark::State& state) {
   const auto world =

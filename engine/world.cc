@@ -35,6 +35,9 @@ absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
     world->interpolated_heights_ = std::make_unique<ChunkInterpolatedHeights>(
         world->spec_.heights, *world->source_, *world->heights_);
   }
+  if (world->spec_.heights.mode == HeightMode::kCoastal) {
+    world->coast_ = std::make_unique<CoastalHeights>(world->spec_, *world->source_, world->uid_);
+  }
   world->blender_ = MakeBlender(world->spec_, *world->source_, world->uid_);
   return std::shared_ptr<const World>(std::move(world));
 }
@@ -102,8 +105,10 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
     // Per column, h = 0.0, then h += w * height for each layer with w != 0, layers in ascending id
     // order: BlendPoint's sum, operation for operation. It runs layer by layer so that each layer's
     // heights come from one batch (FractalNoise2DBatch) over exactly the columns it reaches, listed
-    // in row order so neighbouring columns share noise gradients.
+    // in row order so neighbouring columns share noise gradients. Coastal heights gather their
+    // sums (CoastalHeights::Add) in the same order instead.
     std::vector<double> h(columns, 0.0), xs(columns), zs(columns), layer_height(columns);
+    std::vector<CoastSums> coast_sums(coast_ != nullptr ? columns : 0);
     std::vector<uint32_t> reached(columns);
     for (size_t k = 0; k < layers.size(); ++k) {
       const std::vector<float>& w = chunk.layers[k].weights;
@@ -121,11 +126,24 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
       heights_->BiomeHeights(layers[k].biome, xs.data(), zs.data(), n, layer_height.data());
       for (size_t t = 0; t < n; ++t) {
         const size_t col = reached[t];
-        h[col] += static_cast<double>(w[col]) * layer_height[t];
+        if (coast_ != nullptr) {
+          coast_->Add(layers[k].biome, static_cast<double>(w[col]), layer_height[t],
+                      &coast_sums[col]);
+        } else {
+          h[col] += static_cast<double>(w[col]) * layer_height[t];
+        }
       }
     }
     chunk.heights.resize(columns);
-    for (size_t col = 0; col < columns; ++col) chunk.heights[col] = static_cast<float>(h[col]);
+    if (coast_ != nullptr) {
+      std::vector<double> distance;
+      coast_->SignedDistances(x0, z0, size, cache, &distance);
+      for (size_t col = 0; col < columns; ++col) {
+        chunk.heights[col] = coast_->Height(coast_sums[col], distance[col]);
+      }
+    } else {
+      for (size_t col = 0; col < columns; ++col) chunk.heights[col] = static_cast<float>(h[col]);
+    }
   }
   if (options.source_biome) {
     chunk.source_biome.resize(columns);
@@ -158,18 +176,29 @@ absl::StatusOr<PointBlend> World::BlendPoint(double x, double z, const BlendOpti
   point.weights.reserve(weights.size());
   size_t best = 0;
   double h = 0.0;
+  CoastSums coast_sums;
   for (size_t k = 0; k < weights.size(); ++k) {
     const auto [biome, w] = weights[k];
     point.weights.push_back({spec_.biomes[static_cast<size_t>(biome)].id, w});
     if (w > weights[best].second) best = k;
     if (options.heights && interpolated_heights_ == nullptr) {
-      h += static_cast<double>(w) * heights_->BiomeHeight(biome, x, z);
+      const double biome_height = heights_->BiomeHeight(biome, x, z);
+      if (coast_ != nullptr) {
+        coast_->Add(biome, static_cast<double>(w), biome_height, &coast_sums);
+      } else {
+        h += static_cast<double>(w) * biome_height;
+      }
     }
   }
   if (!point.weights.empty()) point.dominant_biome = point.weights[best].biome_id;
   if (options.heights) {
-    point.height = interpolated_heights_ != nullptr ? interpolated_heights_->HeightAt(x, z)
-                                                    : static_cast<float>(h);
+    if (interpolated_heights_ != nullptr) {
+      point.height = interpolated_heights_->HeightAt(x, z);
+    } else if (coast_ != nullptr) {
+      point.height = coast_->Height(coast_sums, coast_->SignedDistanceAt(x, z, cache));
+    } else {
+      point.height = static_cast<float>(h);
+    }
   }
   if (options.source_biome) point.source_biome = SourceBiomeAt(x, z);
   return point;

@@ -22,6 +22,7 @@
 #include "engine/biome_source.h"
 #include "engine/blender.h"
 #include "engine/chunk.h"
+#include "engine/coast.h"
 #include "engine/height_field.h"
 #include "engine/interpolated_heights.h"
 #include "engine/world_spec.h"
@@ -31,8 +32,8 @@ namespace worldgen {
 class World {
  public:
   // Validates `spec` (see ValidateWorldSpec) and builds the biome source, height field (and, for
-  // HeightMode::kChunkInterpolated, the chunk height interpolation) and the blender the spec names
-  // (MakeBlender).
+  // HeightMode::kChunkInterpolated, the chunk height interpolation; for kCoastal, the coast) and
+  // the blender the spec names (MakeBlender).
   static absl::StatusOr<std::shared_ptr<const World>> Create(WorldSpec spec);
 
   // The spec, with biomes sorted by id.
@@ -70,6 +71,8 @@ class World {
   std::unique_ptr<HeightField> heights_;
   // Set for HeightMode::kChunkInterpolated only.
   std::unique_ptr<ChunkInterpolatedHeights> interpolated_heights_;
+  // Set for HeightMode::kCoastal only.
+  std::unique_ptr<CoastalHeights> coast_;
   std::unique_ptr<Blender> blender_;
 };
 

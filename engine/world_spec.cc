@@ -30,6 +30,53 @@ bool ValidWorldName(const std::string& name) {
   return true;
 }
 
+// The sea level and, under HeightMode::kCoastal, the coast's parameters and every biome's surface:
+// land biomes must stay above the sea and water biomes below it, so that the coastal heights can
+// put the coastline where the raw map's border is (engine/coast.h).
+absl::Status ValidateCoast(const WorldSpec& spec) {
+  const HeightSpec& h = spec.heights;
+  if (!InRange(h.sea_level, -100000.0, 100000.0)) {
+    return OutOfRange("heights.sea_level", h.sea_level, -100000.0, 100000.0);
+  }
+  if (h.mode != HeightMode::kCoastal) return absl::OkStatus();
+  if (spec.blender.kind == BlenderKind::kJitteredCells) {
+    return absl::InvalidArgumentError(
+        "heights.mode HEIGHT_MODE_COASTAL puts the coast on the biome source's land/water border, "
+        "but the jittered_cells blender moves biomes off it (cells, domain warp): its weights "
+        "would show land where the heights are under water; use another blender");
+  }
+  if (!InRange(h.coast_width, 1.0, 64.0)) {
+    return OutOfRange("heights.coast_width", h.coast_width, 1.0, 64.0);
+  }
+  if (!InRange(h.shore_slope, 0.0, 4.0)) {
+    return OutOfRange("heights.shore_slope", h.shore_slope, 0.0, 4.0);
+  }
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    const BiomeSpec& b = spec.biomes[k];
+    const std::string where = absl::StrFormat("biomes[%d] (id %u)", k, b.id);
+    const double lowest = b.height_base - b.height_amplitude;
+    const double highest = b.height_base + b.height_amplitude;
+    if (b.surface == BiomeSurface::kLand && !(lowest > h.sea_level)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s is land, but its height reaches height_base - height_amplitude = %g, not above "
+          "heights.sea_level = %g: a land biome must stay above the sea under HEIGHT_MODE_COASTAL",
+          where, lowest, h.sea_level));
+    }
+    if (b.surface == BiomeSurface::kWater && !(highest < h.sea_level)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s is water, but its height reaches height_base + height_amplitude = %g, not below "
+          "heights.sea_level = %g: a water biome must stay below the sea under HEIGHT_MODE_COASTAL",
+          where, highest, h.sea_level));
+    }
+    if (b.surface == BiomeSurface::kUnspecified) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s.surface is unspecified: HEIGHT_MODE_COASTAL needs every biome to be land or water",
+          where));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsServedChunkSize(int64_t size) {
@@ -120,9 +167,15 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
           "%s.parameter_radius = %g must be 0 (the method's radius) or a positive radius", where,
           b.parameter_radius));
     }
+    if (b.surface != BiomeSurface::kUnspecified && b.surface != BiomeSurface::kLand &&
+        b.surface != BiomeSurface::kWater) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s.surface = %d is not a known surface",
+                                                        where, static_cast<int>(b.surface)));
+    }
   }
   if (spec.heights.mode != HeightMode::kBlendedWeights &&
-      spec.heights.mode != HeightMode::kChunkInterpolated) {
+      spec.heights.mode != HeightMode::kChunkInterpolated &&
+      spec.heights.mode != HeightMode::kCoastal) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "heights.mode = %d is not a known height mode", static_cast<int>(spec.heights.mode)));
   }
@@ -134,6 +187,7 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
                       "below 1.25 the weights of all chunks nearly vanish at chunk corners and the "
                       "height jumps there; above 4 a column blends too many chunks");
   }
+  if (absl::Status s = ValidateCoast(spec); !s.ok()) return s;
   return ValidateBlenderSpec(spec);
 }
 

@@ -25,6 +25,14 @@ inline constexpr int kMaxChunkSize = 1024;
 // At most this many biomes per world (biome indices are stored as uint16).
 inline constexpr int kMaxBiomes = 1024;
 
+// Whether a biome is dry land or under water, for coastlines (HeightMode::kCoastal) and the lab's
+// coast figures. Values are stable: they are the wire enum's values (worldgen.v1.BiomeSurface).
+enum class BiomeSurface {
+  kUnspecified = 0,
+  kLand = 1,   // Its own height stays above the world's sea level.
+  kWater = 2,  // Its own height stays below the world's sea level.
+};
+
 struct BiomeSpec {
   uint32_t id = 0;   // Stable identifier used on the wire; unique within a world.
   std::string name;  // Unique, non-empty, at most 64 characters.
@@ -45,6 +53,10 @@ struct BiomeSpec {
   // (parameter-space) units, not blocks; 0 means the method's own (climate_radius, or the automatic
   // radius). A pair of biomes blends over the mean of their two radii (seed 000).
   double parameter_radius = 0.0;
+  // Land or water: the raw map's land/water border is where HeightMode::kCoastal puts sea level.
+  // Under kCoastal every biome must declare one, a land biome's lowest height (height_base −
+  // height_amplitude) must lie above heights.sea_level and a water biome's highest below it.
+  BiomeSurface surface = BiomeSurface::kUnspecified;
 };
 
 // Values are stable: they are the wire enum's values (worldgen.v1.BiomeSourceKind).
@@ -91,6 +103,12 @@ enum class HeightMode {
   // Σ_C h_C · w_C / Σ_C w_C with w_C = max(0, reach · chunk_size − manhattan(column, centre_C))^4
   // (engine/interpolated_heights.h). Independent of the blender.
   kChunkInterpolated = 1,
+  // Blended weights with the coastline pinned to the raw map (engine/coast.h): every biome is land
+  // or water, and a column's height is above HeightSpec::sea_level exactly where the raw map's
+  // biome nearest to it is land. Within coast_width blocks of the raw land/water border the height
+  // follows a smooth profile of the distance to it; farther away it is the blended relief of that
+  // side (the blended height itself where the weights hold only that side's biomes).
+  kCoastal = 2,
 };
 
 struct HeightSpec {
@@ -101,6 +119,15 @@ struct HeightSpec {
   // seed's formula is reach 1, where every weight vanishes at the chunk corners and the height
   // jumps there (README, "Heights"); from 1.25 on the weights are smooth everywhere.
   double blend_reach = 1.5;
+  // The height of the water surface, in blocks, [-100000, 100000]. kCoastal puts the coastline
+  // here; the lab measures every mode's sea-level contour against the raw land/water border.
+  double sea_level = 63.0;
+  // kCoastal only. Width of the coastal profile on each side of the raw border, blocks, [1, 64].
+  double coast_width = 16.0;
+  // kCoastal only. The terrain's slope where it crosses sea level, blocks per block, [0, 4] (0: a
+  // flat shore); lowered where the land or the sea bed rises less than coast_width * slope / 3,
+  // so that the profile never overshoots.
+  double shore_slope = 0.25;
 };
 
 // Which blender a world uses and its parameters, by name. The names, defaults and ranges of each

@@ -23,6 +23,14 @@
 namespace worldgen {
 namespace {
 
+// The engine's enums carry the wire's values (world_spec.h), so they convert by value.
+static_assert(static_cast<int>(BiomeSurface::kLand) == v1::BIOME_SURFACE_LAND &&
+              static_cast<int>(BiomeSurface::kWater) == v1::BIOME_SURFACE_WATER);
+static_assert(static_cast<int>(HeightMode::kBlendedWeights) == v1::HEIGHT_MODE_BLENDED_WEIGHTS &&
+              static_cast<int>(HeightMode::kChunkInterpolated) ==
+                  v1::HEIGHT_MODE_CHUNK_INTERPOLATED &&
+              static_cast<int>(HeightMode::kCoastal) == v1::HEIGHT_MODE_COASTAL);
+
 absl::StatusOr<uint8_t> ColorChannel(uint32_t value, absl::string_view field) {
   if (value > 255) {
     return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is outside [0, 255]"));
@@ -51,6 +59,11 @@ absl::StatusOr<BiomeSpec> BiomeSpecFromConfig(const v1::BiomeConfig& config, int
   if (config.has_height_frequency()) biome.height_frequency = config.height_frequency();
   biome.blend_radius = config.blend_radius();
   biome.parameter_radius = config.parameter_radius();
+  if (!v1::BiomeSurface_IsValid(config.surface())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, ".surface = ", static_cast<int>(config.surface()), " is not a known BiomeSurface"));
+  }
+  biome.surface = static_cast<BiomeSurface>(config.surface());  // Same values (static_assert).
   return biome;
 }
 
@@ -236,23 +249,20 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
     spec.climate.humidity_frequency = climate.humidity_frequency();
   if (climate.has_octaves()) spec.climate.octaves = climate.octaves();
   const v1::HeightConfig& heights = config.heights();
-  switch (heights.mode()) {
-    case v1::HEIGHT_MODE_BLENDED_WEIGHTS:
-      spec.heights.mode = HeightMode::kBlendedWeights;
-      break;
-    case v1::HEIGHT_MODE_CHUNK_INTERPOLATED:
-      spec.heights.mode = HeightMode::kChunkInterpolated;
-      break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "heights.mode = ", static_cast<int>(heights.mode()), " is not a known HeightMode"));
+  if (!v1::HeightMode_IsValid(heights.mode())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "heights.mode = ", static_cast<int>(heights.mode()), " is not a known HeightMode"));
   }
+  spec.heights.mode = static_cast<HeightMode>(heights.mode());  // Same values (static_assert).
   if (heights.has_chunk_size()) {
     // uint32 on the wire; anything above 1024 is rejected by validation, so clamp before narrowing.
     spec.heights.chunk_size =
         static_cast<int>(std::min<uint32_t>(heights.chunk_size(), std::numeric_limits<int>::max()));
   }
   if (heights.has_blend_reach()) spec.heights.blend_reach = heights.blend_reach();
+  if (heights.has_sea_level()) spec.heights.sea_level = heights.sea_level();
+  if (heights.has_coast_width()) spec.heights.coast_width = heights.coast_width();
+  if (heights.has_shore_slope()) spec.heights.shore_slope = heights.shore_slope();
   absl::StatusOr<const BlenderMethod*> method = MethodFromConfig(config);
   if (!method.ok()) return method.status();
   spec.blender.kind = (*method)->kind;
@@ -287,6 +297,7 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
     out->set_height_frequency(biome.height_frequency);
     out->set_blend_radius(biome.blend_radius);
     out->set_parameter_radius(biome.parameter_radius);
+    out->set_surface(static_cast<v1::BiomeSurface>(biome.surface));
   }
   switch (spec.biome_source) {
     case BiomeSourceKind::kClimate:
@@ -307,11 +318,12 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
   config.mutable_climate()->set_octaves(spec.climate.octaves);
   BlenderToConfig(spec, &config);
   v1::HeightConfig* heights = config.mutable_heights();
-  heights->set_mode(spec.heights.mode == HeightMode::kChunkInterpolated
-                        ? v1::HEIGHT_MODE_CHUNK_INTERPOLATED
-                        : v1::HEIGHT_MODE_BLENDED_WEIGHTS);
+  heights->set_mode(static_cast<v1::HeightMode>(spec.heights.mode));
   heights->set_chunk_size(static_cast<uint32_t>(spec.heights.chunk_size));
   heights->set_blend_reach(spec.heights.blend_reach);
+  heights->set_sea_level(spec.heights.sea_level);
+  heights->set_coast_width(spec.heights.coast_width);
+  heights->set_shore_slope(spec.heights.shore_slope);
   config.set_chunk_size(static_cast<uint32_t>(spec.chunk_size));
   return config;
 }

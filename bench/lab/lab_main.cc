@@ -3,7 +3,7 @@
 //
 //   worldgen-lab [--world=FILE.json|anchor] [--region=minx,minz,maxx,maxz] [--out=DIR]
 //                [--methods=a,b] [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N]
-//                [--json] [--equal_density]
+//                [--json] [--equal_density] [--height_mode=MODE]
 //
 // A method entry is a blender's name, optionally with parameters of its own that the row sets
 // (e.g. lerped_grid:interpolation=1); the default list is every method, then
@@ -21,6 +21,12 @@
 // density is counted from the method's own SamplingPoints, so no method is special-cased. The
 // kernel radius is the same for every method in either mode (all use max(0, r^2 - d^2)^2 with the
 // same r), so the seed's "equal inner radius" holds already.
+//
+// Coast figures, for a world whose biomes declare land or water (BiomeSpec::surface): how far the
+// sea-level contour of each method's heights runs from the raw land/water border (max and RMS,
+// quality::MeasureCoast) and the steepest slope. The world's height mode applies; --height_mode
+// replaces it (blended_weights, chunk_interpolated or coastal), so one world gives the figures of
+// today's blended heights and of the coastal heights (engine/coast.h) side by side.
 //
 // Writes to --out, per method: <method>_blend.png (biome colours mixed by weight),
 // <method>_dominant.png (dominant biome, raw map borders in black), <method>_height.png (shaded
@@ -55,6 +61,7 @@
 #include "engine/blender.h"
 #include "engine/floor_div.h"
 #include "engine/quality/blend_metrics.h"
+#include "engine/quality/coast_metrics.h"
 #include "engine/quality/isotropy.h"
 #include "engine/world.h"
 #include "google/protobuf/struct.pb.h"
@@ -81,6 +88,9 @@ ABSL_FLAG(bool, json, false, "Print the table as one JSON object");
 ABSL_FLAG(bool, equal_density, false,
           "Scale each point-sampling method's interval so it reads 1 point per interval^2 "
           "(seed 001's like-for-like comparison)");
+ABSL_FLAG(std::string, height_mode, "",
+          "Height mode for every row: blended_weights, chunk_interpolated or coastal; empty = the "
+          "world's");
 
 namespace worldgen::lab {
 namespace {
@@ -102,6 +112,25 @@ std::optional<double> DeclaredParam(const WorldSpec& spec,
   return std::nullopt;
 }
 
+constexpr std::pair<HeightMode, const char*> kHeightModeNames[] = {
+    {HeightMode::kBlendedWeights, "blended_weights"},
+    {HeightMode::kChunkInterpolated, "chunk_interpolated"},
+    {HeightMode::kCoastal, "coastal"}};
+
+const char* HeightModeName(HeightMode mode) {
+  for (const auto& [m, name] : kHeightModeNames) {
+    if (m == mode) return name;
+  }
+  return "?";
+}
+
+std::optional<HeightMode> ParseHeightMode(absl::string_view name) {
+  for (const auto& [m, n] : kHeightModeNames) {
+    if (name == n) return m;
+  }
+  return std::nullopt;
+}
+
 struct Row {
   std::string label;
   std::string error;    // Non-empty: the method could not run on this world (the reason).
@@ -111,6 +140,7 @@ struct Row {
   quality::ChunkCoverage chunks;
   double max_sum_error = 0, max_jump = 0, grid_lock = 0;
   double rms_from_reference = std::numeric_limits<double>::quiet_NaN();
+  std::optional<quality::CoastFigures> coast;  // Set when the world's biomes declare land/water.
   std::vector<std::string> pngs;
 };
 
@@ -197,6 +227,19 @@ struct Lab {
     return best;
   }
 
+  bool HasSurfaces() const {
+    return std::any_of(world.biomes.begin(), world.biomes.end(),
+                       [](const BiomeSpec& b) { return b.surface != BiomeSurface::kUnspecified; });
+  }
+
+  quality::CoastFigures MeasureCoast(const RegionBlend& blend) const {
+    std::vector<uint8_t> land(blend.source.size());
+    for (size_t i = 0; i < land.size(); ++i) {
+      land[i] = world.biomes[static_cast<size_t>(blend.source[i])].surface == BiomeSurface::kLand;
+    }
+    return quality::MeasureCoast(land, blend.heights, width, height, world.heights.sea_level);
+  }
+
   absl::StatusOr<RegionBlend> Blend(const World& w) const {
     BiomeSampleCache cache(64 << 20);
     RegionBlend blend{quality::BlendRegion(
@@ -248,18 +291,32 @@ void PrintTable(const Lab& lab, const std::vector<Row>& rows) {
       lab.world.name.c_str(), static_cast<long long>(lab.x0), static_cast<long long>(lab.z0),
       lab.width, lab.height, lab.chunk_size, lab.interval, lab.radius,
       lab.equal_density ? ", equal density (1 sampling point per interval^2)" : "");
-  std::printf("%-27s %10s %13s %8s %12s %9s %9s %12s\n", "method", "ns/column", "biomes/chunk",
-              "single", "max|sum-1|", "max jump", "grid lock", "rms vs full");
+  const bool coast = lab.HasSurfaces();
+  if (coast) {
+    std::printf(
+        "heights %s, sea level %g; coast max/rms: blocks between the sea-level contour and "
+        "the raw land/water border; slope: steepest, blocks per block\n",
+        HeightModeName(lab.world.heights.mode), lab.world.heights.sea_level);
+  }
+  std::printf("%-27s %10s %13s %8s %12s %9s %9s %12s%s\n", "method", "ns/column", "biomes/chunk",
+              "single", "max|sum-1|", "max jump", "grid lock", "rms vs full",
+              coast ? "  coast max  coast rms    slope" : "");
   for (const Row& row : rows) {
     if (!row.error.empty()) {
       std::printf("%-27s not run: %s\n", row.label.c_str(), row.error.c_str());
       continue;
     }
-    std::printf("%-27s %10s %13s %8s %12.2e %9s %9s %12s\n", row.label.c_str(),
+    std::printf("%-27s %10s %13s %8s %12.2e %9s %9s %12s", row.label.c_str(),
                 Fixed(row.ns_per_column, 1).c_str(), Fixed(row.chunks.biomes_per_chunk, 2).c_str(),
                 Fixed(row.chunks.single_biome_share, 3).c_str(), row.max_sum_error,
                 Fixed(row.max_jump, 4).c_str(), Fixed(row.grid_lock, 3).c_str(),
                 Fixed(row.rms_from_reference, 4).c_str());
+    if (row.coast) {
+      std::printf(" %10s %10s %8s", Fixed(row.coast->max_error, 2).c_str(),
+                  Fixed(row.coast->rms_error, 3).c_str(),
+                  Fixed(row.coast->steepest_slope, 2).c_str());
+    }
+    std::printf("\n");
   }
 }
 
@@ -296,6 +353,8 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   Value equal_density;
   equal_density.set_bool_value(lab.equal_density);
   top["equal_density"] = equal_density;
+  top["height_mode"] = text(HeightModeName(lab.world.heights.mode));
+  top["sea_level"] = number(lab.world.heights.sea_level);
   top["out"] = text(lab.out.string());
   Value list;
   for (const Row& row : rows) {
@@ -316,6 +375,11 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
       f["max_neighbour_jump"] = number(row.max_jump);
       f["grid_lock"] = number(row.grid_lock);
       f["rms_from_full_resolution"] = number(row.rms_from_reference);
+      if (row.coast) {
+        f["coast_max_error"] = number(row.coast->max_error);
+        f["coast_rms_error"] = number(row.coast->rms_error);
+        f["steepest_slope"] = number(row.coast->steepest_slope);
+      }
       Value pngs;
       for (const std::string& png : row.pngs) *pngs.mutable_list_value()->add_values() = text(png);
       f["pngs"] = pngs;
@@ -376,6 +440,16 @@ absl::StatusOr<Lab> Configure() {
           absl::StrCat("--world=", world_path, " holds ", specs->size(), " worlds; name one file"));
     }
     spec = (*specs)[0];
+  }
+  const std::string height_mode = absl::GetFlag(FLAGS_height_mode);
+  if (!height_mode.empty()) {
+    std::optional<HeightMode> mode = ParseHeightMode(height_mode);
+    if (!mode) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--height_mode=", height_mode,
+                       " is not one of blended_weights, chunk_interpolated, coastal"));
+    }
+    spec.heights.mode = *mode;
   }
   absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
   if (!world.ok()) return world.status();
@@ -446,6 +520,7 @@ Row RunMethod(const Lab& lab, const MethodEntry& method, const quality::RegionWe
   row.grid_lock =
       period >= 2 ? quality::IntervalGridLock(w, period) : std::numeric_limits<double>::quiet_NaN();
   if (reference != nullptr) row.rms_from_reference = quality::RmsDistance(w, *reference);
+  if (lab.HasSurfaces()) row.coast = lab.MeasureCoast(*blend);
 
   const std::string name = method.FileName();
   views->push_back(BlendColours(*blend, lab.world.biomes));

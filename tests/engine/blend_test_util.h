@@ -23,6 +23,25 @@ inline const World& DefaultWorld() {
   return *world;
 }
 
+// The default world's biomes with coastlines (HeightMode::kCoastal, engine/coast.h): the ocean is
+// water, every other biome land above sea level 58, and the climate varies about twice as fast, so
+// that a few hundred blocks hold several coasts.
+inline WorldSpec CoastalWorldSpec() {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.name = "coastal";
+  for (BiomeSpec& b : spec.biomes) {
+    b.surface = b.name == "ocean" ? BiomeSurface::kWater : BiomeSurface::kLand;
+  }
+  spec.climate.temperature_frequency = 0.0012;
+  spec.climate.humidity_frequency = 0.0015;
+  spec.climate.octaves = 4;
+  spec.heights.mode = HeightMode::kCoastal;
+  spec.heights.sea_level = 58.0;
+  spec.heights.coast_width = 16.0;
+  spec.heights.shore_slope = 0.25;
+  return spec;
+}
+
 inline uint32_t FloatBits(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/engine/blend_test_util.h"
 
 namespace worldgen {
 namespace {
@@ -76,6 +77,49 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpecCase{"octaves 99", [](WorldSpec& s) { s.climate.octaves = 99; }, "climate.octaves"},
         BadSpecCase{"unknown source", [](WorldSpec& s) { s.biome_source = BiomeSourceKind{7}; },
                     "biome_source = 7 is not a known biome source kind"},
+        BadSpecCase{"sea level NaN", [](WorldSpec& s) { s.heights.sea_level = kNaN; },
+                    "heights.sea_level = nan is outside"},
+        BadSpecCase{"unknown surface", [](WorldSpec& s) { s.biomes[2].surface = BiomeSurface{5}; },
+                    "biomes[2] (id 2).surface = 5 is not a known surface"},
+        BadSpecCase{"coastal, a biome without a surface",
+                    [](WorldSpec& s) {
+                      s = testing::CoastalWorldSpec();
+                      s.biomes[3].surface = BiomeSurface::kUnspecified;
+                    },
+                    "biomes[3] (id 3).surface is unspecified: HEIGHT_MODE_COASTAL needs every "
+                    "biome to be land or water"},
+        BadSpecCase{"coastal, land reaching below the sea",
+                    [](WorldSpec& s) {
+                      s = testing::CoastalWorldSpec();
+                      s.heights.sea_level = 60.0;  // desert: 66 - 6 = 60
+                    },
+                    "biomes[4] (id 4) is land, but its height reaches height_base - "
+                    "height_amplitude = 60, not above heights.sea_level = 60"},
+        BadSpecCase{"coastal, water reaching above the sea",
+                    [](WorldSpec& s) {
+                      s = testing::CoastalWorldSpec();
+                      s.biomes[1].surface = BiomeSurface::kWater;  // beach: 62 + 1.5
+                    },
+                    "biomes[1] (id 1) is water, but its height reaches height_base + "
+                    "height_amplitude = 63.5, not below heights.sea_level = 58"},
+        BadSpecCase{"coastal with jittered cells",
+                    [](WorldSpec& s) {
+                      s = testing::CoastalWorldSpec();
+                      s.blender = {BlenderKind::kJitteredCells, {}};
+                    },
+                    "the jittered_cells blender moves biomes off it"},
+        BadSpecCase{"coastal, width 0.5",
+                    [](WorldSpec& s) {
+                      s = testing::CoastalWorldSpec();
+                      s.heights.coast_width = 0.5;
+                    },
+                    "heights.coast_width = 0.5 is outside [1, 64]"},
+        BadSpecCase{"coastal, slope 5",
+                    [](WorldSpec& s) {
+                      s = testing::CoastalWorldSpec();
+                      s.heights.shore_slope = 5;
+                    },
+                    "heights.shore_slope = 5 is outside [0, 4]"},
         BadSpecCase{"noise_max freq 0", [](WorldSpec& s) { s.noise_max.frequency = 0; },
                     "noise_max.frequency = 0 is outside"},
         BadSpecCase{"noise_max freq NaN", [](WorldSpec& s) { s.noise_max.frequency = kNaN; },

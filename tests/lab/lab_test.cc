@@ -178,6 +178,35 @@ TEST(LabTest, AnchorWorldIsTheBenchmarksWorld) {
   EXPECT_GT(Number(row, "biomes_per_chunk"), 1.0);
 }
 
+// A world whose biomes declare land or water gets coast figures: its own coastal heights keep the
+// sea-level contour on the raw border; --height_mode=blended_weights shows how far plain blended
+// heights move it.
+TEST(LabTest, CoastFiguresCompareCoastalAndBlendedHeights) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string world =
+      absl::StrCat("--world=", WORLDGEN_SOURCE_DIR, "/docker/worlds/coast.json");
+  std::map<std::string, Struct> rows;
+  for (const char* mode : {"coastal", "blended_weights"}) {
+    const CommandResult run =
+        Lab({world, "--region=-256,-256,255,255", "--methods=scattered", "--json",
+             absl::StrCat("--height_mode=", mode), absl::StrCat("--out=", (*dir)->path())});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    Struct report;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &report).ok()) << run.out;
+    EXPECT_EQ(report.fields().at("height_mode").string_value(), mode);
+    rows[mode] = report.fields().at("methods").list_value().values(0).struct_value();
+  }
+  EXPECT_LE(Number(rows["coastal"], "coast_max_error"), 0.5);
+  EXPECT_GT(Number(rows["blended_weights"], "coast_rms_error"), 3.0);
+  EXPECT_GT(Number(rows["coastal"], "steepest_slope"), 0.0);
+
+  const CommandResult bad = Lab(
+      {world, "--height_mode=flat", "--methods=scattered", absl::StrCat("--out=", (*dir)->path())});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--height_mode=flat is not one of"), std::string::npos) << bad.err;
+}
+
 TEST(LabTest, BadFlagsAreRefusedWithTheReason) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
   ASSERT_TRUE(dir.ok()) << dir.status();

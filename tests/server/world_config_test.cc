@@ -255,6 +255,35 @@ TEST(WorldConfigTest, HeightModeAndItsParameters) {
   EXPECT_EQ(config.heights().chunk_size(), 24u);
   EXPECT_EQ(config.heights().blend_reach(), 2.0);
 
+  absl::StatusOr<WorldSpec> coastal = WorldSpecFromJson(
+      R"({"name": "w",
+          "biomes": [{"id": 1, "name": "a", "heightBase": 70, "surface": "BIOME_SURFACE_LAND"},
+                     {"id": 2, "name": "b", "heightBase": 30, "surface": "BIOME_SURFACE_WATER"}],
+          "heights": {"mode": "HEIGHT_MODE_COASTAL", "seaLevel": 50, "coastWidth": 12,
+                      "shoreSlope": 0.5}})");
+  ASSERT_TRUE(coastal.ok()) << coastal.status();
+  EXPECT_EQ(coastal->heights.mode, HeightMode::kCoastal);
+  EXPECT_EQ(coastal->heights.sea_level, 50.0);
+  EXPECT_EQ(coastal->heights.coast_width, 12.0);
+  EXPECT_EQ(coastal->heights.shore_slope, 0.5);
+  EXPECT_EQ(coastal->biomes[0].surface, BiomeSurface::kLand);
+  EXPECT_EQ(coastal->biomes[1].surface, BiomeSurface::kWater);
+  const v1::WorldConfig coastal_config = WorldConfigFromSpec(*coastal);
+  EXPECT_EQ(coastal_config.heights().mode(), v1::HEIGHT_MODE_COASTAL);
+  EXPECT_EQ(coastal_config.heights().sea_level(), 50.0);
+  EXPECT_EQ(coastal_config.heights().coast_width(), 12.0);
+  EXPECT_EQ(coastal_config.heights().shore_slope(), 0.5);
+  EXPECT_EQ(coastal_config.biomes(1).surface(), v1::BIOME_SURFACE_WATER);
+  absl::StatusOr<WorldSpec> no_surface = WorldSpecFromJson(
+      R"({"name": "w", "biomes": [{"id": 1, "name": "a"}],
+          "heights": {"mode": "HEIGHT_MODE_COASTAL"}})");
+  EXPECT_EQ(no_surface.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(no_surface.status().message(), HasSubstr("biomes[0] (id 1).surface is unspecified"));
+  absl::StatusOr<WorldSpec> bad_surface =
+      WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a", "surface": 7}]})");
+  EXPECT_THAT(bad_surface.status().message(),
+              HasSubstr("biomes[0].surface = 7 is not a known BiomeSurface"));
+
   absl::StatusOr<WorldSpec> defaults =
       WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}]})");
   ASSERT_TRUE(defaults.ok());
@@ -438,6 +467,8 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
   }
   EXPECT_TRUE(height_modes.contains(HeightMode::kChunkInterpolated))
       << "docker/worlds has no example world for HEIGHT_MODE_CHUNK_INTERPOLATED";
+  EXPECT_TRUE(height_modes.contains(HeightMode::kCoastal))
+      << "docker/worlds has no example world for HEIGHT_MODE_COASTAL";
 }
 
 // Each method's parameters are declared twice: in the engine (BlenderParamDef: range and default)
