@@ -1,7 +1,8 @@
 // Fuzz target: the engine (every blender method) with random valid parameters, checked against its
-// invariants: every weight
-// in [0, 1], the weights of every column sum to 1 within 1e-5, and a chunk's column equals
-// BlendPoint at that column bit for bit.
+// invariants: every weight in [0, 1], the weights of every column sum to 1 within 1e-5, and a
+// chunk's column equals BlendPoint at that column bit for bit. Some inputs make the world coastal
+// (HeightMode::kCoastal): then heights are compared too, and every column must be above the sea
+// exactly where its raw biome is land.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -54,6 +55,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (param.integer) value = std::floor(value);
     spec.blender.params[std::string(param.name)] = value;
   }
+  // Coastal: each biome land (its lowest height above the sea) or water (its highest below).
+  const bool coastal = in.ConsumeBool();
+  if (coastal) {
+    spec.heights.mode = worldgen::HeightMode::kCoastal;
+    spec.heights.sea_level = in.ConsumeFloatingPointInRange(-100.0, 100.0);
+    spec.heights.coast_width = in.ConsumeFloatingPointInRange(1.0, 24.0);
+    spec.heights.shore_slope = in.ConsumeFloatingPointInRange(0.0, 4.0);
+    for (worldgen::BiomeSpec& b : spec.biomes) {
+      const bool land = in.ConsumeBool();
+      b.surface = land ? worldgen::BiomeSurface::kLand : worldgen::BiomeSurface::kWater;
+      b.height_amplitude = in.ConsumeFloatingPointInRange(0.0, 40.0);
+      const double margin = in.ConsumeFloatingPointInRange(0.001, 60.0);
+      b.height_base = spec.heights.sea_level +
+                      (land ? margin + b.height_amplitude : -margin - b.height_amplitude);
+    }
+  }
   if (!worldgen::ValidateWorldSpec(spec).ok()) return 0;  // e.g. repeated ids, radius too small.
   absl::StatusOr<std::shared_ptr<const worldgen::World>> world = worldgen::World::Create(spec);
   if (!world.ok()) std::abort();
@@ -62,9 +79,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t limit = static_cast<int64_t>(worldgen::kMaxWorldCoordinate) / chunk_size;
   const int64_t cx = in.ConsumeIntegralInRange<int64_t>(-limit, limit - 1);
   const int64_t cz = in.ConsumeIntegralInRange<int64_t>(-limit, limit - 1);
+  const worldgen::BlendOptions options{.heights = coastal, .source_biome = coastal};
   absl::StatusOr<worldgen::ChunkBlend> chunk =
-      (*world)->BlendChunk(cx, cz, chunk_size, {}, nullptr);
+      (*world)->BlendChunk(cx, cz, chunk_size, options, nullptr);
   if (!chunk.ok()) std::abort();
+  if (coastal) {
+    std::map<uint32_t, bool> land;
+    for (const worldgen::BiomeSpec& b : spec.biomes) {
+      land[b.id] = b.surface == worldgen::BiomeSurface::kLand;
+    }
+    for (size_t c = 0; c < chunk->heights.size(); ++c) {
+      const double h = chunk->heights[c];
+      if (!std::isfinite(h) || (h > spec.heights.sea_level) != land[chunk->source_biome[c]]) {
+        std::abort();
+      }
+    }
+  }
   const int columns = chunk_size * chunk_size;
   for (int c = 0; c < columns; ++c) {
     double sum = 0;
@@ -81,8 +111,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int lz = in.ConsumeIntegralInRange(0, chunk_size - 1);
     absl::StatusOr<worldgen::PointBlend> point =
         (*world)->BlendPoint(static_cast<double>(cx * chunk_size + lx),
-                             static_cast<double>(cz * chunk_size + lz), {}, nullptr);
+                             static_cast<double>(cz * chunk_size + lz), options, nullptr);
     if (!point.ok()) std::abort();
+    if (coastal &&
+        !SameBits(chunk->heights[static_cast<size_t>(worldgen::ColumnIndex(chunk_size, lx, lz))],
+                  point->height)) {
+      std::abort();
+    }
     std::map<uint32_t, float> at_point;
     for (const worldgen::BiomeWeight& w : point->weights) at_point[w.biome_id] = w.weight;
     for (const worldgen::BiomeLayer& layer : chunk->layers) {
