@@ -341,6 +341,8 @@ same describe_archipelago describe --world=archipelago
 for c in "0 0" "-3 5"; do
   same "archipelago_chunk_${c/ /_}" chunk $c --world=archipelago --json; chunks=$((chunks + 1))
 done
+# Coastal heights (the raw map's column tiles, the distance transform) agree across replicas too.
+same coast_chunk chunk -7 -9 --world=coast --json; chunks=$((chunks + 1))
 points=(0 0  1 1  -17 33  1000 -1000  123456 -654321  -5 7  31 -31  4096 4095  -100000 100000  2 -3)
 same samples sample "${points[@]}" --json
 log "describe, $chunks chunks and $(( ${#points[@]} / 2 )) sample points through nginx are bit-identical to a local server"
