@@ -142,27 +142,37 @@ double CoastalHeights::SignedDistanceAt(double x, double z, BiomeSampleCache* ca
     return land[static_cast<size_t>(dz + reach) * static_cast<size_t>(n) +
                 static_cast<size_t>(dx + reach)];
   };
-  const double limit = width_ + 0.5;
+  // Candidates for the nearest column of each class: the columns with a 4-neighbour of the other
+  // class, and those on the window's rim (their neighbours are not read). The nearest column of a
+  // class to a point whose nearest column is of the other class is always such a column: a step
+  // from any other toward the point stays in the class and comes nearer. The rim is at least
+  // pad_ + 1 − 1/2 > W + 1/2 from every point averaged, beyond the cap, so none is missed.
+  thread_local std::vector<std::pair<int, int>> candidates[2];
+  if (!one_class) {
+    candidates[0].clear();
+    candidates[1].clear();
+    for (int dz = -reach; dz <= reach; ++dz) {
+      for (int dx = -reach; dx <= reach; ++dx) {
+        const uint8_t own = class_at(dx, dz);
+        const bool rim = std::abs(dx) == reach || std::abs(dz) == reach;
+        if (rim || class_at(dx - 1, dz) != own || class_at(dx + 1, dz) != own ||
+            class_at(dx, dz - 1) != own || class_at(dx, dz + 1) != own) {
+          candidates[own].push_back({dx, dz});
+        }
+      }
+    }
+  }
   // The raw D at (x + ox, z + oz), whose nearest column is c + (ox, oz).
   auto raw = [&](int ox, int oz) {
     const uint8_t own = class_at(ox, oz);
     if (one_class) return own != 0 ? width_ : -width_;
     const double px = x + ox, pz = z + oz;
     double best = std::numeric_limits<double>::infinity();
-    // Ring r holds the columns at Chebyshev distance r from the nearest column; the point lies
-    // within 1/2 of it on each axis, so they are at least r − 1/2 from the point.
-    for (int r = 1; r <= pad_ + 1 && (r - 0.5) * (r - 0.5) <= std::min(best, limit * limit); ++r) {
-      for (int i = -r; i <= r; ++i) {
-        for (auto [dx, dz] :
-             {std::pair{i, -r}, std::pair{i, r}, std::pair{-r, i}, std::pair{r, i}}) {
-          if (class_at(ox + dx, oz + dz) == own) continue;
-          const double qx = static_cast<double>(cx + ox + dx) - px;
-          const double qz = static_cast<double>(cz + oz + dz) - pz;
-          best = std::min(best, qx * qx + qz * qz);
-        }
-      }
+    for (auto [dx, dz] : candidates[1 - own]) {
+      const double qx = static_cast<double>(cx + dx) - px, qz = static_cast<double>(cz + dz) - pz;
+      best = std::min(best, qx * qx + qz * qz);
     }
-    return std::isfinite(best) ? Capped(best, own != 0) : (own != 0 ? width_ : -width_);
+    return Capped(best, own != 0);
   };
   // The box average, summed as SignedDistances sums it: each row left to right, rows in order.
   double sum = 0.0;

@@ -35,14 +35,16 @@
 //
 // Cost: a chunk reads the raw map at every column of the chunk padded by ceil(W + 1/2) + 2 and runs
 // an exact Euclidean distance transform over it when both classes occur; a point reads the columns
-// within ceil(W + 1/2) + 3 and searches them ring by ring for each of its 25 points. The raw map's
+// within ceil(W + 1/2) + 3 and measures its 25 points against those on the class borders (the
+// nearest column of a class is always one with a neighbour of the other class). The raw map's
 // columns go through the BiomeSampleCache when there is one, in tiles of 16 x 16 columns keyed by
 // the world's uid with kColumnTilesBit set (the blender's lattice tiles use the bare uid), so
 // neighbouring chunks read each column's biome once.
 //
 // Bit-exactness: squared distances between integer columns are integers, exact in double on both
-// paths, and the same sums and profile follow, so SignedDistances over any chunk equals
-// SignedDistanceAt at its columns and the heights agree bit for bit.
+// paths, the box mean is summed in the same order, and the same sums and profile follow, so
+// SignedDistances over any chunk equals SignedDistanceAt at its columns and the heights agree bit
+// for bit.
 //
 // Thread safety: immutable after construction; safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_COAST_H_
