@@ -323,9 +323,9 @@ void PrintTable(const Lab& lab, const std::vector<Row>& rows) {
 absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   using google::protobuf::Struct;
   using google::protobuf::Value;
-  auto number = [](double v) {
+  auto number = [](double v) {  // JSON has no NaN or infinity (a lost coast): null.
     Value value;
-    if (std::isnan(v)) {
+    if (!std::isfinite(v)) {
       value.set_null_value(google::protobuf::NULL_VALUE);
     } else {
       value.set_number_value(v);
