@@ -20,9 +20,9 @@
 namespace worldgen::bench {
 
 // Method options shown beside the methods themselves (lab table, compare_bench's BM_Variant).
-inline constexpr const char* kMethodVariants[] = {"scattered:lattice=1", "scattered:jitter=0",
-                                                  "scattered:interpolation=1",
-                                                  "lerped_grid:interpolation=1"};
+inline constexpr const char* kMethodVariants[] = {
+    "scattered:lattice=1", "scattered:jitter=0", "scattered:interpolation=1",
+    "scattered:interpolation=2", "lerped_grid:interpolation=1"};
 
 struct MethodEntry {
   std::string label;  // As given: "lerped_grid" or "lerped_grid:interpolation=1".

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "engine/floor_div.h"
 #include "engine/hash.h"
+#include "engine/powell_sabin.h"
 
 namespace worldgen {
 namespace {
@@ -24,7 +25,7 @@ constexpr BlenderParamDef kParams[] = {
     {.name = "jitter", .default_value = 0.35, .min = 0.0, .max = 0.5},
     {.name = "blend_radius", .default_value = 24.0, .min = 1.0, .max = 1024.0},
     {.name = "lattice", .default_value = 0.0, .min = 0.0, .max = 1.0, .integer = true},
-    {.name = "interpolation", .default_value = 0.0, .min = 0.0, .max = 1.0, .integer = true},
+    {.name = "interpolation", .default_value = 0.0, .min = 0.0, .max = 2.0, .integer = true},
 };
 
 // Mesh interpolation needs a valid jittered mesh: a triangle folds over only when a vertex and the
@@ -41,12 +42,13 @@ JitteredLattice::Shape ShapeOf(const WorldSpec& spec) {
 
 absl::Status Validate(const WorldSpec& spec) {
   const double interval = BlenderParam(spec, "sampling_interval");
-  if (BlenderParam(spec, "interpolation") == 1.0 &&
+  if (BlenderParam(spec, "interpolation") >= 1.0 &&
       BlenderParam(spec, "jitter") > MaxMeshJitter(ShapeOf(spec))) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "scattered.jitter = %g is above %g, the most that keeps the jittered mesh valid for "
-        "scattered.interpolation = 1 (a triangle would fold over)",
-        BlenderParam(spec, "jitter"), MaxMeshJitter(ShapeOf(spec))));
+        "scattered.interpolation = %g (a triangle would fold over)",
+        BlenderParam(spec, "jitter"), MaxMeshJitter(ShapeOf(spec)),
+        BlenderParam(spec, "interpolation")));
   }
   const double min_radius =
       ScatteredBlender::MinBlendRadius(interval, BlenderParam(spec, "jitter"), ShapeOf(spec));
@@ -77,7 +79,7 @@ ScatteredBlender::ScatteredBlender(const WorldSpec& spec, const BiomeSource& sou
       lattice_(DeriveSeed(spec.seed, kLatticeStream), sampling_interval_, jitter_fraction_,
                ShapeOf(spec)),
       radius_sq_(BiomeRadiiSquared(spec, blend_radius_)),
-      on_mesh_(BlenderParam(spec, "interpolation") == 1.0) {
+      interpolation_(static_cast<int>(BlenderParam(spec, "interpolation"))) {
   for (double r_sq : radius_sq_) max_radius_ = std::max(max_radius_, std::sqrt(r_sq));
 }
 
@@ -93,7 +95,7 @@ std::vector<BlenderFigure> ScatteredBlender::Describe() const {
       {"jitter", jitter_fraction_},
       {"blend_radius", blend_radius_},
       {"lattice", lattice_.shape() == JitteredLattice::Shape::kSquare ? 1.0 : 0.0},
-      {"interpolation", on_mesh_ ? 1.0 : 0.0},
+      {"interpolation", static_cast<double>(interpolation_)},
       {"min_blend_radius", MinBlendRadius(sampling_interval_, jitter_fraction_, lattice_.shape())},
       {"max_biome_radius", max_radius_}};
 }
@@ -229,6 +231,119 @@ std::array<double, 3> Barycentric(const double* a, const double* b, const double
   return {1.0 - l1 - l2, l1, l2};
 }
 
+// The Powell-Sabin split (powell_sabin.h) of a window of the mesh, each split point computed when
+// first used: a triangle's incentre, an edge's crossing. Rhombus (i, j) holds the triangles up = 0
+// ((i, j), (i + 1, j), (i, j + 1)) and up = 1 ((i + 1, j), (i + 1, j + 1), (i, j + 1)) and owns
+// the edges kind 0 (i, j)-(i + 1, j), 1 (i, j)-(i, j + 1) and 2 (i + 1, j)-(i, j + 1). An edge is
+// split once, from its ends and its two triangles in that fixed order, so both triangles read the
+// same bits.
+class SplitMesh {
+ public:
+  using Position = std::function<Point2(int64_t i, int64_t j)>;
+  struct Crossing {
+    Point2 r;
+    int64_t pi, pj;  // The edge's first end (p); its weight wp, the other end's wq.
+    double wp, wq;
+  };
+
+  void Reset(int64_t i_lo, int64_t j_lo, int64_t ni, int64_t nj, Position position) {
+    i_lo_ = i_lo, j_lo_ = j_lo, ni_ = ni;
+    position_ = std::move(position);
+    const size_t rhombi = static_cast<size_t>(ni * nj);
+    incentre_.resize(2 * rhombi);
+    crossing_.resize(3 * rhombi);
+    triangle_.resize(2 * rhombi);
+    have_incentre_.assign(2 * rhombi, 0);
+    have_crossing_.assign(3 * rhombi, 0);
+    have_triangle_.assign(2 * rhombi, 0);
+  }
+
+  // The triangle's vertices, (i, j) of each.
+  static std::array<std::pair<int64_t, int64_t>, 3> Vertices(int64_t i, int64_t j, int64_t up) {
+    if (up == 0) return {{{i, j}, {i + 1, j}, {i, j + 1}}};
+    return {{{i + 1, j}, {i + 1, j + 1}, {i, j + 1}}};
+  }
+
+  const std::pair<Point2, std::array<double, 3>>& TriangleIncentre(int64_t i, int64_t j,
+                                                                   int64_t up) {
+    const size_t slot = 2 * Rhombus(i, j) + static_cast<size_t>(up);
+    if (!have_incentre_[slot]) {
+      const auto v = Vertices(i, j, up);
+      incentre_[slot] =
+          Incentre(position_(v[0].first, v[0].second), position_(v[1].first, v[1].second),
+                   position_(v[2].first, v[2].second));
+      have_incentre_[slot] = 1;
+    }
+    return incentre_[slot];
+  }
+  const Point2& TriangleSplit(int64_t i, int64_t j, int64_t up) {
+    return TriangleIncentre(i, j, up).first;
+  }
+
+  const Crossing& Edge(int64_t i, int64_t j, int kind) {
+    const size_t slot = 3 * Rhombus(i, j) + static_cast<size_t>(kind);
+    if (!have_crossing_[slot]) {
+      // The ends p, q and the split points of the triangles on either side.
+      int64_t pi = i, pj = j, qi = i + 1, qj = j;
+      Point2 z1, z2 = TriangleSplit(i, j, 0);
+      if (kind == 0) {
+        z1 = TriangleSplit(i, j - 1, 1);
+      } else if (kind == 1) {
+        qi = i, qj = j + 1;
+        z1 = TriangleSplit(i - 1, j, 1);
+      } else {
+        pi = i + 1, qi = i, qj = j + 1;
+        z1 = z2, z2 = TriangleSplit(i, j, 1);
+      }
+      const Point2 p = position_(pi, pj), q = position_(qi, qj);
+      const double mu = EdgeSplit(p, q, z1, z2);
+      crossing_[slot] = {
+          {p[0] + mu * (q[0] - p[0]), p[1] + mu * (q[1] - p[1])}, pi, pj, 1.0 - mu, mu};
+      have_crossing_[slot] = 1;
+    }
+    return crossing_[slot];
+  }
+
+  // The split triangle, with scale(i, j) the gradient scale of vertex (i, j).
+  const SplitTriangle& Triangle(int64_t i, int64_t j, int64_t up,
+                                const std::function<double(int64_t, int64_t)>& scale) {
+    const size_t slot = 2 * Rhombus(i, j) + static_cast<size_t>(up);
+    if (have_triangle_[slot]) return triangle_[slot];
+    SplitTriangle& t = triangle_[slot];
+    const auto v = Vertices(i, j, up);
+    const auto& [z, beta] = TriangleIncentre(i, j, up);
+    t.z = z, t.beta = beta;
+    // Edge m, opposite v[m].
+    const std::array<const Crossing*, 3> edges =
+        up == 0 ? std::array<const Crossing*, 3>{&Edge(i, j, 2), &Edge(i, j, 1), &Edge(i, j, 0)}
+                : std::array<const Crossing*, 3>{&Edge(i, j + 1, 0), &Edge(i, j, 2),
+                                                 &Edge(i + 1, j, 1)};
+    for (int m = 0; m < 3; ++m) {
+      t.v[m] = position_(v[m].first, v[m].second);
+      t.scale[m] = scale(v[m].first, v[m].second);
+      const Crossing& e = *edges[m];
+      const auto& from = v[(m + 1) % 3];
+      const bool from_p = from.first == e.pi && from.second == e.pj;
+      t.r[m] = e.r;
+      t.w[m] = from_p ? std::array<double, 2>{e.wp, e.wq} : std::array<double, 2>{e.wq, e.wp};
+    }
+    have_triangle_[slot] = 1;
+    return t;
+  }
+
+ private:
+  size_t Rhombus(int64_t i, int64_t j) const {
+    return static_cast<size_t>((j - j_lo_) * ni_ + (i - i_lo_));
+  }
+
+  int64_t i_lo_ = 0, j_lo_ = 0, ni_ = 0;
+  Position position_;
+  std::vector<std::pair<Point2, std::array<double, 3>>> incentre_;
+  std::vector<Crossing> crossing_;
+  std::vector<SplitTriangle> triangle_;
+  std::vector<char> have_incentre_, have_crossing_, have_triangle_;
+};
+
 }  // namespace
 
 // The mesh: rhombus (i, j) .. (i + 1, j + 1) of the lattice split into (i, j), (i + 1, j), (i, j +
@@ -249,11 +364,16 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
     min_z = std::min(min_z, z), max_z = std::max(max_z, z);
   }
   // Vertex window: every vertex of every rhombus any point looks at (one more each side for the
-  // rounding of the floors below).
-  const int64_t j_lo = static_cast<int64_t>(std::floor(min_z / rh)) - 2;
-  const int64_t j_hi = static_cast<int64_t>(std::floor(max_z / rh)) + 3;
-  const int64_t i_lo = static_cast<int64_t>(std::floor(min_x / g - shift * (max_z / rh))) - 3;
-  const int64_t i_hi = static_cast<int64_t>(std::floor(max_x / g - shift * (min_z / rh))) + 4;
+  // rounding of the floors below); the smooth interpolation also reads the triangles around its
+  // triangle's vertices and edges, one vertex further each way.
+  const bool smooth = interpolation_ == 2;
+  const int64_t extra = smooth ? 1 : 0;
+  const int64_t j_lo = static_cast<int64_t>(std::floor(min_z / rh)) - 2 - extra;
+  const int64_t j_hi = static_cast<int64_t>(std::floor(max_z / rh)) + 3 + extra;
+  const int64_t i_lo =
+      static_cast<int64_t>(std::floor(min_x / g - shift * (max_z / rh))) - 3 - extra;
+  const int64_t i_hi =
+      static_cast<int64_t>(std::floor(max_x / g - shift * (min_z / rh))) + 4 + extra;
   const int64_t ni = i_hi - i_lo + 1, nj = j_hi - j_lo + 1;
   // Gather every sample reaching the window's vertices (their box grown by the jitter).
   const double pad = lattice_.jitter() + 1.0;
@@ -304,7 +424,8 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
   const int64_t rows = static_cast<int64_t>(std::ceil(reach / rh));
   const double across = reach / g + 1.0;
   thread_local std::vector<KernelSample> near;
-  const auto convolve_vertex = [&](int64_t i, int64_t j, std::vector<std::pair<int, float>>* w) {
+  const auto convolve_vertex = [&](int64_t i, int64_t j, std::vector<std::pair<int, float>>* w,
+                                   PointGradient* gradient) {
     near.clear();
     for (int64_t dj = -rows; dj <= rows; ++dj) {
       const double centre = static_cast<double>(i) - shift * static_cast<double>(dj);
@@ -316,18 +437,65 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
       }
     }
     const KernelSample& v = samples[static_cast<size_t>(sample_index(i, j))];
-    ConvolvePoint(near, v.x, v.z, w);
+    ConvolvePoint(near, v.x, v.z, w, gradient);
   };
-  // Vertex weights, computed when first used.
+  // Vertex weights (and with `smooth` their gradients), computed when first used.
   thread_local std::vector<std::vector<std::pair<int, float>>> vertex_weights;
+  thread_local std::vector<PointGradient> vertex_gradients;
   thread_local std::vector<char> done;
   vertex_weights.resize(static_cast<size_t>(ni * nj));
+  if (smooth) vertex_gradients.resize(static_cast<size_t>(ni * nj));
   done.assign(static_cast<size_t>(ni * nj), 0);
   const auto vertex = [&](int64_t i, int64_t j) {
     return static_cast<size_t>((j - j_lo) * ni + (i - i_lo));
   };
   const auto position = [&](size_t v) {
     return &samples[static_cast<size_t>(sample_of[v])].x;  // x, then z: adjacent doubles
+  };
+  const auto vertex_data = [&](size_t v) {
+    if (!done[v]) {
+      const int64_t vi = i_lo + static_cast<int64_t>(v) % ni;
+      const int64_t vj = j_lo + static_cast<int64_t>(v) / ni;
+      convolve_vertex(vi, vj, &vertex_weights[v], smooth ? &vertex_gradients[v] : nullptr);
+      done[v] = 1;
+    }
+  };
+  thread_local SplitMesh split;
+  if (smooth) {
+    split.Reset(i_lo, j_lo, ni, nj, [&](int64_t i, int64_t j) {
+      const double* p = position(vertex(i, j));
+      return Point2{p[0], p[1]};
+    });
+  }
+  // A vertex's gradient scale: its ordinates towards the split points of its six triangles and
+  // six edges stay >= 0 (VertexGradientScale).
+  thread_local std::vector<double> gradient_scale;
+  if (smooth) gradient_scale.assign(static_cast<size_t>(ni * nj), -1.0);
+  thread_local std::vector<float> f, gx, gz;
+  const auto scale_of = [&](int64_t i, int64_t j) {
+    const size_t v = vertex(i, j);
+    if (gradient_scale[v] >= 0.0) return gradient_scale[v];
+    vertex_data(v);
+    f.clear(), gx.clear(), gz.clear();
+    for (size_t e = 0; e < vertex_weights[v].size(); ++e) {
+      f.push_back(vertex_weights[v][e].second);
+      gx.push_back(vertex_gradients[v].dx[e].second);
+      gz.push_back(vertex_gradients[v].dz[e].second);
+    }
+    const std::array<Point2, 12> around = {split.TriangleSplit(i, j, 0),
+                                           split.TriangleSplit(i - 1, j, 0),
+                                           split.TriangleSplit(i, j - 1, 0),
+                                           split.TriangleSplit(i - 1, j, 1),
+                                           split.TriangleSplit(i - 1, j - 1, 1),
+                                           split.TriangleSplit(i, j - 1, 1),
+                                           split.Edge(i, j, 0).r,
+                                           split.Edge(i, j, 1).r,
+                                           split.Edge(i - 1, j, 0).r,
+                                           split.Edge(i, j - 1, 1).r,
+                                           split.Edge(i - 1, j, 2).r,
+                                           split.Edge(i, j - 1, 2).r};
+    const double* p = position(v);
+    return gradient_scale[v] = VertexGradientScale({p[0], p[1]}, f, gx, gz, around);
   };
   MeshWeights result;
   for (size_t p = 0; p < points.size(); ++p) {
@@ -338,43 +506,55 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
     double best_min = -std::numeric_limits<double>::infinity();
     std::array<size_t, 3> best_v{};
     std::array<double, 3> best_l{};
+    int64_t best_i = 0, best_j = 0, best_up = 0;
     for (int64_t dj = -1; dj <= 1 && !(best_min > 0.0); ++dj) {
       for (int64_t di = -1; di <= 1 && !(best_min > 0.0); ++di) {
         const int64_t i = i0 + di, j = j0 + dj;
         const std::array<size_t, 3> triangles[2] = {
             {vertex(i, j), vertex(i + 1, j), vertex(i, j + 1)},
             {vertex(i + 1, j), vertex(i + 1, j + 1), vertex(i, j + 1)}};
-        for (const std::array<size_t, 3>& t : triangles) {
+        for (int64_t up = 0; up < 2; ++up) {
+          const std::array<size_t, 3>& t = triangles[up];
           const std::array<double, 3> l =
               Barycentric(position(t[0]), position(t[1]), position(t[2]), x, z);
           const double m = std::min({l[0], l[1], l[2]});
           if (m > best_min) {
-            best_min = m, best_v = t, best_l = l;
+            best_min = m, best_v = t, best_l = l, best_i = i, best_j = j, best_up = up;
             if (m > 0.0) break;
           }
         }
       }
     }
+    result.clear();
+    if (smooth) {
+      const SplitTriangle& triangle = split.Triangle(
+          best_i, best_j, best_up, [&](int64_t i, int64_t j) { return scale_of(i, j); });
+      const std::array<double, 9> coefficients = Coefficients(triangle, x, z);
+      for (size_t c = 0; c < 3; ++c) {
+        const size_t v = best_v[c];
+        vertex_data(v);
+        result.push_back({&vertex_weights[v], coefficients[3 * c]});
+        result.push_back({&vertex_gradients[v].dx, coefficients[3 * c + 1]});
+        result.push_back({&vertex_gradients[v].dz, coefficients[3 * c + 2]});
+      }
+      out(p, result);
+      continue;
+    }
     double total = 0.0;
     for (double& l : best_l) total += (l = std::max(l, 0.0));
     for (double& l : best_l) l /= total;
-    result.clear();
     for (size_t c = 0; c < 3; ++c) {
       const size_t v = best_v[c];
-      if (!done[v]) {
-        const int64_t vi = i_lo + static_cast<int64_t>(v) % ni;
-        const int64_t vj = j_lo + static_cast<int64_t>(v) / ni;
-        convolve_vertex(vi, vj, &vertex_weights[v]);
-        done[v] = 1;
-      }
+      vertex_data(v);
       result.push_back({&vertex_weights[v], best_l[c]});
     }
     out(p, result);
   }
 }
 
-// Biome weights of one point from its triangle's vertex weights: sum_c lambda_c w_c(b), over the
-// vertices in order, each biome's sum in double, rounded to float once; ascending biome.
+// Biome weights of one point from its triangle's vertex vectors: sum_c lambda_c w_c(b), over the
+// vectors in order, each biome's sum in double, rounded to float once; ascending biome. A sum a
+// rounding below 0 (the smooth interpolation's factors have both signs) is 0.
 void ScatteredBlender::MeshPointWeights(const MeshWeights& vertices,
                                         std::vector<std::pair<int, float>>* weights) {
   weights->clear();
@@ -393,14 +573,14 @@ void ScatteredBlender::MeshPointWeights(const MeshWeights& vertices,
   }
   std::sort(sums.begin(), sums.end());
   for (const auto& [biome, sum] : sums) {
-    const float w = static_cast<float>(sum);
+    const float w = static_cast<float>(std::max(sum, 0.0));
     if (w != 0.0f) weights->emplace_back(biome, w);
   }
 }
 
 bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampleCache* cache,
                                     std::vector<IndexedLayer>* layers) const {
-  if (on_mesh_) {
+  if (interpolation_ != 0) {
     thread_local std::vector<std::pair<double, double>> points;
     points.clear();
     for (int lz = 0; lz < size; ++lz) {
@@ -436,7 +616,7 @@ bool ScatteredBlender::BlendColumns(int64_t x0, int64_t z0, int size, BiomeSampl
 
 void ScatteredBlender::BlendPoint(double x, double z, BiomeSampleCache* cache,
                                   std::vector<std::pair<int, float>>* weights) const {
-  if (on_mesh_) {
+  if (interpolation_ != 0) {
     const std::pair<double, double> point{x, z};
     int single = -1;
     BlendOnMesh(

@@ -11,7 +11,10 @@
 // per-biome radii allowed), lattice (0 triangular, the default; 1 square: seed 001's comparison of
 // lattices, with more grid lock to show for it), interpolation (0 the kernel at every column; 1
 // seed 001's "fast linear interpolation on the jittered grid": the kernel at the lattice points
-// only and each column barycentric on its triangle of the jittered mesh, see BlendOnMesh).
+// only and each column barycentric on its triangle of the jittered mesh, see BlendOnMesh; 2 the
+// same points joined C1 instead: the Powell-Sabin quadratic of the kernel blend's weights and
+// exact gradients at the vertices, each vertex's gradient scaled down where an ordinate would go
+// below 0, see powell_sabin.h).
 //
 // Thread safety: immutable after construction; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_SCATTERED_BLENDER_H_
@@ -69,8 +72,9 @@ class ScatteredBlender final : public Blender {
   // Fills a cache tile: the jittered positions of its vertices and the source's biomes there.
   void ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const;
 
-  // interpolation = 1: a point's triangle of the jittered mesh, as (vertex weights, barycentric
-  // coordinate) per vertex.
+  // interpolation = 1 or 2: a point's weights as a mix of per-vertex vectors, (vector, factor):
+  // linear, its triangle's three vertex weights and barycentric coordinates; smooth, their
+  // weights and gradients (x, z), nine vectors and their Powell-Sabin factors.
   using MeshWeights = std::vector<std::pair<const std::vector<std::pair<int, float>>*, double>>;
   // Calls out(index, triangle) for every point, in order; or sets *single_biome to the one biome
   // of every sample reaching them (then `out` is not called), else to -1.
@@ -86,7 +90,7 @@ class ScatteredBlender final : public Blender {
   JitteredLattice lattice_;
   std::vector<double> radius_sq_;  // Per dense biome index.
   double max_radius_ = 0.0;
-  bool on_mesh_ = false;  // interpolation = 1
+  int interpolation_ = 0;  // 0 kernel per column, 1 linear on the mesh, 2 smooth on the mesh
 };
 
 }  // namespace worldgen

@@ -42,7 +42,8 @@ struct ConvolutionScratch {
   std::vector<uint8_t> nonzero;
   std::vector<int32_t> slot_of_biome;  // -1 = not present; reset after each use.
   std::vector<uint16_t> present;       // Biomes present, ascending after sorting.
-  std::vector<double> sums;            // ConvolvePoint: per-biome sums, indexed like slot_of_biome.
+  std::vector<double> sums;            // ConvolvePoint: per-biome sums, indexed like slot_of_biome,
+  std::vector<double> slopes;          // and their gradients (x, z) when asked for.
   std::vector<int32_t> layer_of_biome;     // Sub-blocks: each biome's output layer; -1 = none yet.
   std::vector<KernelSample> band_samples;  // Sub-blocks: the samples reaching the current band,
   std::vector<double> band_row_part;       // with (r^2 - dz^2) at its nearest row,
@@ -219,12 +220,13 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
 }
 
 void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
-                   std::vector<std::pair<int, float>>* weights) {
+                   std::vector<std::pair<int, float>>* weights, PointGradient* gradient) {
   weights->clear();
   ConvolutionScratch& scratch = Scratch();
   // Per-biome sums in dense arrays; each biome's sum runs in the samples' order.
   std::vector<int32_t>& seen = scratch.slot_of_biome;
   std::vector<double>& sums = scratch.sums;
+  std::vector<double>& slopes = scratch.slopes;  // Per biome: d sum / dx, d sum / dz.
   scratch.present.clear();
   double total = 0.0;
   for (const KernelSample& s : samples) {
@@ -235,21 +237,49 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
     double w = t * t;
     if (s.biome >= seen.size()) seen.resize(s.biome + 1u, -1);
     if (s.biome >= sums.size()) sums.resize(s.biome + 1u, 0.0);
+    if (gradient != nullptr && 2u * s.biome + 1u >= slopes.size()) {
+      slopes.resize(2u * s.biome + 2u, 0.0);
+    }
     if (seen[s.biome] < 0) {
       seen[s.biome] = 0;
       sums[s.biome] = w;
+      if (gradient != nullptr) {
+        slopes[2u * s.biome] = -4.0 * t * dx;
+        slopes[2u * s.biome + 1] = -4.0 * t * dz;
+      }
       scratch.present.push_back(s.biome);
     } else {
       sums[s.biome] += w;
+      if (gradient != nullptr) {
+        slopes[2u * s.biome] += -4.0 * t * dx;
+        slopes[2u * s.biome + 1] += -4.0 * t * dz;
+      }
     }
   }
   std::sort(scratch.present.begin(), scratch.present.end());
   // The total is the biomes' sums in ascending biome order, as the block kernel forms it.
   for (uint16_t biome : scratch.present) total += sums[biome];
+  double total_dx = 0.0, total_dz = 0.0;
+  if (gradient != nullptr) {
+    gradient->dx.clear();
+    gradient->dz.clear();
+    for (uint16_t biome : scratch.present) {
+      total_dx += slopes[2u * biome];
+      total_dz += slopes[2u * biome + 1];
+    }
+  }
   for (uint16_t biome : scratch.present) {
     seen[biome] = -1;
-    float w = static_cast<float>(sums[biome] / total);
-    if (w != 0.0f) weights->emplace_back(biome, w);
+    const double share = sums[biome] / total;
+    float w = static_cast<float>(share);
+    if (w == 0.0f) continue;
+    weights->emplace_back(biome, w);
+    if (gradient != nullptr) {
+      gradient->dx.emplace_back(
+          biome, static_cast<float>((slopes[2u * biome] - share * total_dx) / total));
+      gradient->dz.emplace_back(
+          biome, static_cast<float>((slopes[2u * biome + 1] - share * total_dz) / total));
+    }
   }
 }
 

@@ -41,8 +41,18 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
 // Weights at the point (x, z): (dense biome index, weight) for the non-zero ones, ascending index.
 // `samples` must include every sample whose kernel reaches (x, z), in the same relative order as
 // for ConvolveColumns, and at least one that reaches it.
+//
+// With `gradient` (the scattered mesh's smooth interpolation, which needs the blend's slope at its
+// vertices): also the exact gradient of each weight w_b = S_b / S (S_b biome b's kernel sum, S
+// their total) with respect to (x, z), d w_b = (dS_b - w_b dS) / S with d max(0, r^2 - d^2)^2 =
+// -4 max(0, r^2 - d^2) (x - x_s, z - z_s), in double, rounded to float once; one entry per entry
+// of `weights`, same biomes. The weights' bits do not depend on whether it is asked for. The
+// gradients sum to 0 over the biomes (up to rounding), as the weights sum to 1.
+struct PointGradient {
+  std::vector<std::pair<int, float>> dx, dz;
+};
 void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
-                   std::vector<std::pair<int, float>>* weights);
+                   std::vector<std::pair<int, float>>* weights, PointGradient* gradient = nullptr);
 
 // Whether every sample has the same biome (true for an empty span).
 bool SingleBiome(std::span<const KernelSample> samples);

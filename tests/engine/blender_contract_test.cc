@@ -49,6 +49,7 @@ std::vector<Variant> AllVariants() {
   variants.push_back({"scattered_square", {BlenderKind::kScattered, {{"lattice", 1}}}});
   variants.push_back({"scattered_unjittered", {BlenderKind::kScattered, {{"jitter", 0}}}});
   variants.push_back({"scattered_mesh", {BlenderKind::kScattered, {{"interpolation", 1}}}});
+  variants.push_back({"scattered_mesh_smooth", {BlenderKind::kScattered, {{"interpolation", 2}}}});
   return variants;
 }
 
@@ -375,6 +376,9 @@ TEST_P(BlenderContractTest, GoldenRegions) {
       {"scattered_mesh",
        {0xb94a5e437ad5d847ULL, 0x961520da92c79857ULL, 0xf487bbaa63dcf15fULL,
         0x1b752894d80474c2ULL}},
+      {"scattered_mesh_smooth",
+       {0x23a8e5d52ae14ba8ULL, 0xef6953187978df62ULL, 0xd0f04aded5226acaULL,
+        0xeb71d09029066943ULL}},
       {"lerped_grid_bspline",
        {0x285da271813caff4ULL, 0x56740fdb7cfeae5aULL, 0x1f6ceadb10411e32ULL,
         0x979113c54b074200ULL}},

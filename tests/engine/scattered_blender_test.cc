@@ -180,6 +180,144 @@ TEST(ScatteredBlenderTest, MeshInterpolationIsBarycentricOverTheKernelAtTheVerti
   }
 }
 
+// Biome weights at (x, z) as a map (biome -> weight), through the point query.
+std::map<int, double> WeightsAt(const World& world, double x, double z) {
+  std::vector<std::pair<int, float>> w;
+  world.blender().BlendPoint(x, z, nullptr, &w);
+  std::map<int, double> out;
+  for (const auto& [biome, value] : w) out[biome] = value;
+  return out;
+}
+
+// Border points of the default world (two or more biomes under the per-column kernel).
+std::vector<std::array<double, 2>> BorderPoints(const World& kernel, int count, uint64_t stream) {
+  std::vector<std::array<double, 2>> points;
+  for (uint64_t k = 0; points.size() < static_cast<size_t>(count) && k < 20000; ++k) {
+    const double x = static_cast<double>(testing::TestCoordinate(k, stream, -5000, 5000)) + 0.37;
+    const double z =
+        static_cast<double>(testing::TestCoordinate(k, stream + 1, -5000, 5000)) + 0.61;
+    if (WeightsAt(kernel, x, z).size() >= 2) points.push_back({x, z});
+  }
+  return points;
+}
+
+// The largest change of slope between neighbouring steps along lines through border points (the
+// second difference over the step, per biome): a crease (a C0 join) shows as the jump of the
+// gradient across it, a C1 join as the step times the curvature. Lines run in every direction,
+// so they cross triangle edges and the smooth interpolation's inner split edges alike.
+double LargestSlopeJump(const World& world, const std::vector<std::array<double, 2>>& centres,
+                        double step) {
+  constexpr int kSteps = 300;
+  double largest = 0.0;
+  for (size_t c = 0; c < centres.size(); ++c) {
+    const double angle = 2.399963 * static_cast<double>(c);  // golden angle: every direction
+    const double dx = std::cos(angle) * step, dz = std::sin(angle) * step;
+    std::vector<std::map<int, double>> line;
+    for (int k = -kSteps / 2; k <= kSteps / 2; ++k) {
+      line.push_back(WeightsAt(world, centres[c][0] + k * dx, centres[c][1] + k * dz));
+    }
+    for (size_t k = 1; k + 1 < line.size(); ++k) {
+      std::map<int, double> biomes = line[k];
+      biomes.insert(line[k - 1].begin(), line[k - 1].end());
+      biomes.insert(line[k + 1].begin(), line[k + 1].end());
+      for (const auto& [biome, unused] : biomes) {
+        const auto at = [&](size_t n) {
+          auto it = line[n].find(biome);
+          return it == line[n].end() ? 0.0 : it->second;
+        };
+        largest = std::max(largest, std::abs(at(k + 1) - 2.0 * at(k) + at(k - 1)) / step);
+      }
+    }
+  }
+  return largest;
+}
+
+// interpolation = 2 is C1: along lines in every direction the largest change of slope between
+// steps halves with the step (it is the step times the curvature), where the linear mesh
+// (interpolation = 1) keeps its jumps at triangle edges whatever the step.
+TEST(ScatteredBlenderTest, SmoothMeshInterpolationHasNoCreases) {
+  WorldSpec spec = DefaultWorldSpec();
+  const std::shared_ptr<const World> kernel = *World::Create(spec);
+  spec.blender.params["interpolation"] = 1;
+  const std::shared_ptr<const World> linear = *World::Create(spec);
+  spec.blender.params["interpolation"] = 2;
+  const std::shared_ptr<const World> smooth = *World::Create(spec);
+  const std::vector<std::array<double, 2>> centres = BorderPoints(*kernel, 40, 70);
+  ASSERT_EQ(centres.size(), 40u);
+  double linear_jump[2], smooth_jump[2];
+  for (int k = 0; k < 2; ++k) {
+    const double step = k == 0 ? 0.04 : 0.02;
+    linear_jump[k] = LargestSlopeJump(*linear, centres, step);
+    smooth_jump[k] = LargestSlopeJump(*smooth, centres, step);
+    std::printf("largest slope jump at step %g: linear mesh %.3g, smooth mesh %.3g\n", step,
+                linear_jump[k], smooth_jump[k]);
+  }
+  EXPECT_GT(linear_jump[1], 5e-3);
+  EXPECT_GT(linear_jump[1], 0.8 * linear_jump[0]) << "the linear mesh's creases";
+  EXPECT_LT(smooth_jump[1], 0.6 * smooth_jump[0]) << "a crease in the smooth mesh";
+  EXPECT_LT(smooth_jump[1], 1e-3);
+}
+
+// interpolation = 2 interpolates the kernel blend's value and slope at the lattice points: at a
+// vertex its weights are the per-column kernel's there, and its gradient is the kernel blend's
+// gradient scaled by one factor s in [0, 1] for every biome and both axes (s < 1 only where an
+// ordinate would go below 0). Gradients by central differences of the point query.
+TEST(ScatteredBlenderTest, SmoothMeshMatchesTheKernelBlendsValueAndScaledSlopeAtVertices) {
+  WorldSpec spec = DefaultWorldSpec();
+  const std::shared_ptr<const World> kernel = *World::Create(spec);
+  spec.blender.params["interpolation"] = 2;
+  const std::shared_ptr<const World> smooth = *World::Create(spec);
+  const JitteredLattice& lattice =
+      dynamic_cast<const ScatteredBlender&>(smooth->blender()).lattice();
+  constexpr double h = 1e-3;
+  const auto gradient = [&](const World& world, double x, double z) {
+    std::map<int, std::array<double, 2>> g;
+    for (int axis = 0; axis < 2; ++axis) {
+      const double ex = axis == 0 ? h : 0.0, ez = axis == 0 ? 0.0 : h;
+      for (const auto& [biome, w] : WeightsAt(world, x + ex, z + ez)) g[biome][axis] += w / (2 * h);
+      for (const auto& [biome, w] : WeightsAt(world, x - ex, z - ez)) g[biome][axis] -= w / (2 * h);
+    }
+    return g;
+  };
+  int vertices = 0, unscaled = 0;
+  for (const auto& [bx, bz] : BorderPoints(*kernel, 60, 80)) {
+    const int32_t j = static_cast<int32_t>(std::floor(bz / lattice.row_height()));
+    const int32_t i =
+        static_cast<int32_t>(std::floor(bx / lattice.interval() - lattice.row_shift() * j));
+    double x, z;
+    lattice.Position(i, j, &x, &z);
+    const std::map<int, double> expected = WeightsAt(*kernel, x, z);
+    if (expected.size() < 2) continue;
+    ++vertices;
+    const std::map<int, double> got = WeightsAt(*smooth, x, z);
+    ASSERT_EQ(got.size(), expected.size()) << x << ", " << z;
+    for (const auto& [biome, w] : expected) EXPECT_NEAR(got.at(biome), w, 1e-6) << x << ", " << z;
+    const auto want = gradient(*kernel, x, z), have = gradient(*smooth, x, z);
+    // The factor from the steepest biome, then every biome and axis against it.
+    double steepest = 0.0, s = 0.0;
+    for (const auto& [biome, g] : want) {
+      const double norm = g[0] * g[0] + g[1] * g[1];
+      if (norm > steepest && have.contains(biome)) {
+        steepest = norm;
+        s = (have.at(biome)[0] * g[0] + have.at(biome)[1] * g[1]) / norm;
+      }
+    }
+    EXPECT_GE(s, -0.02);  // Difference quotients in float weights: s to about 1 %.
+    EXPECT_LE(s, 1.02);
+    unscaled += s > 0.98;
+    for (const auto& [biome, g] : want) {
+      for (int axis = 0; axis < 2; ++axis) {
+        const double got_slope = have.contains(biome) ? have.at(biome)[axis] : 0.0;
+        EXPECT_NEAR(got_slope, s * g[axis], 2e-4)
+            << "biome " << biome << " axis " << axis << " at " << x << ", " << z << " s " << s;
+      }
+    }
+  }
+  std::printf("%d vertices, %d with their full slope\n", vertices, unscaled);
+  EXPECT_GE(vertices, 30);
+  EXPECT_GE(unscaled, vertices / 2);
+}
+
 // The jitter bound that keeps the mesh valid is enforced, per lattice shape.
 TEST(ScatteredBlenderTest, MeshInterpolationRefusesAJitterThatFoldsTriangles) {
   WorldSpec spec = DefaultWorldSpec();
@@ -193,6 +331,12 @@ TEST(ScatteredBlenderTest, MeshInterpolationRefusesAJitterThatFoldsTriangles) {
   spec.blender.params["jitter"] = 0.4;
   EXPECT_THAT(std::string(ValidateWorldSpec(spec).message()),
               ::testing::HasSubstr("scattered.jitter = 0.4 is above 0.35"));
+  spec.blender.params["interpolation"] = 2;  // The smooth interpolation uses the same mesh.
+  EXPECT_THAT(std::string(ValidateWorldSpec(spec).message()),
+              ::testing::HasSubstr("scattered.jitter = 0.4 is above 0.35, the most that keeps the "
+                                   "jittered mesh valid for scattered.interpolation = 2"));
+  spec.blender.params["interpolation"] = 3;
+  EXPECT_FALSE(ValidateWorldSpec(spec).ok());
 }
 
 }  // namespace

@@ -53,8 +53,9 @@ TEST(LabTest, JsonHasEveryBlenderAndPicturesThatDecode) {
   // Every method, then the method options shown as rows of their own.
   std::vector<std::string> expected;
   for (const BlenderMethod* method : BlenderMethods()) expected.emplace_back(method->name);
-  for (const char* variant : {"scattered:lattice=1", "scattered:jitter=0",
-                              "scattered:interpolation=1", "lerped_grid:interpolation=1"}) {
+  for (const char* variant :
+       {"scattered:lattice=1", "scattered:jitter=0", "scattered:interpolation=1",
+        "scattered:interpolation=2", "lerped_grid:interpolation=1"}) {
     expected.emplace_back(variant);
   }
   const auto& rows = report.fields().at("methods").list_value().values();
