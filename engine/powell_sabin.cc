@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace worldgen {
 namespace {
@@ -52,6 +53,31 @@ double EdgeSplit(const Point2& p, const Point2& q, const Point2& z1, const Point
   const double dx = z2[0] - z1[0], dz = z2[1] - z1[1];
   const double det = ex * dz - ez * dx;
   return ((z1[0] - p[0]) * dz - (z1[1] - p[1]) * dx) / det;
+}
+
+void LimitVertexGradients(const Point2& v, std::span<const float> f, std::span<float> gx,
+                          std::span<float> gz, std::span<const Point2> split_points) {
+  double removed_x = 0.0, removed_z = 0.0, total = 0.0;
+  thread_local std::vector<double> lx, lz;
+  lx.assign(f.size(), 0.0);
+  lz.assign(f.size(), 0.0);
+  for (size_t e = 0; e < f.size(); ++e) {
+    double scale = 1.0;
+    for (const Point2& p : split_points) {
+      const double drop = 0.5 * (static_cast<double>(gx[e]) * (p[0] - v[0]) +
+                                 static_cast<double>(gz[e]) * (p[1] - v[1]));
+      if (drop < 0.0) scale = std::min(scale, static_cast<double>(f[e]) / -drop);
+    }
+    lx[e] = std::max(scale, 0.0) * static_cast<double>(gx[e]);
+    lz[e] = std::max(scale, 0.0) * static_cast<double>(gz[e]);
+    removed_x += lx[e], removed_z += lz[e];
+    total += static_cast<double>(f[e]);
+  }
+  for (size_t e = 0; e < f.size(); ++e) {
+    const double share = static_cast<double>(f[e]) / total;
+    gx[e] = static_cast<float>(lx[e] - share * removed_x);
+    gz[e] = static_cast<float>(lz[e] - share * removed_z);
+  }
 }
 
 double VertexGradientScale(const Point2& v, std::span<const float> f, std::span<const float> gx,

@@ -17,10 +17,10 @@
 //
 // Every ordinate is a convex combination of the vertex ordinates f_k and f_k + g_k . (p - v_k)/2
 // (mu and beta are in (0, 1)). Fed with a partition of unity (weights per biome that are >= 0 and
-// sum to 1, gradients that sum to 0) whose vertex ordinates are >= 0, which the caller ensures by
-// scaling each vertex's gradient (VertexGradientScale), every ordinate of every biome is >= 0 and
-// the biomes' ordinates sum to 1; the Bernstein basis is >= 0 and sums to 1, so the interpolated
-// weights are in [0, 1] and sum to 1 by construction.
+// sum to 1, gradients that sum to 0) whose vertex ordinates are >= 0, which the caller ensures
+// (LimitVertexGradients, then VertexGradientScale for what rounding leaves), every ordinate of
+// every biome is >= 0 and the biomes' ordinates sum to 1; the Bernstein basis is >= 0 and sums to
+// 1, so the interpolated weights are in [0, 1] and sum to 1 by construction.
 //
 // The result at a point is linear in the nine vertex quantities (f_k, g_k.x, g_k.z): Coefficients
 // gives the nine factors, so a caller mixes whole per-biome vectors at once.
@@ -45,6 +45,17 @@ std::pair<Point2, std::array<double, 3>> Incentre(const Point2& a, const Point2&
 // triangles sharing the edge) crosses it, as the fraction mu along p -> q. The caller passes each
 // edge's ends and triangles in one fixed order, so both triangles get the same bits.
 double EdgeSplit(const Point2& p, const Point2& q, const Point2& z1, const Point2& z2);
+
+// A vertex's gradients made fit for the interpolant, in place. Per biome b, g_b is scaled by the
+// largest s_b in [0, 1] for which f_b + s_b g_b . (p - v) / 2 >= 0 at every split point p around
+// the vertex (a biome on the fringe of its reach, weight near 0, would otherwise dip below 0);
+// what that removes no longer sums to 0 over the biomes, so its sum is then taken from every
+// biome in proportion to its weight (g_b -= f_b * sum_c g_c / sum_c f_c), which keeps the
+// gradients summing to 0. Only the fringe biomes' slopes change, and the others' barely (by their
+// weight times the fringe's removed slope), where one scale for the whole vertex would flatten
+// every biome there. A biome whose weight is 0 gets gradient 0. `f`, `gx`, `gz` per biome.
+void LimitVertexGradients(const Point2& v, std::span<const float> f, std::span<float> gx,
+                          std::span<float> gz, std::span<const Point2> split_points);
 
 // The largest s in [0, 1] for which f_b + s g_b . (p - v) / 2 >= 0 for every biome b and every
 // split point p around the vertex v (the vertex's ordinates stay non-negative). `f`, `gx`, `gz`

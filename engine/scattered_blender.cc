@@ -467,8 +467,10 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
       return Point2{p[0], p[1]};
     });
   }
-  // A vertex's gradient scale: its ordinates towards the split points of its six triangles and
-  // six edges stay >= 0 (VertexGradientScale).
+  // A vertex's gradients limited, then its gradient scale, so its ordinates towards the split
+  // points of its six triangles and six edges stay >= 0 (LimitVertexGradients, then
+  // VertexGradientScale for what the float rounding of the limited gradients leaves). Done once
+  // per vertex, before any column reads its gradients.
   thread_local std::vector<double> gradient_scale;
   if (smooth) gradient_scale.assign(static_cast<size_t>(ni * nj), -1.0);
   thread_local std::vector<float> f, gx, gz;
@@ -495,6 +497,11 @@ void ScatteredBlender::BlendOnMesh(std::span<const std::pair<double, double>> po
                                            split.Edge(i - 1, j, 2).r,
                                            split.Edge(i, j - 1, 2).r};
     const double* p = position(v);
+    LimitVertexGradients({p[0], p[1]}, f, gx, gz, around);
+    for (size_t e = 0; e < f.size(); ++e) {
+      vertex_gradients[v].dx[e].second = gx[e];
+      vertex_gradients[v].dz[e].second = gz[e];
+    }
     return gradient_scale[v] = VertexGradientScale({p[0], p[1]}, f, gx, gz, around);
   };
   MeshWeights result;

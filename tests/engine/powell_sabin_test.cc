@@ -167,5 +167,28 @@ TEST(PowellSabinTest, GradientScaleKeepsEveryOrdinateNonNegative) {
             0.0);
 }
 
+// A biome on the fringe (weight 0.01, rising towards +x) would dip below 0 towards (-2, 0): its
+// slope is halved (0.01 + s * 0.5 * 0.02 * -2 = 0 at s = 0.5); the 0.01 removed is taken from both
+// biomes by weight, so the gradients still sum to 0; what that leaves below 0 (biome 0 towards
+// (-2, 0): 0.01 - 0.0101) the vertex's scale takes back.
+TEST(PowellSabinTest, LimitVertexGradientsScalesTheFringeBiomeAndKeepsTheSumZero) {
+  const Point2 v = {0.0, 0.0};
+  const std::vector<Point2> around = {{2.0, 0.0}, {-2.0, 0.0}, {0.0, 2.0}};
+  const std::vector<float> f = {0.01f, 0.99f};
+  std::vector<float> gx = {0.02f, -0.02f}, gz = {0.0f, 0.0f};
+  LimitVertexGradients(v, f, gx, gz, around);
+  EXPECT_NEAR(gx[0], 0.0101, 1e-7);
+  EXPECT_NEAR(gx[1], -0.0101, 1e-7);
+  EXPECT_NEAR(gx[0] + gx[1], 0.0, 1e-9);
+  EXPECT_EQ(gz[0], 0.0f);
+  EXPECT_EQ(gz[1], 0.0f);
+  EXPECT_NEAR(VertexGradientScale(v, f, gx, gz, around), 0.01 / 0.0101, 1e-5);
+  // Nothing to limit: unchanged.
+  std::vector<float> hx = {0.001f, -0.001f}, hz = {0.002f, -0.002f};
+  LimitVertexGradients(v, std::vector<float>{0.5f, 0.5f}, hx, hz, around);
+  EXPECT_EQ(hx, (std::vector<float>{0.001f, -0.001f}));
+  EXPECT_EQ(hz, (std::vector<float>{0.002f, -0.002f}));
+}
+
 }  // namespace
 }  // namespace worldgen

@@ -259,10 +259,11 @@ TEST(ScatteredBlenderTest, SmoothMeshInterpolationHasNoCreases) {
 }
 
 // interpolation = 2 interpolates the kernel blend's value and slope at the lattice points: at a
-// vertex its weights are the per-column kernel's there, and its gradient is the kernel blend's
-// gradient scaled by one factor s in [0, 1] for every biome and both axes (s < 1 only where an
-// ordinate would go below 0). Gradients by central differences of the point query.
-TEST(ScatteredBlenderTest, SmoothMeshMatchesTheKernelBlendsValueAndScaledSlopeAtVertices) {
+// vertex its weights are the per-column kernel's there, and its gradients are the kernel blend's
+// wherever no biome's ordinate would dip below 0 (powell_sabin.h's LimitVertexGradients, pinned by
+// its own test, changes the others); they always sum to 0 over the biomes. Gradients by central
+// differences of the point query.
+TEST(ScatteredBlenderTest, SmoothMeshTakesTheKernelBlendsValueAndSlopeAtVertices) {
   WorldSpec spec = DefaultWorldSpec();
   const std::shared_ptr<const World> kernel = *World::Create(spec);
   spec.blender.params["interpolation"] = 2;
@@ -279,7 +280,7 @@ TEST(ScatteredBlenderTest, SmoothMeshMatchesTheKernelBlendsValueAndScaledSlopeAt
     }
     return g;
   };
-  int vertices = 0, unscaled = 0;
+  int vertices = 0, exact = 0;
   for (const auto& [bx, bz] : BorderPoints(*kernel, 60, 80)) {
     const int32_t j = static_cast<int32_t>(std::floor(bz / lattice.row_height()));
     const int32_t i =
@@ -293,29 +294,22 @@ TEST(ScatteredBlenderTest, SmoothMeshMatchesTheKernelBlendsValueAndScaledSlopeAt
     ASSERT_EQ(got.size(), expected.size()) << x << ", " << z;
     for (const auto& [biome, w] : expected) EXPECT_NEAR(got.at(biome), w, 1e-6) << x << ", " << z;
     const auto want = gradient(*kernel, x, z), have = gradient(*smooth, x, z);
-    // The factor from the steepest biome, then every biome and axis against it.
-    double steepest = 0.0, s = 0.0;
-    for (const auto& [biome, g] : want) {
-      const double norm = g[0] * g[0] + g[1] * g[1];
-      if (norm > steepest && have.contains(biome)) {
-        steepest = norm;
-        s = (have.at(biome)[0] * g[0] + have.at(biome)[1] * g[1]) / norm;
-      }
-    }
-    EXPECT_GE(s, -0.02);  // Difference quotients in float weights: s to about 1 %.
-    EXPECT_LE(s, 1.02);
-    unscaled += s > 0.98;
-    for (const auto& [biome, g] : want) {
+    std::array<double, 2> sum = {0.0, 0.0};
+    double largest_difference = 0.0;
+    for (const auto& [biome, g] : have) {
       for (int axis = 0; axis < 2; ++axis) {
-        const double got_slope = have.contains(biome) ? have.at(biome)[axis] : 0.0;
-        EXPECT_NEAR(got_slope, s * g[axis], 2e-4)
-            << "biome " << biome << " axis " << axis << " at " << x << ", " << z << " s " << s;
+        sum[axis] += g[axis];
+        const double other = want.contains(biome) ? want.at(biome)[axis] : 0.0;
+        largest_difference = std::max(largest_difference, std::abs(g[axis] - other));
       }
     }
+    EXPECT_NEAR(sum[0], 0.0, 1e-4) << x << ", " << z;
+    EXPECT_NEAR(sum[1], 0.0, 1e-4) << x << ", " << z;
+    exact += largest_difference < 1e-4;
   }
-  std::printf("%d vertices, %d with their full slope\n", vertices, unscaled);
+  std::printf("%d vertices, %d with the kernel blend's slope for every biome\n", vertices, exact);
   EXPECT_GE(vertices, 30);
-  EXPECT_GE(unscaled, vertices / 2);
+  EXPECT_GE(exact, vertices * 2 / 3);
 }
 
 // The jitter bound that keeps the mesh valid is enforced, per lattice shape.

@@ -51,8 +51,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const worldgen::BlenderParamDef& param : method.params) {
     if (in.ConsumeBool()) continue;  // Default.
     const double high = std::min(param.max, std::max(param.min * 4, param.min + 48));
-    double value = in.ConsumeFloatingPointInRange(param.min, high);
-    if (param.integer) value = std::floor(value);
+    // An integer parameter takes each of its values alike (a floor of a real would reach the top
+    // of the range, e.g. scattered.interpolation = 2, only at its very end).
+    const double value = param.integer
+                             ? static_cast<double>(in.ConsumeIntegralInRange<int64_t>(
+                                   static_cast<int64_t>(param.min), static_cast<int64_t>(high)))
+                             : in.ConsumeFloatingPointInRange(param.min, high);
     spec.blender.params[std::string(param.name)] = value;
   }
   // Coastal: each biome land (its lowest height above the sea) or water (its highest below).
