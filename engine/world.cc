@@ -107,8 +107,10 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
     // heights come from one batch (FractalNoise2DBatch) over exactly the columns it reaches, listed
     // in row order so neighbouring columns share noise gradients. Coastal heights gather their
     // sums (CoastalHeights::Add) in the same order instead.
-    std::vector<double> h(columns, 0.0), xs(columns), zs(columns), layer_height(columns);
-    std::vector<CoastSums> coast_sums(coast_ != nullptr ? columns : 0);
+    const bool coastal = coast_ != nullptr;
+    std::vector<double> h(coastal ? 0 : columns, 0.0), xs(columns), zs(columns),
+        layer_height(columns);
+    std::vector<CoastSums> coast_sums(coastal ? columns : 0);
     std::vector<uint32_t> reached(columns);
     for (size_t k = 0; k < layers.size(); ++k) {
       const std::vector<float>& w = chunk.layers[k].weights;
@@ -124,18 +126,21 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
         }
       }
       heights_->BiomeHeights(layers[k].biome, xs.data(), zs.data(), n, layer_height.data());
-      for (size_t t = 0; t < n; ++t) {
-        const size_t col = reached[t];
-        if (coast_ != nullptr) {
+      if (coastal) {
+        for (size_t t = 0; t < n; ++t) {
+          const size_t col = reached[t];
           coast_->Add(layers[k].biome, static_cast<double>(w[col]), layer_height[t],
                       &coast_sums[col]);
-        } else {
+        }
+      } else {
+        for (size_t t = 0; t < n; ++t) {
+          const size_t col = reached[t];
           h[col] += static_cast<double>(w[col]) * layer_height[t];
         }
       }
     }
     chunk.heights.resize(columns);
-    if (coast_ != nullptr) {
+    if (coastal) {
       std::vector<double> distance;
       coast_->SignedDistances(x0, z0, size, cache, &distance);
       for (size_t col = 0; col < columns; ++col) {
