@@ -1,0 +1,163 @@
+#include "engine/volume_blender.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "engine/sparse_convolution.h"
+
+namespace worldgen {
+
+double ScatteredVolumeBlender::MinBlendRadius(double sampling_interval, double jitter) {
+  return sampling_interval * (JitteredBccLattice::kCoveringRadius + jitter + 0.25);
+}
+
+absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
+  const auto bad = [](const char* name, double value, const char* rule) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("volume.%s = %g is out of range: %s", name, value, rule));
+  };
+  if (!(p.sampling_interval >= 1.0 && p.sampling_interval <= 256.0)) {
+    return bad("sampling_interval", p.sampling_interval, "[1, 256] blocks");
+  }
+  if (!(p.jitter >= 0.0 && p.jitter <= 0.5)) return bad("jitter", p.jitter, "[0, 0.5]");
+  const double min_radius = MinBlendRadius(p.sampling_interval, p.jitter);
+  if (!(p.blend_radius >= min_radius && p.blend_radius <= 32.0 * p.sampling_interval &&
+        p.blend_radius <= 1024.0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "volume.blend_radius = %g is out of range: [%g, %g] (the lattice's largest gap, "
+        "sampling_interval * (sqrt(5)/4 + jitter + 1/4), up to 32 intervals)",
+        p.blend_radius, min_radius, std::min(1024.0, 32.0 * p.sampling_interval)));
+  }
+  if (!(p.vertical_blend_radius >= 1.0 && p.vertical_blend_radius <= p.blend_radius)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("volume.vertical_blend_radius = %g is out of range: [1, blend_radius = %g]",
+                        p.vertical_blend_radius, p.blend_radius));
+  }
+  return absl::OkStatus();
+}
+
+ScatteredVolumeBlender::ScatteredVolumeBlender(uint64_t seed, const VolumeBlendParams& params,
+                                               const VolumeSource& source)
+    : source_(source),
+      lattice_(seed, params.sampling_interval,
+               params.sampling_interval * params.vertical_blend_radius / params.blend_radius,
+               params.jitter),
+      radius_sq_(params.blend_radius * params.blend_radius),
+      radius_(params.blend_radius) {}
+
+void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box,
+                                           std::vector<VolumeSample>* out) const {
+  out->clear();
+  const double g = lattice_.interval(), s = lattice_.y_scale();
+  const double min_y = box.min_y * s, max_y = box.max_y * s;
+  // A point reaching the box has its jittered position within r of it, so its unjittered one
+  // within r + jitter; a block of slack absorbs the rounding of the bounds (the exact test
+  // below decides).
+  const double reach = radius_ + lattice_.jitter() + 1.0;
+  const auto lo = [&](double v) { return static_cast<int32_t>(std::floor((v - reach) / g - 0.5)); };
+  const auto hi = [&](double v) { return static_cast<int32_t>(std::ceil((v + reach) / g)); };
+  const int32_t i0 = lo(box.min_x), i1 = hi(box.max_x);
+  const int32_t j0 = lo(min_y), j1 = hi(max_y);
+  const int32_t k0 = lo(box.min_z), k1 = hi(box.max_z);
+  for (int32_t j = j0; j <= j1; ++j) {
+    for (int32_t k = k0; k <= k1; ++k) {
+      for (int32_t i = i0; i <= i1; ++i) {
+        for (int32_t c = 0; c < 2; ++c) {
+          double x, y, z;
+          lattice_.Position({i, j, k, c}, &x, &y, &z);
+          const double ys = y * s;
+          const double dx = x - std::min(std::max(x, box.min_x), box.max_x);
+          const double dy = ys - std::min(std::max(ys, min_y), max_y);
+          const double dz = z - std::min(std::max(z, box.min_z), box.max_z);
+          if (!(dx * dx + dy * dy + dz * dz < radius_sq_)) continue;
+          out->push_back({x, ys, z, static_cast<uint16_t>(source_.BiomeIndexAt(x, y, z))});
+        }
+      }
+    }
+  }
+}
+
+void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq, double x,
+                         double y_scaled, double z, std::vector<std::pair<int, float>>* weights) {
+  weights->clear();
+  thread_local std::vector<double> sums;
+  thread_local std::vector<int32_t> seen;
+  thread_local std::vector<uint16_t> present;
+  present.clear();
+  for (const VolumeSample& p : samples) {
+    const double dx = x - p.x, dy = y_scaled - p.y, dz = z - p.z;
+    const double t = ((radius_sq - dz * dz) - dy * dy) - dx * dx;
+    if (!(t > 0.0)) continue;  // Would add exactly +0.0.
+    const double w = t * t;
+    if (p.biome >= seen.size()) {
+      seen.resize(p.biome + 1u, -1);
+      sums.resize(p.biome + 1u, 0.0);
+    }
+    if (seen[p.biome] < 0) {
+      seen[p.biome] = 0;
+      sums[p.biome] = w;
+      present.push_back(p.biome);
+    } else {
+      sums[p.biome] += w;
+    }
+  }
+  std::sort(present.begin(), present.end());
+  double total = 0.0;
+  for (uint16_t biome : present) total += sums[biome];
+  for (uint16_t biome : present) {
+    seen[biome] = -1;
+    const float w = static_cast<float>(sums[biome] / total);
+    if (w != 0.0f) weights->emplace_back(biome, w);
+  }
+}
+
+bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,
+                                        int cell, std::vector<IndexedLayer>* layers) const {
+  const size_t cells = static_cast<size_t>(nx) * static_cast<size_t>(ny) * static_cast<size_t>(nz);
+  const double c = static_cast<double>(cell);
+  const VolumeBox box = {static_cast<double>(x0),
+                         static_cast<double>(y0),
+                         static_cast<double>(z0),
+                         static_cast<double>(x0) + c * (nx - 1),
+                         static_cast<double>(y0) + c * (ny - 1),
+                         static_cast<double>(z0) + c * (nz - 1)};
+  thread_local std::vector<VolumeSample> samples;
+  GatherSamples(box, &samples);
+  layers->clear();
+  const bool single = std::all_of(samples.begin(), samples.end(), [&](const VolumeSample& p) {
+    return p.biome == samples.front().biome;
+  });
+  if (single) {
+    layers->push_back(
+        {samples.empty() ? 0 : samples.front().biome, std::vector<float>(cells, 1.0f)});
+    return true;
+  }
+  int biome_count = 0;
+  for (const VolumeSample& p : samples) biome_count = std::max(biome_count, p.biome + 1);
+  LayerAccumulator accumulator(biome_count, cells);
+  std::vector<std::pair<int, float>> weights;
+  const double s = lattice_.y_scale();
+  for (int b = 0; b < ny; ++b) {
+    const double y = static_cast<double>(y0 + int64_t{cell} * b) * s;
+    for (int d = 0; d < nz; ++d) {
+      const double z = static_cast<double>(z0 + int64_t{cell} * d);
+      for (int a = 0; a < nx; ++a) {
+        const double x = static_cast<double>(x0 + int64_t{cell} * a);
+        ConvolveVolumePoint(samples, radius_sq_, x, y, z, &weights);
+        accumulator.Add((static_cast<size_t>(b) * nz + d) * nx + a, weights);
+      }
+    }
+  }
+  accumulator.MoveTo(layers);
+  return false;
+}
+
+void ScatteredVolumeBlender::BlendPoint(double x, double y, double z,
+                                        std::vector<std::pair<int, float>>* weights) const {
+  thread_local std::vector<VolumeSample> samples;
+  GatherSamples({x, y, z, x, y, z}, &samples);
+  ConvolveVolumePoint(samples, radius_sq_, x, y * lattice_.y_scale(), z, weights);
+}
+
+}  // namespace worldgen

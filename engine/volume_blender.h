@@ -1,0 +1,98 @@
+// 3D biomes (issue 25), the engine's first part: a 3D biome map (VolumeSource) and scattered
+// blending generalised to 3D (ScatteredVolumeBlender), with the same arithmetic as the 2D
+// methods (sparse_convolution.h), so its weights are a partition of unity in [0, 1] and a block
+// of cells and a point agree bit for bit.
+//
+// Kernel space: y is scaled by blend_radius / vertical_blend_radius, so the kernel
+// max(0, r^2 - d^2)^2 with the horizontal radius r there reaches vertical_blend_radius blocks up
+// and down; the lattice (JitteredBccLattice) is a body-centred cubic one that is isotropic in
+// kernel space (vertical interval = sampling_interval * vertical_blend_radius / blend_radius).
+// Padding and search bounds follow seed 001's 2D derivation: a point's kernel reaches a box when
+// its jittered position is within r of it, so its unjittered position is within r + jitter.
+//
+// Thread safety: immutable after construction; all const methods are safe for concurrent use.
+#ifndef WORLDGEN_ENGINE_VOLUME_BLENDER_H_
+#define WORLDGEN_ENGINE_VOLUME_BLENDER_H_
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/blender.h"
+#include "engine/jittered_bcc_lattice.h"
+
+namespace worldgen {
+
+// The unblended 3D biome map: world coordinate -> dense biome index.
+class VolumeSource {
+ public:
+  virtual ~VolumeSource() = default;
+  virtual int BiomeIndexAt(double x, double y, double z) const = 0;
+};
+
+struct VolumeBlendParams {
+  double sampling_interval = 8.0;      // Horizontal lattice spacing, blocks.
+  double jitter = 0.35;                // Fraction of the interval (kernel space), [0, 0.5].
+  double blend_radius = 24.0;          // Horizontal kernel radius, blocks.
+  double vertical_blend_radius = 8.0;  // Vertical kernel radius, blocks.
+};
+
+// A lattice point with its biome; y in kernel space.
+struct VolumeSample {
+  double x = 0.0, y = 0.0, z = 0.0;
+  uint16_t biome = 0;
+};
+
+// Inclusive box of block coordinates (y not scaled).
+struct VolumeBox {
+  double min_x = 0, min_y = 0, min_z = 0, max_x = 0, max_y = 0, max_z = 0;
+};
+
+class ScatteredVolumeBlender {
+ public:
+  // The smallest horizontal radius that leaves no point without a sample in reach: the lattice's
+  // covering radius plus the jitter plus a quarter interval (seed 001's padding), in kernel space.
+  static double MinBlendRadius(double sampling_interval, double jitter);
+  // INVALID_ARGUMENT naming the parameter, the value and the rule.
+  static absl::Status Validate(const VolumeBlendParams& params);
+
+  // `params` must be valid; `source` must outlive the blender.
+  ScatteredVolumeBlender(uint64_t seed, const VolumeBlendParams& params,
+                         const VolumeSource& source);
+
+  const JitteredBccLattice& lattice() const { return lattice_; }
+
+  // The lattice points whose kernel reaches some point of `box`, in canonical order (j, k, i, c
+  // ascending), with their biomes.
+  void GatherSamples(const VolumeBox& box, std::vector<VolumeSample>* out) const;
+
+  // The weights of nx * ny * nz cells `cell` blocks wide whose lowest one starts at (x0, y0, z0):
+  // cell (a, b, d) is blended at its lowest corner (x0 + cell * a, y0 + cell * b, z0 + cell * d),
+  // and its weights sit at index (b * nz + d) * nx + a (y, then z, then x: a chunk section's
+  // order). Layers ascend by biome and hold only biomes with a non-zero weight somewhere. Returns
+  // true when every sample has one biome (then one layer of exactly 1.0f).
+  bool BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz, int cell,
+                  std::vector<IndexedLayer>* layers) const;
+
+  // The weights at (x, y, z): (biome, weight) for the non-zero ones, ascending biome.
+  void BlendPoint(double x, double y, double z, std::vector<std::pair<int, float>>* weights) const;
+
+ private:
+  const VolumeSource& source_;
+  JitteredBccLattice lattice_;
+  double radius_sq_;  // Kernel space.
+  double radius_;
+};
+
+// Normalized sparse convolution at one point of kernel space, as ConvolvePoint in 2D: per biome
+// sum_{samples of b} max(0, r^2 - d^2)^2 in double in the samples' order, the total over biomes
+// in ascending biome order, each quotient rounded to float once. `samples` must include every
+// sample within r of the point (a superset in the same relative order gives the same bits).
+void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq, double x,
+                         double y_scaled, double z, std::vector<std::pair<int, float>>* weights);
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_ENGINE_VOLUME_BLENDER_H_

@@ -1,0 +1,272 @@
+// 3D scattered blending (issue 25's engine part): the jittered body-centred cubic lattice, the
+// gather, the kernel's arithmetic against brute force, cells against points bit for bit, and the
+// vertical radius.
+#include "engine/volume_blender.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/engine/blend_test_util.h"
+
+namespace worldgen {
+namespace {
+
+int FloorMod(int64_t v, int m) { return static_cast<int>(((v % m) + m) % m); }
+
+// Three biomes in slanted layers with wavy borders: borders in every orientation.
+class LayeredSource final : public VolumeSource {
+ public:
+  int BiomeIndexAt(double x, double y, double z) const override {
+    const double band = x / 37.0 + 1.3 * std::sin(z / 23.0) + y / 19.0;
+    return FloorMod(static_cast<int64_t>(std::floor(band)), 3);
+  }
+};
+
+// Biome 0 below y = 0, biome 1 from y = 0 up.
+class SplitAtZero final : public VolumeSource {
+ public:
+  int BiomeIndexAt(double, double y, double) const override { return y < 0.0 ? 0 : 1; }
+};
+
+class OneBiome final : public VolumeSource {
+ public:
+  int BiomeIndexAt(double, double, double) const override { return 2; }
+};
+
+VolumeBlendParams Params(double jitter = 0.35) {
+  VolumeBlendParams p;
+  p.sampling_interval = 8.0;
+  p.jitter = jitter;
+  p.blend_radius = 24.0;
+  p.vertical_blend_radius = 8.0;
+  return p;
+}
+
+// Kernel-space distance from (x, ys, z) to the nearest jittered point, by brute force.
+double NearestPoint(const JitteredBccLattice& lattice, double x, double ys, double z) {
+  const double g = lattice.interval();
+  const int32_t i = static_cast<int32_t>(std::floor(x / g));
+  const int32_t j = static_cast<int32_t>(std::floor(ys / g));
+  const int32_t k = static_cast<int32_t>(std::floor(z / g));
+  double best = 1e300;
+  for (int32_t dj = -2; dj <= 2; ++dj) {
+    for (int32_t dk = -2; dk <= 2; ++dk) {
+      for (int32_t di = -2; di <= 2; ++di) {
+        for (int32_t c = 0; c < 2; ++c) {
+          double px, py, pz;
+          lattice.Position({i + di, j + dj, k + dk, c}, &px, &py, &pz);
+          best = std::min(best, std::hypot(px - x, py * lattice.y_scale() - ys, pz - z));
+        }
+      }
+    }
+  }
+  return best;
+}
+
+TEST(VolumeBlenderTest, TheLatticeIsBodyCentredCubicAndEveryPointMovesByTheJitter) {
+  const JitteredBccLattice plain(7, 8.0, 4.0, 0.0), jittered(7, 8.0, 4.0, 0.35);
+  EXPECT_DOUBLE_EQ(plain.y_scale(), 2.0);
+  double x, y, z;
+  plain.Position({1, 2, 3, 1}, &x, &y, &z);
+  EXPECT_DOUBLE_EQ(x, 12.0);
+  EXPECT_DOUBLE_EQ(y, 10.0);  // vertical_interval * 2.5
+  EXPECT_DOUBLE_EQ(z, 28.0);
+  double largest = 0.0;
+  for (uint64_t n = 0; n < 400; ++n) {
+    const BccIndex p = {static_cast<int32_t>(testing::TestCoordinate(n, 1, -1000, 1000)),
+                        static_cast<int32_t>(testing::TestCoordinate(n, 2, -1000, 1000)),
+                        static_cast<int32_t>(testing::TestCoordinate(n, 3, -1000, 1000)),
+                        static_cast<int32_t>(n % 2)};
+    double px, py, pz, jx, jy, jz;
+    plain.Position(p, &px, &py, &pz);
+    jittered.Position(p, &jx, &jy, &jz);
+    EXPECT_NEAR(std::hypot(jx - px, (jy - py) * 2.0, jz - pz), 0.35 * 8.0, 1e-9);
+    // Every point of space is within the covering radius of the plain lattice.
+    const double sx = static_cast<double>(testing::TestCoordinate(n, 4, -9000, 9000)) * 0.37;
+    const double sy = static_cast<double>(testing::TestCoordinate(n, 5, -9000, 9000)) * 0.29;
+    const double sz = static_cast<double>(testing::TestCoordinate(n, 6, -9000, 9000)) * 0.41;
+    const double d = NearestPoint(plain, sx, sy, sz);
+    EXPECT_LE(d, 8.0 * JitteredBccLattice::kCoveringRadius + 1e-9);
+    largest = std::max(largest, d);
+    EXPECT_LE(NearestPoint(jittered, sx, sy, sz),
+              8.0 * (JitteredBccLattice::kCoveringRadius + 0.35) + 1e-9);
+  }
+  // And no closer than a BCC lattice's: a plain cubic lattice of the same interval would leave
+  // points up to 0.866 intervals away, a denser one less than half an interval.
+  EXPECT_GT(largest, 0.5 * 8.0);
+}
+
+TEST(VolumeBlenderTest, GatherHoldsExactlyThePointsThatReachTheBoxInCanonicalOrder) {
+  const LayeredSource source;
+  const ScatteredVolumeBlender blender(11, Params(), source);
+  const JitteredBccLattice& lattice = blender.lattice();
+  const VolumeBox box = {-20, 5, 40, -5, 20, 47};
+  std::vector<VolumeSample> got;
+  blender.GatherSamples(box, &got);
+  std::vector<VolumeSample> expected;
+  for (int32_t j = -20; j <= 20; ++j) {
+    for (int32_t k = -10; k <= 20; ++k) {
+      for (int32_t i = -20; i <= 10; ++i) {
+        for (int32_t c = 0; c < 2; ++c) {
+          double x, y, z;
+          lattice.Position({i, j, k, c}, &x, &y, &z);
+          const double ys = y * lattice.y_scale();
+          const double dx = std::max({0.0, box.min_x - x, x - box.max_x});
+          const double dy = std::max(
+              {0.0, box.min_y * lattice.y_scale() - ys, ys - box.max_y * lattice.y_scale()});
+          const double dz = std::max({0.0, box.min_z - z, z - box.max_z});
+          if (dx * dx + dy * dy + dz * dz < 24.0 * 24.0) {
+            expected.push_back({x, ys, z, static_cast<uint16_t>(source.BiomeIndexAt(x, y, z))});
+          }
+        }
+      }
+    }
+  }
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t n = 0; n < got.size(); ++n) {
+    EXPECT_EQ(got[n].x, expected[n].x);
+    EXPECT_EQ(got[n].y, expected[n].y);
+    EXPECT_EQ(got[n].z, expected[n].z);
+    EXPECT_EQ(got[n].biome, expected[n].biome);
+  }
+}
+
+// Each biome's weight is sum_{its points} max(0, r^2 - d^2)^2 / sum_{all points} (brute force over
+// a window of the lattice, in kernel space), a partition of unity.
+TEST(VolumeBlenderTest, WeightsAreTheNormalizedKernelSumsOverTheLattice) {
+  const LayeredSource source;
+  const ScatteredVolumeBlender blender(11, Params(), source);
+  const JitteredBccLattice& lattice = blender.lattice();
+  int borders = 0;
+  for (uint64_t n = 0; n < 60; ++n) {
+    const double x = static_cast<double>(testing::TestCoordinate(n, 7, -3000, 3000));
+    const double y = static_cast<double>(testing::TestCoordinate(n, 8, -200, 200));
+    const double z = static_cast<double>(testing::TestCoordinate(n, 9, -3000, 3000));
+    std::map<int, double> sums;
+    double total = 0.0;
+    const int32_t i = static_cast<int32_t>(std::floor(x / 8)), k = static_cast<int32_t>(z / 8);
+    const int32_t j = static_cast<int32_t>(std::floor(y * lattice.y_scale() / 8));
+    for (int32_t dj = -5; dj <= 5; ++dj) {
+      for (int32_t dk = -5; dk <= 5; ++dk) {
+        for (int32_t di = -5; di <= 5; ++di) {
+          for (int32_t c = 0; c < 2; ++c) {
+            double px, py, pz;
+            lattice.Position({i + di, j + dj, k + dk, c}, &px, &py, &pz);
+            const double d2 = (px - x) * (px - x) + (pz - z) * (pz - z) +
+                              (py - y) * (py - y) * lattice.y_scale() * lattice.y_scale();
+            const double w = std::pow(std::max(0.0, 24.0 * 24.0 - d2), 2);
+            sums[source.BiomeIndexAt(px, py, pz)] += w;
+            total += w;
+          }
+        }
+      }
+    }
+    std::vector<std::pair<int, float>> got;
+    blender.BlendPoint(x, y, z, &got);
+    borders += got.size() >= 2;
+    double sum = 0.0;
+    for (const auto& [biome, w] : got) {
+      EXPECT_NEAR(w, sums[biome] / total, 1e-6) << x << ", " << y << ", " << z;
+      EXPECT_GT(w, 0.0f);
+      EXPECT_LE(w, 1.0f);
+      sum += w;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+    for (const auto& [biome, s] : sums) {
+      if (static_cast<float>(s / total) != 0.0f) {
+        EXPECT_TRUE(
+            std::any_of(got.begin(), got.end(), [b = biome](auto e) { return e.first == b; }))
+            << "biome " << biome << " missing at " << x << ", " << y << ", " << z;
+      }
+    }
+  }
+  EXPECT_GE(borders, 20);
+}
+
+TEST(VolumeBlenderTest, CellsEqualPointsBitForBitAtEveryCellSize) {
+  const LayeredSource source;
+  const ScatteredVolumeBlender blender(11, Params(), source);
+  for (int cell : {1, 4}) {
+    const int n = cell == 1 ? 8 : 4;
+    for (const auto& [x0, y0, z0] :
+         {std::array<int64_t, 3>{-40, -16, 64}, std::array<int64_t, 3>{160, 32, -48}}) {
+      std::vector<IndexedLayer> layers;
+      const bool single = blender.BlendCells(x0, y0, z0, n, n, n, cell, &layers);
+      ASSERT_FALSE(single);
+      for (size_t l = 1; l < layers.size(); ++l) EXPECT_LT(layers[l - 1].biome, layers[l].biome);
+      for (int b = 0; b < n; ++b) {
+        for (int d = 0; d < n; ++d) {
+          for (int a = 0; a < n; ++a) {
+            std::vector<std::pair<int, float>> point;
+            blender.BlendPoint(static_cast<double>(x0 + cell * a),
+                               static_cast<double>(y0 + cell * b),
+                               static_cast<double>(z0 + cell * d), &point);
+            std::map<int, float> expected(point.begin(), point.end());
+            const size_t at = (static_cast<size_t>(b) * n + d) * n + a;
+            for (const IndexedLayer& layer : layers) {
+              const float want = expected.contains(layer.biome) ? expected[layer.biome] : 0.0f;
+              ASSERT_EQ(testing::FloatBits(layer.weights[at]), testing::FloatBits(want))
+                  << "cell " << cell << " (" << a << ", " << b << ", " << d << ") biome "
+                  << layer.biome;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The vertical radius is the kernel's reach up and down: with biome 1 from y = 0 up, a point more
+// than vertical_blend_radius below 0 has none of it, and one less than that below has some.
+TEST(VolumeBlenderTest, TheVerticalRadiusIsTheReachUpAndDown) {
+  const SplitAtZero source;
+  VolumeBlendParams params = Params();
+  params.vertical_blend_radius = 6.0;
+  const ScatteredVolumeBlender blender(3, params, source);
+  for (uint64_t n = 0; n < 20; ++n) {
+    const double x = static_cast<double>(testing::TestCoordinate(n, 10, -3000, 3000));
+    const double z = static_cast<double>(testing::TestCoordinate(n, 11, -3000, 3000));
+    std::vector<std::pair<int, float>> w;
+    blender.BlendPoint(x, -6.0, z, &w);
+    EXPECT_THAT(w, ::testing::ElementsAre(std::pair<int, float>{0, 1.0f})) << x << ", " << z;
+    blender.BlendPoint(x, 6.0, z, &w);
+    EXPECT_THAT(w, ::testing::ElementsAre(std::pair<int, float>{1, 1.0f})) << x << ", " << z;
+    blender.BlendPoint(x, -3.0, z, &w);
+    EXPECT_EQ(w.size(), 2u) << x << ", " << z;
+  }
+}
+
+TEST(VolumeBlenderTest, OneBiomeIsExactlyOneLayerOfOnes) {
+  const OneBiome source;
+  const ScatteredVolumeBlender blender(5, Params(), source);
+  std::vector<IndexedLayer> layers;
+  EXPECT_TRUE(blender.BlendCells(0, 0, 0, 4, 96, 4, 4, &layers));
+  ASSERT_EQ(layers.size(), 1u);
+  EXPECT_EQ(layers[0].biome, 2);
+  EXPECT_EQ(layers[0].weights, std::vector<float>(4 * 96 * 4, 1.0f));
+}
+
+TEST(VolumeBlenderTest, ParametersAreValidated) {
+  EXPECT_TRUE(ScatteredVolumeBlender::Validate(Params()).ok());
+  VolumeBlendParams p = Params();
+  p.blend_radius = 8.0;  // Below 8 * (0.559 + 0.35 + 0.25) = 9.27.
+  EXPECT_THAT(std::string(ScatteredVolumeBlender::Validate(p).message()),
+              ::testing::HasSubstr("volume.blend_radius = 8 is out of range: [9.27214"));
+  p = Params();
+  p.vertical_blend_radius = 30.0;
+  EXPECT_THAT(std::string(ScatteredVolumeBlender::Validate(p).message()),
+              ::testing::HasSubstr("volume.vertical_blend_radius = 30 is out of range"));
+  p = Params();
+  p.jitter = std::nan("");
+  EXPECT_FALSE(ScatteredVolumeBlender::Validate(p).ok());
+  p = Params();
+  p.sampling_interval = 0.5;
+  EXPECT_FALSE(ScatteredVolumeBlender::Validate(p).ok());
+}
+
+}  // namespace
+}  // namespace worldgen
