@@ -106,6 +106,89 @@ double FractalNoise2D(uint64_t seed, double x, double z, double frequency, int o
 
 namespace {
 
+// Skew and unskew factors of the cubic grid in 3D: 1/3 and 1/6.
+constexpr double kSkew3 = 1.0 / 3.0;
+constexpr double kUnskew3 = 1.0 / 6.0;
+constexpr double kInvSqrt2 = 0.7071067811865476;
+// The 12 edge midpoints of the cube, normalized.
+constexpr double kGradients3[12][3] = {
+    {kInvSqrt2, kInvSqrt2, 0},   {-kInvSqrt2, kInvSqrt2, 0},  {kInvSqrt2, -kInvSqrt2, 0},
+    {-kInvSqrt2, -kInvSqrt2, 0}, {kInvSqrt2, 0, kInvSqrt2},   {-kInvSqrt2, 0, kInvSqrt2},
+    {kInvSqrt2, 0, -kInvSqrt2},  {-kInvSqrt2, 0, -kInvSqrt2}, {0, kInvSqrt2, kInvSqrt2},
+    {0, -kInvSqrt2, kInvSqrt2},  {0, kInvSqrt2, -kInvSqrt2},  {0, -kInvSqrt2, -kInvSqrt2},
+};
+// Scales the raw sum of the four corner contributions to [-1, 1] (measured raw maximum about
+// 0.0091 for this gradient set and falloff, so about 0.91 after scaling; the clamp below keeps any
+// rarer peak in range; noise_test.cc checks the range).
+constexpr double kOutputScale3 = 100.0;
+
+inline double Corner3(uint64_t seed_mix, int64_t ci, int64_t cj, int64_t ck, double dx, double dy,
+                      double dz) {
+  const double falloff = 0.5 - dx * dx - dy * dy - dz * dz;
+  if (falloff <= 0.0) return 0.0;
+  const uint64_t h = HashCoordsFromSeedMix(seed_mix, static_cast<uint64_t>(ci),
+                                           static_cast<uint64_t>(cj), static_cast<uint64_t>(ck));
+  const double* g = kGradients3[h % 12];
+  const double f2 = falloff * falloff;
+  return f2 * f2 * (g[0] * dx + g[1] * dy + g[2] * dz);
+}
+
+}  // namespace
+
+double SimplexNoise3D(uint64_t seed, double x, double y, double z) {
+  const uint64_t seed_mix = Mix64(seed ^ kHashSeedSalt);
+  const double skew = (x + y + z) * kSkew3;
+  const double fi = std::floor(x + skew), fj = std::floor(y + skew), fk = std::floor(z + skew);
+  const int64_t i = static_cast<int64_t>(fi), j = static_cast<int64_t>(fj),
+                k = static_cast<int64_t>(fk);
+  const double unskew = (fi + fj + fk) * kUnskew3;
+  const double x0 = x - (fi - unskew), y0 = y - (fj - unskew), z0 = z - (fk - unskew);
+  // The tetrahedron: corners stepped along the axes in decreasing order of the offsets.
+  int64_t i1, j1, k1, i2, j2, k2;
+  if (x0 >= y0) {
+    if (y0 >= z0) {
+      i1 = 1, j1 = 0, k1 = 0, i2 = 1, j2 = 1, k2 = 0;
+    } else if (x0 >= z0) {
+      i1 = 1, j1 = 0, k1 = 0, i2 = 1, j2 = 0, k2 = 1;
+    } else {
+      i1 = 0, j1 = 0, k1 = 1, i2 = 1, j2 = 0, k2 = 1;
+    }
+  } else {
+    if (y0 < z0) {
+      i1 = 0, j1 = 0, k1 = 1, i2 = 0, j2 = 1, k2 = 1;
+    } else if (x0 < z0) {
+      i1 = 0, j1 = 1, k1 = 0, i2 = 0, j2 = 1, k2 = 1;
+    } else {
+      i1 = 0, j1 = 1, k1 = 0, i2 = 1, j2 = 1, k2 = 0;
+    }
+  }
+  double sum = Corner3(seed_mix, i, j, k, x0, y0, z0);
+  sum += Corner3(seed_mix, i + i1, j + j1, k + k1, x0 - static_cast<double>(i1) + kUnskew3,
+                 y0 - static_cast<double>(j1) + kUnskew3, z0 - static_cast<double>(k1) + kUnskew3);
+  sum += Corner3(seed_mix, i + i2, j + j2, k + k2, x0 - static_cast<double>(i2) + 2.0 * kUnskew3,
+                 y0 - static_cast<double>(j2) + 2.0 * kUnskew3,
+                 z0 - static_cast<double>(k2) + 2.0 * kUnskew3);
+  sum += Corner3(seed_mix, i + 1, j + 1, k + 1, x0 - 1.0 + 3.0 * kUnskew3,
+                 y0 - 1.0 + 3.0 * kUnskew3, z0 - 1.0 + 3.0 * kUnskew3);
+  const double value = sum * kOutputScale3;
+  return value > 1.0 ? 1.0 : (value < -1.0 ? -1.0 : value);
+}
+
+double FractalNoise3D(uint64_t seed, double x, double y, double z, double frequency, int octaves,
+                      double lacunarity, double gain) {
+  double sum = 0.0, amplitude = 1.0, amplitude_total = 0.0, f = frequency;
+  for (int octave = 0; octave < octaves; ++octave) {
+    sum += amplitude *
+           SimplexNoise3D(DeriveSeed(seed, static_cast<uint64_t>(octave)), x * f, y * f, z * f);
+    amplitude_total += amplitude;
+    amplitude *= gain;
+    f *= lacunarity;
+  }
+  return sum / amplitude_total;
+}
+
+namespace {
+
 // The batch's helpers must be inlined into each variant to be compiled for its ISA. Being always
 // inlined they never pass vectors across a call, so GCC's -Wpsabi notes about 32- and 64-byte
 // vector arguments (a different ABI with and without AVX) do not apply; engine/CMakeLists.txt turns

@@ -1,4 +1,4 @@
-// Deterministic 2D gradient noise (simplex-style) and its fractal sum.
+// Deterministic 2D (and, scalar, 3D) gradient noise (simplex-style) and its fractal sum.
 //
 // Output is a pure function of (seed, x, z): only IEEE +, -, *, / and floor are used, in a fixed
 // order, so the same inputs give bit-identical results on every machine built with
@@ -15,6 +15,15 @@ namespace worldgen {
 // Simplex noise on a skewed triangular grid with 24 hashed gradient directions.
 // Range: [-1, 1]; continuous with continuous first derivatives; 0 at every grid vertex.
 double SimplexNoise2D(uint64_t seed, double x, double z);
+
+// Simplex noise in 3D (skewed cubic grid, tetrahedral simplices) with 12 hashed gradient
+// directions (the cube's edge midpoints, normalized). Range [-1, 1]; continuous with continuous
+// first derivatives; 0 at every grid vertex. Scalar only (3D biome maps, issue 25).
+double SimplexNoise3D(uint64_t seed, double x, double y, double z);
+
+// FractalNoise2D's sum over SimplexNoise3D octaves: same rules and range.
+double FractalNoise3D(uint64_t seed, double x, double y, double z, double frequency, int octaves,
+                      double lacunarity = 2.0, double gain = 0.5);
 
 // Fractal Brownian motion: `octaves` layers of SimplexNoise2D, each at `lacunarity` times the
 // frequency and `gain` times the amplitude of the previous one, divided by the sum of the

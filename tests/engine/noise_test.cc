@@ -1,7 +1,9 @@
 #include "engine/noise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ios>
 #include <limits>
@@ -55,6 +57,56 @@ TEST(NoiseTest, GoldenValues) {
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(SimplexNoise2D(0x5eed, inputs[k][0], inputs[k][1]), expected[k]) << k;
   }
+}
+
+TEST(Noise3DTest, StaysWithinUnitRangeAndUsesIt) {
+  double lo = 0.0, hi = 0.0;
+  for (int a = 0; a < 60; ++a) {
+    for (int b = 0; b < 60; ++b) {
+      for (int c = 0; c < 60; ++c) {
+        const double v = SimplexNoise3D(11, a * 0.071 - 9.3, b * 0.067 + 4.1, c * 0.083 - 1.7);
+        ASSERT_GE(v, -1.0);
+        ASSERT_LE(v, 1.0);
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    }
+  }
+  EXPECT_LT(lo, -0.6);
+  EXPECT_GT(hi, 0.6);
+}
+
+// Continuous: the quartic falloff reaches zero before a corner's influence leaves its simplices
+// (radius^2 0.5), so tiny steps across simplex faces give tiny changes, on every axis.
+TEST(Noise3DTest, IsContinuousAndAPureFunction) {
+  double largest = 0.0;
+  for (int k = 0; k < 20000; ++k) {
+    const double x = k * 0.0173, y = k * 0.0311 - 40.0, z = k * -0.0127 + 3.0;
+    const double v = SimplexNoise3D(3, x, y, z);
+    EXPECT_EQ(v, SimplexNoise3D(3, x, y, z));
+    largest = std::max({largest, std::fabs(v - SimplexNoise3D(3, x + 1e-6, y, z)),
+                        std::fabs(v - SimplexNoise3D(3, x, y + 1e-6, z)),
+                        std::fabs(v - SimplexNoise3D(3, x, y, z + 1e-6))});
+  }
+  EXPECT_LT(largest, 1e-4);
+  EXPECT_NE(SimplexNoise3D(1, 0.3, 0.7, 0.1), SimplexNoise3D(2, 0.3, 0.7, 0.1));
+}
+
+TEST(Noise3DTest, GoldenValues) {
+  // Pinned outputs: changing the noise changes every 3D world.
+  EXPECT_EQ(SimplexNoise3D(0, 0.0, 0.0, 0.0), 0.0);
+  const double inputs[][3] = {{0.25, 0.5, 0.125}, {-13.7, 42.01, 7.3}, {1e6 + 0.5, -64.0, 3e5}};
+  const double expected[] = {-0x1.808b8d9c1d4d4p-3, -0x1.8928d70f863eap-1, 0x1.391b1062439d6p-3};
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(SimplexNoise3D(0x5eed, inputs[k][0], inputs[k][1], inputs[k][2]), expected[k]) << k;
+  }
+  const double f = FractalNoise3D(9, 10.5, -3.25, 99.0, 0.02, 3);
+  EXPECT_GE(f, -1.0);
+  EXPECT_LE(f, 1.0);
+  EXPECT_EQ(f, (SimplexNoise3D(DeriveSeed(9, 0), 0.21, -0.065, 1.98) +
+                0.5 * SimplexNoise3D(DeriveSeed(9, 1), 0.42, -0.13, 3.96) +
+                0.25 * SimplexNoise3D(DeriveSeed(9, 2), 0.84, -0.26, 7.92)) /
+                   1.75);
 }
 
 TEST(NoiseTest, FractalNoiseStaysInRange) {
