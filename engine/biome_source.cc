@@ -11,6 +11,8 @@ namespace {
 constexpr uint64_t kTemperatureStream = 0x7e3d;
 constexpr uint64_t kHumidityStream = 0x4a11;
 constexpr uint64_t kNoiseMaxStream = 0x3a9f;
+constexpr uint64_t kCaveTemperatureStream = 0xca7e;
+constexpr uint64_t kCaveHumidityStream = 0xca71;
 
 // Points per batched noise call: the per-block noise values live on the stack. One cache tile
 // (BiomeTile's 16 x 16 vertices).
@@ -25,8 +27,12 @@ ClimateBiomeSource::ClimateBiomeSource(const WorldSpec& spec)
     : temperature_seed_(DeriveSeed(spec.seed, kTemperatureStream)),
       humidity_seed_(DeriveSeed(spec.seed, kHumidityStream)),
       climate_(spec.climate) {
+  // Cave biomes belong to the 3D map only (CaveBiomeSource).
   points_.reserve(spec.biomes.size());
-  for (const BiomeSpec& b : spec.biomes) points_.push_back({b.temperature, b.humidity});
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    const BiomeSpec& b = spec.biomes[k];
+    if (!b.cave.has_value()) points_.push_back({b.temperature, b.humidity, static_cast<int>(k)});
+  }
 }
 
 double ClimateBiomeSource::TemperatureAt(double x, double z) const {
@@ -53,7 +59,7 @@ int ClimateBiomeSource::Nearest(double t, double h) const {
     double dh = h - points_[k].humidity;
     double d2 = dt * dt + dh * dh;
     if (k == 0 || d2 < best_d2) {  // Strict '<': ties keep the lower index.
-      best = static_cast<int>(k);
+      best = points_[k].index;
       best_d2 = d2;
     }
   }
@@ -80,7 +86,15 @@ void ClimateBiomeSource::BiomeIndices(const double* xs, const double* zs, size_t
 NoiseMaxBiomeSource::NoiseMaxBiomeSource(const WorldSpec& spec) : params_(spec.noise_max) {
   const uint64_t base = DeriveSeed(spec.seed, kNoiseMaxStream);
   seeds_.reserve(spec.biomes.size());
-  for (const BiomeSpec& b : spec.biomes) seeds_.push_back(DeriveSeed(base, b.id));
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    const BiomeSpec& b = spec.biomes[k];
+    seeds_.push_back(DeriveSeed(base, b.id));
+    // Cave biomes belong to the 3D map only (CaveBiomeSource).
+    if (!b.cave.has_value()) {
+      surface_.push_back(static_cast<uint16_t>(k));
+      surface_seeds_.push_back(seeds_.back());
+    }
+  }
 }
 
 double NoiseMaxBiomeSource::FieldAt(int index, double x, double z) const {
@@ -89,12 +103,12 @@ double NoiseMaxBiomeSource::FieldAt(int index, double x, double z) const {
 }
 
 int NoiseMaxBiomeSource::BiomeIndexAt(double x, double z) const {
-  int best = 0;
-  double best_value = FieldAt(0, x, z);
-  for (size_t k = 1; k < seeds_.size(); ++k) {
-    const double v = FieldAt(static_cast<int>(k), x, z);
+  int best = surface_[0];
+  double best_value = FieldAt(best, x, z);
+  for (size_t k = 1; k < surface_.size(); ++k) {
+    const double v = FieldAt(surface_[k], x, z);
     if (v > best_value) {  // Strict '>': ties keep the lower index.
-      best = static_cast<int>(k);
+      best = surface_[k];
       best_value = v;
     }
   }
@@ -109,28 +123,68 @@ void NoiseMaxBiomeSource::BiomeIndices(const double* xs, const double* zs, size_
   for (size_t start = 0; start < n; start += kBatch) {
     const size_t count = std::min(kBatch, n - start);
     uint16_t* best = out + start;
-    for (size_t first = 0; first < seeds_.size(); first += kNoiseSeedsPerPass) {
-      const size_t fields = std::min(kNoiseSeedsPerPass, seeds_.size() - first);
-      FractalNoise2DMultiBatch(seeds_.data() + first, fields, xs + start, zs + start, count,
+    for (size_t first = 0; first < surface_seeds_.size(); first += kNoiseSeedsPerPass) {
+      const size_t fields = std::min(kNoiseSeedsPerPass, surface_seeds_.size() - first);
+      FractalNoise2DMultiBatch(surface_seeds_.data() + first, fields, xs + start, zs + start, count,
                                params_.frequency, params_.octaves, values, params_.lacunarity,
                                params_.gain);
       for (size_t f = 0; f < fields; ++f) {
         const size_t k = first + f;
         const double* value = values + f * count;
         if (k == 0) {
-          std::fill(best, best + count, uint16_t{0});
+          std::fill(best, best + count, surface_[0]);
           std::copy(value, value + count, best_value);
           continue;
         }
         for (size_t p = 0; p < count; ++p) {
           if (value[p] > best_value[p]) {  // Strict '>': ties keep the lower index.
-            best[p] = static_cast<uint16_t>(k);
+            best[p] = surface_[k];
             best_value[p] = value[p];
           }
         }
       }
     }
   }
+}
+
+CaveBiomeSource::CaveBiomeSource(const WorldSpec& spec, const BiomeSource& surface)
+    : surface_(surface),
+      temperature_seed_(DeriveSeed(spec.seed, kCaveTemperatureStream)),
+      humidity_seed_(DeriveSeed(spec.seed, kCaveHumidityStream)),
+      caves_spec_(spec.caves) {
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    const BiomeSpec& b = spec.biomes[k];
+    points_.push_back({b.temperature, b.humidity});
+    if (b.cave.has_value()) caves_.push_back({static_cast<int>(k), b.cave->y_min, b.cave->y_max});
+  }
+}
+
+double CaveBiomeSource::TemperatureAt(double x, double y, double z) const {
+  return FractalNoise3D(temperature_seed_, x, y, z, caves_spec_.frequency, caves_spec_.octaves);
+}
+
+double CaveBiomeSource::HumidityAt(double x, double y, double z) const {
+  return FractalNoise3D(humidity_seed_, x, y, z, caves_spec_.frequency, caves_spec_.octaves);
+}
+
+int CaveBiomeSource::BiomeIndexAt(double x, double y, double z) const {
+  const int above = surface_.BiomeIndexAt(x, z);
+  const auto in_band = [y](const Cave& c) { return y >= c.y_min && y < c.y_max; };
+  if (std::none_of(caves_.begin(), caves_.end(), in_band)) return above;
+  const double t = TemperatureAt(x, y, z), h = HumidityAt(x, y, z);
+  const auto distance = [&](int index) {
+    const double dt = t - points_[static_cast<size_t>(index)].first;
+    const double dh = h - points_[static_cast<size_t>(index)].second;
+    return dt * dt + dh * dh;
+  };
+  int best = above;
+  double best_d2 = distance(above);
+  for (const Cave& c : caves_) {
+    if (!in_band(c)) continue;
+    const double d2 = distance(c.index);
+    if (d2 < best_d2) best = c.index, best_d2 = d2;  // Strict: ties keep the earlier.
+  }
+  return best;
 }
 
 std::unique_ptr<BiomeSource> MakeBiomeSource(const WorldSpec& spec) {

@@ -47,6 +47,7 @@ class ClimateBiomeSource final : public BiomeSource {
   struct ClimatePoint {
     double temperature;
     double humidity;
+    int index;  // Dense biome index (cave biomes have no point: the 2D map never picks them).
   };
   int Nearest(double temperature, double humidity) const;
 
@@ -71,11 +72,49 @@ class NoiseMaxBiomeSource final : public BiomeSource {
 
  private:
   NoiseMaxSpec params_;
-  std::vector<uint64_t> seeds_;  // Per dense biome index.
+  std::vector<uint64_t> seeds_;          // Per dense biome index.
+  std::vector<uint16_t> surface_;        // Dense indices of the biomes the 2D map picks from
+  std::vector<uint64_t> surface_seeds_;  // (not cave biomes), and their seeds.
 };
 
 // The source a spec asks for. `spec` must be valid and its biomes sorted by id.
 std::unique_ptr<BiomeSource> MakeBiomeSource(const WorldSpec& spec);
+
+// The unblended 3D biome map (3D biomes, engine/volume_blender.h): world coordinate -> dense
+// biome index.
+class VolumeSource {
+ public:
+  virtual ~VolumeSource() = default;
+  virtual int BiomeIndexAt(double x, double y, double z) const = 0;
+};
+
+// A world's 3D map: the surface biome of (x, z) (the 2D map) everywhere, except at heights where
+// cave biomes exist (their bands, CaveBand): there the cave climate, two 3D fractal noise fields
+// (CaveSpec), picks among the surface biome and those cave biomes the one whose climate point
+// (temperature, humidity) is nearest (squared distance; ties to the surface biome, then to the
+// lower index). 2D worlds (no cave band) never build one.
+class CaveBiomeSource final : public VolumeSource {
+ public:
+  // `spec` must be valid with its biomes sorted by id; `surface` is its 2D map and must outlive
+  // this source.
+  CaveBiomeSource(const WorldSpec& spec, const BiomeSource& surface);
+  int BiomeIndexAt(double x, double y, double z) const override;
+
+  // The cave climate at (x, y, z), each in [-1, 1]; exposed for tests and tools.
+  double TemperatureAt(double x, double y, double z) const;
+  double HumidityAt(double x, double y, double z) const;
+
+ private:
+  struct Cave {
+    int index;
+    double y_min, y_max;
+  };
+  const BiomeSource& surface_;
+  uint64_t temperature_seed_, humidity_seed_;
+  CaveSpec caves_spec_;
+  std::vector<Cave> caves_;                        // Ascending index.
+  std::vector<std::pair<double, double>> points_;  // Climate point per dense biome index.
+};
 
 }  // namespace worldgen
 

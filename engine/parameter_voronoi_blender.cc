@@ -30,6 +30,15 @@ absl::Status Validate(const WorldSpec& spec) {
         "climate source or another method");
   }
   for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    if (spec.biomes[k].cave.has_value()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "biomes[%d] (id %u) is a cave biome, and parameter_voronoi blends every biome's climate "
+          "point into the 2D map, where cave biomes never are: choose another method for a world "
+          "with caves",
+          k, spec.biomes[k].id));
+    }
+  }
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
     const BiomeSpec& b = spec.biomes[k];
     const double r = b.parameter_radius;
     if (r != 0.0 && !(r >= kMinRadius && r <= kMaxRadius)) {

@@ -15,7 +15,7 @@ double ScatteredVolumeBlender::MinBlendRadius(double sampling_interval, double j
 absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
   const auto bad = [](const char* name, double value, const char* rule) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("volume.%s = %g is out of range: %s", name, value, rule));
+        absl::StrFormat("caves.blending.%s = %g is out of range: %s", name, value, rule));
   };
   if (!(p.sampling_interval >= 1.0 && p.sampling_interval <= 256.0)) {
     return bad("sampling_interval", p.sampling_interval, "[1, 256] blocks");
@@ -25,14 +25,14 @@ absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
   if (!(p.blend_radius >= min_radius && p.blend_radius <= 32.0 * p.sampling_interval &&
         p.blend_radius <= 1024.0)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "volume.blend_radius = %g is out of range: [%g, %g] (the lattice's largest gap, "
+        "caves.blending.blend_radius = %g is out of range: [%g, %g] (the lattice's largest gap, "
         "sampling_interval * (sqrt(5)/4 + jitter + 1/4), up to 32 intervals)",
         p.blend_radius, min_radius, std::min(1024.0, 32.0 * p.sampling_interval)));
   }
   if (!(p.vertical_blend_radius >= 1.0 && p.vertical_blend_radius <= p.blend_radius)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("volume.vertical_blend_radius = %g is out of range: [1, blend_radius = %g]",
-                        p.vertical_blend_radius, p.blend_radius));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "caves.blending.vertical_blend_radius = %g is out of range: [1, blend_radius = %g]",
+        p.vertical_blend_radius, p.blend_radius));
   }
   return absl::OkStatus();
 }

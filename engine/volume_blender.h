@@ -20,24 +20,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engine/biome_source.h"
 #include "engine/blender.h"
 #include "engine/jittered_bcc_lattice.h"
+#include "engine/world_spec.h"
 
 namespace worldgen {
-
-// The unblended 3D biome map: world coordinate -> dense biome index.
-class VolumeSource {
- public:
-  virtual ~VolumeSource() = default;
-  virtual int BiomeIndexAt(double x, double y, double z) const = 0;
-};
-
-struct VolumeBlendParams {
-  double sampling_interval = 8.0;      // Horizontal lattice spacing, blocks.
-  double jitter = 0.35;                // Fraction of the interval (kernel space), [0, 0.5].
-  double blend_radius = 24.0;          // Horizontal kernel radius, blocks.
-  double vertical_blend_radius = 8.0;  // Vertical kernel radius, blocks.
-};
 
 // A lattice point with its biome; y in kernel space.
 struct VolumeSample {

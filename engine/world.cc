@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/hash.h"
 #include "engine/kernel_row.h"
 #include "engine/noise.h"
 #include "engine/simd.h"
@@ -17,6 +18,9 @@ namespace worldgen {
 namespace {
 
 std::atomic<uint64_t> next_world_uid{1};
+
+// Stream id of the 3D lattice's jitter, derived from the world seed.
+constexpr uint64_t kVolumeLatticeStream = 0x3d1a;
 
 bool WithinWorld(double v) { return std::isfinite(v) && std::fabs(v) <= kMaxWorldCoordinate; }
 
@@ -39,6 +43,13 @@ absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
     world->coast_ = std::make_unique<CoastalHeights>(world->spec_, *world->source_, world->uid_);
   }
   world->blender_ = MakeBlender(world->spec_, *world->source_, world->uid_);
+  const auto& biomes = world->spec_.biomes;
+  if (std::any_of(biomes.begin(), biomes.end(), [](const BiomeSpec& b) { return b.cave; })) {
+    world->volume_source_ = std::make_unique<CaveBiomeSource>(world->spec_, *world->source_);
+    world->volume_blender_ = std::make_unique<ScatteredVolumeBlender>(
+        DeriveSeed(world->spec_.seed, kVolumeLatticeStream), world->spec_.caves.blending,
+        *world->volume_source_);
+  }
   return std::shared_ptr<const World>(std::move(world));
 }
 

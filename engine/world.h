@@ -25,6 +25,7 @@
 #include "engine/coast.h"
 #include "engine/height_field.h"
 #include "engine/interpolated_heights.h"
+#include "engine/volume_blender.h"
 #include "engine/world_spec.h"
 
 namespace worldgen {
@@ -63,6 +64,11 @@ class World {
   const Blender& blender() const { return *blender_; }
   const BiomeSource& source() const { return *source_; }
 
+  // 3D biomes (a biome has a cave band, BiomeSpec::cave): the 3D map and its blender; null for a
+  // 2D world. Not served yet (issue 25).
+  const VolumeSource* volume_source() const { return volume_source_.get(); }
+  const ScatteredVolumeBlender* volume_blender() const { return volume_blender_.get(); }
+
  private:
   World() = default;
   WorldSpec spec_;
@@ -74,6 +80,9 @@ class World {
   // Set for HeightMode::kCoastal only.
   std::unique_ptr<CoastalHeights> coast_;
   std::unique_ptr<Blender> blender_;
+  // Set for worlds with cave biomes only.
+  std::unique_ptr<CaveBiomeSource> volume_source_;
+  std::unique_ptr<ScatteredVolumeBlender> volume_blender_;
 };
 
 // The SIMD variants the engine's vector code runs in this process, e.g. "kernel avx512, noise

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "engine/blender.h"
+#include "engine/volume_blender.h"
 
 namespace worldgen {
 namespace {
@@ -75,6 +76,38 @@ absl::Status ValidateCoast(const WorldSpec& spec) {
     }
   }
   return absl::OkStatus();
+}
+
+// 3D biomes: cave bands, the cave climate and 3D blending, when any biome has a cave band.
+absl::Status ValidateCaves(const WorldSpec& spec) {
+  bool caves = false, surface = false;
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    const BiomeSpec& b = spec.biomes[k];
+    if (!b.cave.has_value()) {
+      surface = true;
+      continue;
+    }
+    caves = true;
+    if (!(b.cave->y_min >= -100000.0 && b.cave->y_max <= 100000.0 &&
+          b.cave->y_min < b.cave->y_max)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "biomes[%d] (id %u).cave = [%g, %g) is invalid: need -100000 <= y_min < y_max <= 100000",
+          k, b.id, b.cave->y_min, b.cave->y_max));
+    }
+  }
+  if (!caves) return absl::OkStatus();
+  if (!surface) {
+    return absl::InvalidArgumentError(
+        "every biome has a cave band: a world needs at least one surface biome (no cave band) for "
+        "its 2D map");
+  }
+  if (!InRange(spec.caves.frequency, 1e-9, 1.0)) {
+    return OutOfRange("caves.frequency", spec.caves.frequency, 1e-9, 1.0);
+  }
+  if (spec.caves.octaves < 1 || spec.caves.octaves > 8) {
+    return OutOfRange("caves.octaves", spec.caves.octaves, 1, 8);
+  }
+  return ScatteredVolumeBlender::Validate(spec.caves.blending);
 }
 
 }  // namespace
@@ -188,6 +221,7 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
                       "height jumps there; above 4 a column blends too many chunks");
   }
   if (absl::Status s = ValidateCoast(spec); !s.ok()) return s;
+  if (absl::Status s = ValidateCaves(spec); !s.ok()) return s;
   return ValidateBlenderSpec(spec);
 }
 

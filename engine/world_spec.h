@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ enum class BiomeSurface {
   kWater = 2,  // Its own height stays below the world's sea level.
 };
 
+// A cave biome's vertical extent (3D biomes, engine/volume_blender.h): absolute blocks.
+struct CaveBand {
+  double y_min = -64.0;  // Inclusive; [-100000, 100000], below y_max.
+  double y_max = 0.0;    // Exclusive.
+};
+
 struct BiomeSpec {
   uint32_t id = 0;   // Stable identifier used on the wire; unique within a world.
   std::string name;  // Unique, non-empty, at most 64 characters.
@@ -57,6 +64,10 @@ struct BiomeSpec {
   // Under kCoastal every biome must declare one, a land biome's lowest height (height_base −
   // height_amplitude) must lie above heights.sea_level and a water biome's highest below it.
   BiomeSurface surface = BiomeSurface::kUnspecified;
+  // Set: a cave biome. The 2D map never picks it; the 3D map (CaveBiomeSource) may, at y in the
+  // band, where the cave climate at (x, y, z) is nearer its climate point (temperature, humidity)
+  // than the surface biome's and any other cave biome's there.
+  std::optional<CaveBand> cave;
 };
 
 // Values are stable: they are the wire enum's values (worldgen.v1.BiomeSourceKind).
@@ -69,6 +80,22 @@ struct ClimateSpec {
   double temperature_frequency = 1.0 / 2400.0;  // cycles per block, (0, 1]
   double humidity_frequency = 1.0 / 1800.0;     // cycles per block, (0, 1]
   int octaves = 3;                              // [1, 8]
+};
+
+// Parameters of 3D blending (engine/volume_blender.h), the scattered method's in 3D.
+struct VolumeBlendParams {
+  double sampling_interval = 8.0;      // Horizontal lattice spacing, blocks, [1, 256].
+  double jitter = 0.35;                // Fraction of the interval (kernel space), [0, 0.5].
+  double blend_radius = 24.0;          // Horizontal kernel radius, blocks.
+  double vertical_blend_radius = 8.0;  // Vertical kernel radius, blocks, [1, blend_radius].
+};
+
+// The cave climate: two 3D fractal noise fields (temperature, humidity) that cave biomes and the
+// surface biome above them compete in, below ground; read only when a biome declares a cave band.
+struct CaveSpec {
+  double frequency = 1.0 / 96.0;  // Cycles per block, (0, 1].
+  int octaves = 2;                // [1, 8]
+  VolumeBlendParams blending;
 };
 
 // The noise-max source: biome k's field is FractalNoise2D(seed derived from the world seed and the
@@ -147,6 +174,7 @@ struct WorldSpec {
   NoiseMaxSpec noise_max;  // Read by the noise-max source only.
   BlenderSpec blender;
   HeightSpec heights;
+  CaveSpec caves;  // 3D biomes: read only when a biome has a cave band.
   // Chunk size (columns per side) used when a request names none: a power of two in [4, 256].
   int chunk_size = 16;
 };

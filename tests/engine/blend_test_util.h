@@ -42,6 +42,29 @@ inline WorldSpec CoastalWorldSpec() {
   return spec;
 }
 
+// The default world with two cave biomes (3D biomes): lush caves from y = -64 up to 0 and the
+// deep dark below -32, with climate points that compete with the surface biomes.
+inline WorldSpec CaveWorldSpec() {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.name = "caves";
+  BiomeSpec lush;
+  lush.id = 100;
+  lush.name = "lush_caves";
+  lush.temperature = 0.3;
+  lush.humidity = 0.9;
+  lush.cave = CaveBand{-64.0, 0.0};
+  BiomeSpec dark = lush;
+  dark.id = 101;
+  dark.name = "deep_dark";
+  dark.temperature = -0.9;
+  dark.humidity = -0.6;
+  dark.cave = CaveBand{-64.0, -32.0};
+  spec.biomes.push_back(lush);
+  spec.biomes.push_back(dark);
+  spec.caves.frequency = 1.0 / 64.0;
+  return spec;
+}
+
 inline uint32_t FloatBits(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);

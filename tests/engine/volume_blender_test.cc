@@ -3,6 +3,8 @@
 // vertical radius.
 #include "engine/volume_blender.h"
 
+#include "engine/world.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -255,17 +257,99 @@ TEST(VolumeBlenderTest, ParametersAreValidated) {
   VolumeBlendParams p = Params();
   p.blend_radius = 8.0;  // Below 8 * (0.559 + 0.35 + 0.25) = 9.27.
   EXPECT_THAT(std::string(ScatteredVolumeBlender::Validate(p).message()),
-              ::testing::HasSubstr("volume.blend_radius = 8 is out of range: [9.27214"));
+              ::testing::HasSubstr("caves.blending.blend_radius = 8 is out of range: [9.27214"));
   p = Params();
   p.vertical_blend_radius = 30.0;
   EXPECT_THAT(std::string(ScatteredVolumeBlender::Validate(p).message()),
-              ::testing::HasSubstr("volume.vertical_blend_radius = 30 is out of range"));
+              ::testing::HasSubstr("caves.blending.vertical_blend_radius = 30 is out of range"));
   p = Params();
   p.jitter = std::nan("");
   EXPECT_FALSE(ScatteredVolumeBlender::Validate(p).ok());
   p = Params();
   p.sampling_interval = 0.5;
   EXPECT_FALSE(ScatteredVolumeBlender::Validate(p).ok());
+}
+
+// A world's 3D map (CaveBiomeSource): the 2D map is the same as without the cave biomes, for both
+// source kinds; above every band the 3D map is the surface biome; in the bands the nearest
+// climate point wins among the surface biome and the cave biomes of that height.
+TEST(CaveBiomeSourceTest, CaveBiomesLiveInTheirBandsAndLeaveThe2DMapAlone) {
+  for (BiomeSourceKind kind : {BiomeSourceKind::kClimate, BiomeSourceKind::kNoiseMax}) {
+    WorldSpec spec = testing::CaveWorldSpec();
+    spec.biome_source = kind;
+    const std::shared_ptr<const World> caves = *World::Create(spec);
+    spec.biomes.resize(spec.biomes.size() - 2);
+    const std::shared_ptr<const World> flat = *World::Create(spec);
+    ASSERT_NE(caves->volume_blender(), nullptr);
+    EXPECT_EQ(flat->volume_blender(), nullptr);
+    for (uint64_t n = 0; n < 2000; ++n) {
+      const double x = static_cast<double>(testing::TestCoordinate(n, 20, -20000, 20000)) + 0.5;
+      const double z = static_cast<double>(testing::TestCoordinate(n, 21, -20000, 20000)) + 0.5;
+      ASSERT_EQ(caves->SourceBiomeAt(x, z), flat->SourceBiomeAt(x, z)) << x << ", " << z;
+      std::vector<uint16_t> batch(1);
+      caves->source().BiomeIndices(&x, &z, 1, batch.data());
+      ASSERT_EQ(batch[0], caves->source().BiomeIndexAt(x, z));
+    }
+  }
+  const std::shared_ptr<const World> world = *World::Create(testing::CaveWorldSpec());
+  const auto& source = dynamic_cast<const CaveBiomeSource&>(*world->volume_source());
+  const auto& biomes = world->spec().biomes;  // Sorted by id: lush caves 11, deep dark 12.
+  ASSERT_EQ(biomes[11].name, "lush_caves");
+  std::map<int, int> seen;
+  for (uint64_t n = 0; n < 4000; ++n) {
+    const double x = static_cast<double>(testing::TestCoordinate(n, 22, -5000, 5000));
+    const double y = static_cast<double>(testing::TestCoordinate(n, 23, -80, 40));
+    const double z = static_cast<double>(testing::TestCoordinate(n, 24, -5000, 5000));
+    const int above = world->source().BiomeIndexAt(x, z);
+    const int got = source.BiomeIndexAt(x, y, z);
+    ++seen[got];
+    // The rule, recomputed.
+    std::vector<int> candidates = {above};
+    if (y >= -64 && y < 0) candidates.push_back(11);
+    if (y >= -64 && y < -32) candidates.push_back(12);
+    int expected = above;
+    if (candidates.size() > 1) {
+      const double t = source.TemperatureAt(x, y, z), h = source.HumidityAt(x, y, z);
+      double best = 1e300;
+      for (int c : candidates) {
+        const double dt = t - biomes[c].temperature, dh = h - biomes[c].humidity;
+        if (dt * dt + dh * dh < best) best = dt * dt + dh * dh, expected = c;
+      }
+    }
+    ASSERT_EQ(got, expected) << x << ", " << y << ", " << z;
+  }
+  EXPECT_GT(seen[11], 100) << "lush caves appear";
+  EXPECT_GT(seen[12], 20) << "the deep dark appears";
+}
+
+// The world's 3D blender over its cave map: a partition of unity across a cave border, cells
+// equal to points.
+TEST(CaveBiomeSourceTest, TheWorldBlendsItsCavesIn3D) {
+  const std::shared_ptr<const World> world = *World::Create(testing::CaveWorldSpec());
+  const ScatteredVolumeBlender& blender = *world->volume_blender();
+  int mixed = 0;
+  for (int64_t x0 = 0; x0 < 256 && mixed < 3; x0 += 16) {
+    std::vector<IndexedLayer> layers;
+    if (blender.BlendCells(x0, -64, 0, 4, 24, 4, 4, &layers)) continue;
+    ++mixed;
+    std::vector<double> sum(4 * 24 * 4, 0.0);
+    for (const IndexedLayer& layer : layers) {
+      for (size_t c = 0; c < sum.size(); ++c) {
+        ASSERT_GE(layer.weights[c], 0.0f);
+        sum[c] += layer.weights[c];
+      }
+    }
+    for (double v : sum) EXPECT_NEAR(v, 1.0, 1e-6);
+    std::vector<std::pair<int, float>> point;
+    blender.BlendPoint(static_cast<double>(x0 + 8), -60.0, 4.0, &point);
+    const size_t at = (static_cast<size_t>(1) * 4 + 1) * 4 + 2;  // cell (2, 1, 1)
+    for (const IndexedLayer& layer : layers) {
+      float want = 0.0f;
+      for (const auto& [biome, w] : point) want = biome == layer.biome ? w : want;
+      EXPECT_EQ(testing::FloatBits(layer.weights[at]), testing::FloatBits(want));
+    }
+  }
+  EXPECT_EQ(mixed, 3);
 }
 
 }  // namespace

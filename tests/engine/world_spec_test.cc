@@ -120,6 +120,49 @@ INSTANTIATE_TEST_SUITE_P(
                       s.heights.shore_slope = 5;
                     },
                     "heights.shore_slope = 5 is outside [0, 4]"},
+        BadSpecCase{"cave band empty",
+                    [](WorldSpec& s) {
+                      s = testing::CaveWorldSpec();
+                      s.biomes.back().cave = CaveBand{-10, -10};
+                    },
+                    "biomes[12] (id 101).cave = [-10, -10) is invalid: need -100000 <= y_min < "
+                    "y_max <= 100000"},
+        BadSpecCase{"cave band NaN",
+                    [](WorldSpec& s) {
+                      s = testing::CaveWorldSpec();
+                      s.biomes.back().cave->y_min = kNaN;
+                    },
+                    "biomes[12] (id 101).cave = [nan, -32) is invalid"},
+        BadSpecCase{"only cave biomes",
+                    [](WorldSpec& s) {
+                      s = testing::CaveWorldSpec();
+                      for (BiomeSpec& b : s.biomes) b.cave = CaveBand{};
+                    },
+                    "a world needs at least one surface biome"},
+        BadSpecCase{"caves with parameter_voronoi",
+                    [](WorldSpec& s) {
+                      s = testing::CaveWorldSpec();
+                      s.blender = {BlenderKind::kParameterVoronoi, {}};
+                    },
+                    "is a cave biome, and parameter_voronoi blends every biome's climate point"},
+        BadSpecCase{"cave frequency 2",
+                    [](WorldSpec& s) {
+                      s = testing::CaveWorldSpec();
+                      s.caves.frequency = 2;
+                    },
+                    "caves.frequency = 2 is outside"},
+        BadSpecCase{"cave octaves 0",
+                    [](WorldSpec& s) {
+                      s = testing::CaveWorldSpec();
+                      s.caves.octaves = 0;
+                    },
+                    "caves.octaves = 0 is outside [1, 8]"},
+        BadSpecCase{"cave radius below the lattice's gap",
+                    [](WorldSpec& s) {
+                      s = testing::CaveWorldSpec();
+                      s.caves.blending.blend_radius = 8;
+                    },
+                    "caves.blending.blend_radius = 8 is out of range"},
         BadSpecCase{"noise_max freq 0", [](WorldSpec& s) { s.noise_max.frequency = 0; },
                     "noise_max.frequency = 0 is outside"},
         BadSpecCase{"noise_max freq NaN", [](WorldSpec& s) { s.noise_max.frequency = kNaN; },
