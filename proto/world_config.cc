@@ -64,6 +64,7 @@ absl::StatusOr<BiomeSpec> BiomeSpecFromConfig(const v1::BiomeConfig& config, int
         prefix, ".surface = ", static_cast<int>(config.surface()), " is not a known BiomeSurface"));
   }
   biome.surface = static_cast<BiomeSurface>(config.surface());  // Same values (static_assert).
+  if (config.has_cave()) biome.cave = CaveBand{config.cave().y_min(), config.cave().y_max()};
   return biome;
 }
 
@@ -263,6 +264,24 @@ absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
   if (heights.has_sea_level()) spec.heights.sea_level = heights.sea_level();
   if (heights.has_coast_width()) spec.heights.coast_width = heights.coast_width();
   if (heights.has_shore_slope()) spec.heights.shore_slope = heights.shore_slope();
+  if (config.has_caves()) {
+    if (std::none_of(spec.biomes.begin(), spec.biomes.end(),
+                     [](const BiomeSpec& b) { return b.cave.has_value(); })) {
+      return absl::InvalidArgumentError(
+          "caves is set, but no biome has a cave band: the cave climate and 3D blending apply "
+          "only to a world with cave biomes");
+    }
+    const v1::CaveConfig& caves = config.caves();
+    if (caves.has_frequency()) spec.caves.frequency = caves.frequency();
+    if (caves.has_octaves()) spec.caves.octaves = caves.octaves();
+    VolumeBlendParams& blending = spec.caves.blending;
+    if (caves.has_sampling_interval()) blending.sampling_interval = caves.sampling_interval();
+    if (caves.has_jitter()) blending.jitter = caves.jitter();
+    if (caves.has_blend_radius()) blending.blend_radius = caves.blend_radius();
+    if (caves.has_vertical_blend_radius()) {
+      blending.vertical_blend_radius = caves.vertical_blend_radius();
+    }
+  }
   absl::StatusOr<const BlenderMethod*> method = MethodFromConfig(config);
   if (!method.ok()) return method.status();
   spec.blender.kind = (*method)->kind;
@@ -298,6 +317,10 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
     out->set_blend_radius(biome.blend_radius);
     out->set_parameter_radius(biome.parameter_radius);
     out->set_surface(static_cast<v1::BiomeSurface>(biome.surface));
+    if (biome.cave.has_value()) {
+      out->mutable_cave()->set_y_min(biome.cave->y_min);
+      out->mutable_cave()->set_y_max(biome.cave->y_max);
+    }
   }
   switch (spec.biome_source) {
     case BiomeSourceKind::kClimate:
@@ -325,6 +348,16 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
   heights->set_coast_width(spec.heights.coast_width);
   heights->set_shore_slope(spec.heights.shore_slope);
   config.set_chunk_size(static_cast<uint32_t>(spec.chunk_size));
+  if (std::any_of(spec.biomes.begin(), spec.biomes.end(),
+                  [](const BiomeSpec& b) { return b.cave.has_value(); })) {
+    v1::CaveConfig* caves = config.mutable_caves();
+    caves->set_frequency(spec.caves.frequency);
+    caves->set_octaves(spec.caves.octaves);
+    caves->set_sampling_interval(spec.caves.blending.sampling_interval);
+    caves->set_jitter(spec.caves.blending.jitter);
+    caves->set_blend_radius(spec.caves.blending.blend_radius);
+    caves->set_vertical_blend_radius(spec.caves.blending.vertical_blend_radius);
+  }
   return config;
 }
 

@@ -242,6 +242,55 @@ TEST(WorldConfigTest, ParameterRadiusIsABiomeField) {
   EXPECT_THAT(bad.status().message(), HasSubstr("biomes[0] (id 1).parameter_radius = 3"));
 }
 
+// 3D biomes: a biome's cave band and the world's cave parameters, both ways; `caves` without a
+// cave biome, and a bad band, are errors naming the field.
+TEST(WorldConfigTest, CaveBiomesAndTheirParameters) {
+  absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
+      R"({"name": "w",
+          "biomes": [{"id": 1, "name": "a"},
+                     {"id": 2, "name": "lush", "temperature": 0.3, "cave": {"yMin": -64, "yMax": 0}}],
+          "caves": {"frequency": 0.02, "octaves": 3, "samplingInterval": 6, "jitter": 0.3,
+                    "blendRadius": 20, "verticalBlendRadius": 5}})");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_FALSE(spec->biomes[0].cave.has_value());
+  ASSERT_TRUE(spec->biomes[1].cave.has_value());
+  EXPECT_EQ(spec->biomes[1].cave->y_min, -64.0);
+  EXPECT_EQ(spec->biomes[1].cave->y_max, 0.0);
+  EXPECT_EQ(spec->caves.frequency, 0.02);
+  EXPECT_EQ(spec->caves.octaves, 3);
+  EXPECT_EQ(spec->caves.blending.sampling_interval, 6.0);
+  EXPECT_EQ(spec->caves.blending.jitter, 0.3);
+  EXPECT_EQ(spec->caves.blending.blend_radius, 20.0);
+  EXPECT_EQ(spec->caves.blending.vertical_blend_radius, 5.0);
+  const v1::WorldConfig config = WorldConfigFromSpec(*spec);
+  EXPECT_FALSE(config.biomes(0).has_cave());
+  EXPECT_EQ(config.biomes(1).cave().y_min(), -64.0);
+  EXPECT_EQ(config.caves().vertical_blend_radius(), 5.0);
+  EXPECT_EQ(config.caves().octaves(), 3);
+  absl::StatusOr<WorldSpec> again = WorldSpecFromConfig(config);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->caves.blending.blend_radius, 20.0);
+  // A 2D world's description has no caves.
+  EXPECT_FALSE(WorldConfigFromSpec(DefaultWorldSpec()).has_caves());
+
+  EXPECT_THAT(WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"}],
+                                    "caves": {"octaves": 2}})")
+                  .status()
+                  .message(),
+              HasSubstr("caves is set, but no biome has a cave band"));
+  EXPECT_THAT(WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"},
+                                    {"id": 2, "name": "c", "cave": {"yMin": 5, "yMax": -5}}]})")
+                  .status()
+                  .message(),
+              HasSubstr("biomes[1] (id 2).cave = [5, -5) is invalid"));
+  EXPECT_THAT(WorldSpecFromJson(R"({"name": "w", "biomes": [{"id": 1, "name": "a"},
+                                    {"id": 2, "name": "c", "cave": {"yMin": -5, "yMax": 5}}],
+                                    "caves": {"verticalBlendRadius": 0.5}})")
+                  .status()
+                  .message(),
+              HasSubstr("caves.blending.vertical_blend_radius = 0.5 is out of range"));
+}
+
 TEST(WorldConfigTest, HeightModeAndItsParameters) {
   absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(
       R"({"name": "w", "biomes": [{"id": 1, "name": "a"}],
@@ -448,6 +497,7 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
         << "docker/worlds has no example world for blender " << method->name;
   }
   std::set<HeightMode> height_modes;
+  int cave_worlds = 0;
   for (const WorldSpec& spec : *specs) {
     SCOPED_TRACE(spec.name);
     absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
@@ -464,7 +514,25 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
     }
     EXPECT_GE(seen.size(), 3u) << "a shipped world should show several biomes over ~2500 blocks";
     height_modes.insert(spec.heights.mode);
+    if ((*world)->volume_blender() == nullptr) continue;
+    // A cave world: its 3D blend shows cave biomes below ground (sections of 16 x 16 x 16 in
+    // cells of 4, down to y = -64).
+    ++cave_worlds;
+    std::set<uint32_t> underground;
+    for (int64_t c = -40; c <= 40; c += 8) {
+      for (int64_t y = -64; y < 0; y += 16) {
+        std::vector<IndexedLayer> layers;
+        (*world)->volume_blender()->BlendCells(c * 16, y, -c * 8, 4, 4, 4, 4, &layers);
+        for (const IndexedLayer& layer : layers) {
+          underground.insert(spec.biomes[static_cast<size_t>(layer.biome)].id);
+        }
+      }
+    }
+    EXPECT_TRUE(std::any_of(spec.biomes.begin(), spec.biomes.end(), [&](const BiomeSpec& b) {
+      return b.cave.has_value() && underground.contains(b.id);
+    })) << "no cave biome underground";
   }
+  EXPECT_GE(cave_worlds, 1) << "docker/worlds has no example world with cave biomes";
   EXPECT_TRUE(height_modes.contains(HeightMode::kChunkInterpolated))
       << "docker/worlds has no example world for HEIGHT_MODE_CHUNK_INTERPOLATED";
   EXPECT_TRUE(height_modes.contains(HeightMode::kCoastal))
