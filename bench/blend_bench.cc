@@ -36,6 +36,7 @@
 #include "engine/jittered_lattice.h"
 #include "engine/noise.h"
 #include "engine/world.h"
+#include "proto/world_config.h"
 
 namespace worldgen {
 namespace {
@@ -157,6 +158,39 @@ void BM_ChunkWithHeights(benchmark::State& state) {
       256, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ChunkWithHeights)->ArgName("coastal")->Arg(0)->Arg(1);
+
+// 3D biomes (issue 25): a 16 x 384 x 16 column range (y from -64 to 320, Minecraft's) of
+// docker/worlds/caves.json, blended section by section (16 x 16 x 16 blocks, one gather each) in
+// cells of 1 or 4 blocks; ns per cell, and the share of sections that are one biome. The issue's
+// target: at cell size 4 no more than BM_ChunkWithHeights/coastal:0 per chunk.
+void BM_VolumeColumn(benchmark::State& state) {
+  static const std::shared_ptr<const World> world = [] {
+    absl::StatusOr<std::vector<WorldSpec>> specs =
+        LoadWorldSpecs({std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/caves.json"});
+    return *World::Create(specs->front());
+  }();
+  const int cell = static_cast<int>(state.range(0));
+  const int n = 16 / cell;
+  const auto chunks = SpreadChunks(16, 64);
+  std::vector<IndexedLayer> layers;
+  size_t next = 0, sections = 0, single = 0, biomes = 0;
+  for (auto _ : state) {
+    auto [cx, cz] = chunks[next++ % chunks.size()];
+    for (int64_t y = -64; y < 320; y += 16) {
+      single += world->volume_blender()->BlendCells(cx * 16, y, cz * 16, n, n, n, cell, &layers);
+      biomes += layers.size();
+      ++sections;
+    }
+  }
+  state.counters["per_cell"] = benchmark::Counter(
+      static_cast<double>(n * n * n * 24),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["single_biome_sections"] =
+      static_cast<double>(single) / static_cast<double>(std::max<size_t>(sections, 1));
+  state.counters["biomes_per_section"] =
+      static_cast<double>(biomes) / static_cast<double>(std::max<size_t>(sections, 1));
+}
+BENCHMARK(BM_VolumeColumn)->ArgName("cell")->Arg(4)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // One point query with its height (World::BlendPoint), cached samples, over 4,096 points.
 void BM_PointWithHeights(benchmark::State& state) {
