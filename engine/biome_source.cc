@@ -167,6 +167,11 @@ double CaveBiomeSource::HumidityAt(double x, double y, double z) const {
   return FractalNoise3D(humidity_seed_, x, y, z, caves_spec_.frequency, caves_spec_.octaves);
 }
 
+bool CaveBiomeSource::MayHoldCaves(double lo, double hi) const {
+  return std::any_of(caves_.begin(), caves_.end(),
+                     [&](const Cave& c) { return !(hi < c.y_min || lo >= c.y_max); });
+}
+
 int CaveBiomeSource::BiomeIndexAt(double x, double y, double z) const {
   const int above = surface_.BiomeIndexAt(x, z);
   const auto in_band = [y](const Cave& c) { return y >= c.y_min && y < c.y_max; };

@@ -86,6 +86,9 @@ class VolumeSource {
  public:
   virtual ~VolumeSource() = default;
   virtual int BiomeIndexAt(double x, double y, double z) const = 0;
+  // Whether a point with lo <= y <= hi may get a cave biome (false lets 3D blending over a
+  // surface skip the samples of a block no cave reaches). Conservative: true when unsure.
+  virtual bool MayHoldCaves(double lo, double hi) const { return true; }
 };
 
 // A world's 3D map: the surface biome of (x, z) (the 2D map) everywhere, except at heights where
@@ -99,6 +102,7 @@ class CaveBiomeSource final : public VolumeSource {
   // this source.
   CaveBiomeSource(const WorldSpec& spec, const BiomeSource& surface);
   int BiomeIndexAt(double x, double y, double z) const override;
+  bool MayHoldCaves(double lo, double hi) const override;
 
   // The cave climate at (x, y, z), each in [-1, 1]; exposed for tests and tools.
   double TemperatureAt(double x, double y, double z) const;

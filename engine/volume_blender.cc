@@ -38,13 +38,23 @@ absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
 }
 
 ScatteredVolumeBlender::ScatteredVolumeBlender(uint64_t seed, const VolumeBlendParams& params,
-                                               const VolumeSource& source)
+                                               const VolumeSource& source, const Blender* surface,
+                                               std::vector<char> is_cave)
     : source_(source),
+      surface_(surface),
+      is_cave_(std::move(is_cave)),
       lattice_(seed, params.sampling_interval,
                params.sampling_interval * params.vertical_blend_radius / params.blend_radius,
                params.jitter),
       radius_sq_(params.blend_radius * params.blend_radius),
       radius_(params.blend_radius) {}
+
+bool ScatteredVolumeBlender::MayReachCaves(double min_y, double max_y) const {
+  // A sample reaching y lies within the vertical radius plus the jitter of it (blocks), and a
+  // block of slack covers rounding.
+  const double reach = (radius_ + lattice_.jitter()) / lattice_.y_scale() + 1.0;
+  return source_.MayHoldCaves(min_y - reach, max_y + reach);
+}
 
 void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box,
                                            std::vector<VolumeSample>* out) const {
@@ -112,8 +122,68 @@ void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq
   }
 }
 
+void ScatteredVolumeBlender::Convolve(std::span<const VolumeSample> samples, double x,
+                                      double y_scaled, double z,
+                                      const std::vector<std::pair<int, float>>& surface_weights,
+                                      std::vector<std::pair<int, float>>* weights) const {
+  if (surface_ == nullptr) {
+    ConvolveVolumePoint(samples, radius_sq_, x, y_scaled, z, weights);
+    return;
+  }
+  weights->clear();
+  thread_local std::vector<double> sums;
+  thread_local std::vector<int32_t> seen;
+  thread_local std::vector<uint16_t> present;
+  present.clear();
+  double surface = 0.0;
+  for (const VolumeSample& p : samples) {
+    const double dx = x - p.x, dy = y_scaled - p.y, dz = z - p.z;
+    const double t = ((radius_sq_ - dz * dz) - dy * dy) - dx * dx;
+    if (!(t > 0.0)) continue;  // Would add exactly +0.0.
+    const double w = t * t;
+    if (!is_cave_[p.biome]) {
+      surface += w;
+      continue;
+    }
+    if (p.biome >= seen.size()) {
+      seen.resize(p.biome + 1u, -1);
+      sums.resize(p.biome + 1u, 0.0);
+    }
+    if (seen[p.biome] < 0) {
+      seen[p.biome] = 0;
+      sums[p.biome] = w;
+      present.push_back(p.biome);
+    } else {
+      sums[p.biome] += w;
+    }
+  }
+  std::sort(present.begin(), present.end());
+  double total = surface;
+  for (uint16_t biome : present) total += sums[biome];
+  const double share = surface / total;  // Exactly 1 where no cave sample reaches.
+  // Merge the cave biomes and the column's 2D biomes, ascending (a cave biome is never in 2D).
+  size_t c = 0, s = 0;
+  while (c < present.size() || s < surface_weights.size()) {
+    float w;
+    int biome;
+    if (s == surface_weights.size() ||
+        (c < present.size() && present[c] < surface_weights[s].first)) {
+      biome = present[c];
+      w = static_cast<float>(sums[biome] / total);
+      seen[static_cast<size_t>(biome)] = -1;
+      ++c;
+    } else {
+      biome = surface_weights[s].first;
+      w = static_cast<float>(share * static_cast<double>(surface_weights[s].second));
+      ++s;
+    }
+    if (w != 0.0f) weights->emplace_back(biome, w);
+  }
+}
+
 bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,
-                                        int cell, std::vector<IndexedLayer>* layers) const {
+                                        int cell, std::vector<IndexedLayer>* layers,
+                                        BiomeSampleCache* cache) const {
   const size_t cells = static_cast<size_t>(nx) * static_cast<size_t>(ny) * static_cast<size_t>(nz);
   const double c = static_cast<double>(cell);
   const VolumeBox box = {static_cast<double>(x0),
@@ -123,29 +193,62 @@ bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int 
                          static_cast<double>(y0) + c * (ny - 1),
                          static_cast<double>(z0) + c * (nz - 1)};
   thread_local std::vector<VolumeSample> samples;
-  GatherSamples(box, &samples);
+  samples.clear();
+  if (surface_ == nullptr || MayReachCaves(box.min_y, box.max_y)) GatherSamples(box, &samples);
   layers->clear();
-  const bool single = std::all_of(samples.begin(), samples.end(), [&](const VolumeSample& p) {
-    return p.biome == samples.front().biome;
-  });
+  // Over a surface: the 2D weights of each column (a cell's (x, z)), by point query (the 2D
+  // contract makes them the chunk's bits).
+  thread_local std::vector<std::vector<std::pair<int, float>>> columns;
+  columns.resize(static_cast<size_t>(nx) * static_cast<size_t>(nz));
+  bool caves = false;
+  if (surface_ != nullptr) {
+    for (int d = 0; d < nz; ++d) {
+      for (int a = 0; a < nx; ++a) {
+        surface_->BlendPoint(static_cast<double>(x0 + int64_t{cell} * a),
+                             static_cast<double>(z0 + int64_t{cell} * d), cache,
+                             &columns[static_cast<size_t>(d) * nx + a]);
+      }
+    }
+    caves = std::any_of(samples.begin(), samples.end(),
+                        [&](const VolumeSample& p) { return is_cave_[p.biome] != 0; });
+  }
+  const bool single =
+      surface_ != nullptr
+          ? !caves && std::all_of(columns.begin(), columns.begin() + nx * nz,
+                                  [&](const auto& w) {
+                                    return w.size() == 1 && w[0].first == columns[0][0].first;
+                                  })
+          : std::all_of(samples.begin(), samples.end(),
+                        [&](const VolumeSample& p) { return p.biome == samples.front().biome; });
   if (single) {
-    layers->push_back(
-        {samples.empty() ? 0 : samples.front().biome, std::vector<float>(cells, 1.0f)});
+    const int biome =
+        surface_ != nullptr ? columns[0][0].first : (samples.empty() ? 0 : samples.front().biome);
+    layers->push_back({biome, std::vector<float>(cells, 1.0f)});
     return true;
   }
   int biome_count = 0;
   for (const VolumeSample& p : samples) biome_count = std::max(biome_count, p.biome + 1);
+  for (size_t k = 0; surface_ != nullptr && k < static_cast<size_t>(nx) * nz; ++k) {
+    for (const auto& [biome, w] : columns[k]) biome_count = std::max(biome_count, biome + 1);
+  }
   LayerAccumulator accumulator(biome_count, cells);
   std::vector<std::pair<int, float>> weights;
+  static const std::vector<std::pair<int, float>> kNoSurface;
   const double s = lattice_.y_scale();
   for (int b = 0; b < ny; ++b) {
     const double y = static_cast<double>(y0 + int64_t{cell} * b) * s;
     for (int d = 0; d < nz; ++d) {
       const double z = static_cast<double>(z0 + int64_t{cell} * d);
       for (int a = 0; a < nx; ++a) {
+        const size_t column = static_cast<size_t>(d) * nx + a;
+        const size_t at = (static_cast<size_t>(b) * nz + d) * nx + a;
+        if (surface_ != nullptr && !caves) {
+          accumulator.Add(at, columns[column]);  // No cave sample in reach: the 2D blend.
+          continue;
+        }
         const double x = static_cast<double>(x0 + int64_t{cell} * a);
-        ConvolveVolumePoint(samples, radius_sq_, x, y, z, &weights);
-        accumulator.Add((static_cast<size_t>(b) * nz + d) * nx + a, weights);
+        Convolve(samples, x, y, z, surface_ != nullptr ? columns[column] : kNoSurface, &weights);
+        accumulator.Add(at, weights);
       }
     }
   }
@@ -154,10 +257,21 @@ bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int 
 }
 
 void ScatteredVolumeBlender::BlendPoint(double x, double y, double z,
-                                        std::vector<std::pair<int, float>>* weights) const {
+                                        std::vector<std::pair<int, float>>* weights,
+                                        BiomeSampleCache* cache) const {
   thread_local std::vector<VolumeSample> samples;
+  thread_local std::vector<std::pair<int, float>> column;
+  column.clear();
+  if (surface_ != nullptr) {
+    surface_->BlendPoint(x, z, cache, &column);
+    // No cave sample in reach: the 2D weights, as Convolve gives them (share exactly 1).
+    if (!MayReachCaves(y, y)) {
+      *weights = column;
+      return;
+    }
+  }
   GatherSamples({x, y, z, x, y, z}, &samples);
-  ConvolveVolumePoint(samples, radius_sq_, x, y * lattice_.y_scale(), z, weights);
+  Convolve(samples, x, y * lattice_.y_scale(), z, column, weights);
 }
 
 }  // namespace worldgen

@@ -10,6 +10,16 @@
 // Padding and search bounds follow seed 001's 2D derivation: a point's kernel reaches a box when
 // its jittered position is within r of it, so its unjittered position is within r + jitter.
 //
+// Over a surface (a world's caves, World builds it so): samples of cave biomes count as
+// themselves, and every other sample counts as "the surface", whose share of the kernel weight
+// goes to the 2D blender's weights of the cell's column:
+//     w_b(p) = S_b(p) / S(p) + (S_surface(p) / S(p)) * w2D_b(x, z)
+// (S_b a cave biome's kernel sum, S_surface the other samples', S their total, surface first then
+// the cave biomes ascending). A partition of unity in [0, 1], as smooth as both blends, and where
+// no cave sample reaches a cell its weights are the 2D blend's bit for bit: a world's 3D answer
+// above its caves is its 2D answer, and a section no cave sample reaches costs the 2D blend of its
+// columns only.
+//
 // Thread safety: immutable after construction; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_VOLUME_BLENDER_H_
 #define WORLDGEN_ENGINE_VOLUME_BLENDER_H_
@@ -46,9 +56,11 @@ class ScatteredVolumeBlender {
   // INVALID_ARGUMENT naming the parameter, the value and the rule.
   static absl::Status Validate(const VolumeBlendParams& params);
 
-  // `params` must be valid; `source` must outlive the blender.
-  ScatteredVolumeBlender(uint64_t seed, const VolumeBlendParams& params,
-                         const VolumeSource& source);
+  // `params` must be valid; `source` must outlive the blender. With `surface` (which must outlive
+  // it too), `is_cave` per dense biome index says which biomes count as themselves (see above);
+  // without, every sample counts as its biome (a plain 3D blend of `source`).
+  ScatteredVolumeBlender(uint64_t seed, const VolumeBlendParams& params, const VolumeSource& source,
+                         const Blender* surface = nullptr, std::vector<char> is_cave = {});
 
   const JitteredBccLattice& lattice() const { return lattice_; }
 
@@ -61,14 +73,28 @@ class ScatteredVolumeBlender {
   // and its weights sit at index (b * nz + d) * nx + a (y, then z, then x: a chunk section's
   // order). Layers ascend by biome and hold only biomes with a non-zero weight somewhere. Returns
   // true when every sample has one biome (then one layer of exactly 1.0f).
+  // Over a surface it returns true when no cave sample reaches the block and every column is one
+  // biome in 2D. `cache` (may be null) serves the surface blender.
   bool BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz, int cell,
-                  std::vector<IndexedLayer>* layers) const;
+                  std::vector<IndexedLayer>* layers, BiomeSampleCache* cache = nullptr) const;
 
   // The weights at (x, y, z): (biome, weight) for the non-zero ones, ascending biome.
-  void BlendPoint(double x, double y, double z, std::vector<std::pair<int, float>>* weights) const;
+  void BlendPoint(double x, double y, double z, std::vector<std::pair<int, float>>* weights,
+                  BiomeSampleCache* cache = nullptr) const;
 
  private:
+  // One point of kernel space from `samples` (all those in reach, canonical order) and, over a
+  // surface, the 2D weights of its column.
+  void Convolve(std::span<const VolumeSample> samples, double x, double y_scaled, double z,
+                const std::vector<std::pair<int, float>>& surface_weights,
+                std::vector<std::pair<int, float>>* weights) const;
+
+  // Whether a cave sample can reach a point with min_y <= y <= max_y.
+  bool MayReachCaves(double min_y, double max_y) const;
+
   const VolumeSource& source_;
+  const Blender* surface_;
+  std::vector<char> is_cave_;
   JitteredBccLattice lattice_;
   double radius_sq_;  // Kernel space.
   double radius_;

@@ -352,5 +352,81 @@ TEST(CaveBiomeSourceTest, TheWorldBlendsItsCavesIn3D) {
   EXPECT_EQ(mixed, 3);
 }
 
+// Over the surface: a cave biome's weight is its kernel share, and the rest of the samples' share
+// goes to the column's 2D weights (brute force over a window of the lattice); above the caves'
+// reach the 3D answer is the 2D one bit for bit, in cells and in points.
+TEST(CaveBiomeSourceTest, CaveSharesAreKernelSharesAndTheRestIsThe2DBlend) {
+  const std::shared_ptr<const World> world = *World::Create(testing::CaveWorldSpec());
+  const ScatteredVolumeBlender& blender = *world->volume_blender();
+  const JitteredBccLattice& lattice = blender.lattice();
+  const VolumeSource& source = *world->volume_source();
+  const double s = lattice.y_scale();
+  int with_caves = 0;
+  for (uint64_t n = 0; n < 80; ++n) {
+    const double x = static_cast<double>(testing::TestCoordinate(n, 30, -3000, 3000));
+    const double y = static_cast<double>(testing::TestCoordinate(n, 31, -70, 10));
+    const double z = static_cast<double>(testing::TestCoordinate(n, 32, -3000, 3000));
+    std::map<int, double> caves;
+    double surface = 0.0, total = 0.0;
+    const int32_t i = static_cast<int32_t>(std::floor(x / 8)), k = static_cast<int32_t>(z / 8);
+    const int32_t j = static_cast<int32_t>(std::floor(y * s / 8));
+    for (int32_t dj = -5; dj <= 5; ++dj) {
+      for (int32_t dk = -5; dk <= 5; ++dk) {
+        for (int32_t di = -5; di <= 5; ++di) {
+          for (int32_t c = 0; c < 2; ++c) {
+            double px, py, pz;
+            lattice.Position({i + di, j + dj, k + dk, c}, &px, &py, &pz);
+            const double d2 =
+                (px - x) * (px - x) + (pz - z) * (pz - z) + (py - y) * (py - y) * s * s;
+            const double w = std::pow(std::max(0.0, 24.0 * 24.0 - d2), 2);
+            const int biome = source.BiomeIndexAt(px, py, pz);
+            if (world->spec().biomes[static_cast<size_t>(biome)].cave) {
+              caves[biome] += w;
+            } else {
+              surface += w;
+            }
+            total += w;
+          }
+        }
+      }
+    }
+    with_caves += !caves.empty();
+    std::map<int, double> expected;
+    for (const auto& [biome, w] : caves) expected[biome] = w / total;
+    std::vector<std::pair<int, float>> column;
+    world->blender().BlendPoint(x, z, nullptr, &column);
+    for (const auto& [biome, w] : column) expected[biome] += surface / total * w;
+    std::vector<std::pair<int, float>> got;
+    blender.BlendPoint(x, y, z, &got);
+    double sum = 0.0;
+    for (const auto& [biome, w] : got) {
+      EXPECT_NEAR(w, expected[biome], 1e-6) << biome << " at " << x << ", " << y << ", " << z;
+      sum += w;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+  EXPECT_GE(with_caves, 20);
+  // Above y = 0 + 8 (the caves' top and the vertical radius), the 2D blend, bit for bit.
+  for (int64_t x0 = 0; x0 < 512; x0 += 64) {
+    std::vector<IndexedLayer> layers;
+    blender.BlendCells(x0, 9, -x0, 4, 2, 4, 4, &layers);
+    for (int d = 0; d < 4; ++d) {
+      for (int a = 0; a < 4; ++a) {
+        std::vector<std::pair<int, float>> column, point;
+        world->blender().BlendPoint(static_cast<double>(x0 + 4 * a),
+                                    static_cast<double>(-x0 + 4 * d), nullptr, &column);
+        blender.BlendPoint(static_cast<double>(x0 + 4 * a), 13.0, static_cast<double>(-x0 + 4 * d),
+                           &point);
+        EXPECT_EQ(point, column);
+        for (const IndexedLayer& layer : layers) {
+          float want = 0.0f;
+          for (const auto& [biome, w] : column) want = biome == layer.biome ? w : want;
+          EXPECT_EQ(testing::FloatBits(layer.weights[(4u + d) * 4 + a]), testing::FloatBits(want));
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace worldgen
