@@ -15,6 +15,7 @@
 #include <string>
 
 #include "engine/blender.h"
+#include "engine/volume_blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
 
@@ -26,6 +27,8 @@ bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
+  // Decided first, so that short inputs (whose later fields run out and read 0) reach 3D too.
+  const bool caves = in.ConsumeBool();
   worldgen::WorldSpec spec;
   spec.name = "fuzz";
   spec.seed = in.ConsumeIntegral<uint64_t>();
@@ -74,6 +77,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       b.height_base = spec.heights.sea_level +
                       (land ? margin + b.height_amplitude : -margin - b.height_amplitude);
     }
+  }
+  // Caves (3D biomes): some biomes get a y band; the 3D lattice stays small so one input stays
+  // fast. Biome 0 stays on the surface, biome 1 always gets a band.
+  if (caves) {
+    for (size_t k = 1; k < spec.biomes.size(); ++k) {
+      worldgen::BiomeSpec& b = spec.biomes[k];
+      if (k > 1 && !in.ConsumeBool()) continue;
+      const double lo = in.ConsumeFloatingPointInRange(-200.0, 200.0);
+      b.cave = worldgen::CaveBand{lo, lo + in.ConsumeFloatingPointInRange(0.5, 200.0)};
+    }
+    spec.caves.frequency = in.ConsumeFloatingPointInRange(1e-3, 0.2);
+    spec.caves.octaves = in.ConsumeIntegralInRange(1, 3);
+    worldgen::VolumeBlendParams& v = spec.caves.blending;
+    v.sampling_interval = in.ConsumeFloatingPointInRange(4.0, 16.0);
+    v.jitter = in.ConsumeFloatingPointInRange(0.0, 0.5);
+    v.blend_radius =
+        worldgen::ScatteredVolumeBlender::MinBlendRadius(v.sampling_interval, v.jitter) +
+        in.ConsumeFloatingPointInRange(0.0, 16.0);
+    v.vertical_blend_radius = in.ConsumeFloatingPointInRange(1.0, v.blend_radius);
   }
   if (!worldgen::ValidateWorldSpec(spec).ok()) return 0;  // e.g. repeated ids, radius too small.
   absl::StatusOr<std::shared_ptr<const worldgen::World>> world = worldgen::World::Create(spec);
@@ -129,6 +151,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto it = at_point.find(layer.biome_id);
       const float p = it == at_point.end() ? 0.0f : it->second;
       if (!SameBits(w, p)) std::abort();
+    }
+  }
+  // 3D: a block of cells is a partition of unity in [0, 1] and equals the point query bit for bit.
+  const worldgen::ScatteredVolumeBlender* volume = (*world)->volume_blender();
+  if (volume == nullptr) return 0;
+  const int cell = 1 << in.ConsumeIntegralInRange(0, 2);
+  const int n = in.ConsumeIntegralInRange(1, 4);
+  const int64_t x0 = cx * chunk_size, z0 = cz * chunk_size;
+  // Near the bottom of a cave band, most of the time.
+  double band = 0.0;
+  for (const worldgen::BiomeSpec& b : spec.biomes) band = b.cave ? b.cave->y_min : band;
+  const int64_t y0 = static_cast<int64_t>(std::floor(band)) - cell * (n / 2) +
+                     in.ConsumeIntegralInRange<int64_t>(-2, 2);
+  std::vector<worldgen::IndexedLayer> layers;
+  volume->BlendCells(x0, y0, z0, n, n, n, cell, &layers);
+  const size_t cells = static_cast<size_t>(n) * n * n;
+  for (size_t c = 0; c < cells; ++c) {
+    double sum = 0;
+    for (const worldgen::IndexedLayer& layer : layers) {
+      const float w = layer.weights[c];
+      if (!(w >= 0.0f && w <= 1.0f)) std::abort();
+      sum += w;
+    }
+    if (std::fabs(sum - 1.0) > 1e-5) std::abort();
+  }
+  for (int probe = 0; probe < 2; ++probe) {
+    const int a = in.ConsumeIntegralInRange(0, n - 1), b = in.ConsumeIntegralInRange(0, n - 1),
+              d = in.ConsumeIntegralInRange(0, n - 1);
+    std::vector<std::pair<int, float>> point;
+    volume->BlendPoint(static_cast<double>(x0 + cell * a), static_cast<double>(y0 + cell * b),
+                       static_cast<double>(z0 + cell * d), &point);
+    std::map<int, float> at_point(point.begin(), point.end());
+    for (const worldgen::IndexedLayer& layer : layers) {
+      auto it = at_point.find(layer.biome);
+      const float p = it == at_point.end() ? 0.0f : it->second;
+      if (!SameBits(layer.weights[(static_cast<size_t>(b) * n + d) * n + a], p)) std::abort();
     }
   }
   return 0;
