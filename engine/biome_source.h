@@ -88,7 +88,7 @@ class VolumeSource {
   virtual int BiomeIndexAt(double x, double y, double z) const = 0;
   // Whether a point with lo <= y <= hi may get a cave biome (false lets 3D blending over a
   // surface skip the samples of a block no cave reaches). Conservative: true when unsure.
-  virtual bool MayHoldCaves(double lo, double hi) const { return true; }
+  virtual bool MayHoldCaves(double /*lo*/, double /*hi*/) const { return true; }
 };
 
 // A world's 3D map: the surface biome of (x, z) (the 2D map) everywhere, except at heights where
