@@ -13,8 +13,8 @@
 // seed 001's "fast linear interpolation on the jittered grid": the kernel at the lattice points
 // only and each column barycentric on its triangle of the jittered mesh, see BlendOnMesh; 2 the
 // same points joined C1 instead: the Powell-Sabin quadratic of the kernel blend's weights and
-// exact gradients at the vertices, each vertex's gradient scaled down where an ordinate would go
-// below 0, see powell_sabin.h).
+// exact gradients at the vertices, a biome's slope at a vertex scaled down where its ordinate
+// would go below 0 (what it loses taken from every biome by weight), see powell_sabin.h).
 //
 // Thread safety: immutable after construction; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_ENGINE_SCATTERED_BLENDER_H_
