@@ -89,59 +89,22 @@ void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box,
 }
 
 void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq, double x,
-                         double y_scaled, double z, std::vector<std::pair<int, float>>* weights) {
+                         double y_scaled, double z, std::span<const char> is_cave,
+                         std::span<const std::pair<int, float>> surface_weights,
+                         std::vector<std::pair<int, float>>* weights) {
   weights->clear();
   thread_local std::vector<double> sums;
   thread_local std::vector<int32_t> seen;
   thread_local std::vector<uint16_t> present;
   present.clear();
+  const bool over_surface = !is_cave.empty();
+  double surface = 0.0;
   for (const VolumeSample& p : samples) {
     const double dx = x - p.x, dy = y_scaled - p.y, dz = z - p.z;
     const double t = ((radius_sq - dz * dz) - dy * dy) - dx * dx;
     if (!(t > 0.0)) continue;  // Would add exactly +0.0.
     const double w = t * t;
-    if (p.biome >= seen.size()) {
-      seen.resize(p.biome + 1u, -1);
-      sums.resize(p.biome + 1u, 0.0);
-    }
-    if (seen[p.biome] < 0) {
-      seen[p.biome] = 0;
-      sums[p.biome] = w;
-      present.push_back(p.biome);
-    } else {
-      sums[p.biome] += w;
-    }
-  }
-  std::sort(present.begin(), present.end());
-  double total = 0.0;
-  for (uint16_t biome : present) total += sums[biome];
-  for (uint16_t biome : present) {
-    seen[biome] = -1;
-    const float w = static_cast<float>(sums[biome] / total);
-    if (w != 0.0f) weights->emplace_back(biome, w);
-  }
-}
-
-void ScatteredVolumeBlender::Convolve(std::span<const VolumeSample> samples, double x,
-                                      double y_scaled, double z,
-                                      const std::vector<std::pair<int, float>>& surface_weights,
-                                      std::vector<std::pair<int, float>>* weights) const {
-  if (surface_ == nullptr) {
-    ConvolveVolumePoint(samples, radius_sq_, x, y_scaled, z, weights);
-    return;
-  }
-  weights->clear();
-  thread_local std::vector<double> sums;
-  thread_local std::vector<int32_t> seen;
-  thread_local std::vector<uint16_t> present;
-  present.clear();
-  double surface = 0.0;
-  for (const VolumeSample& p : samples) {
-    const double dx = x - p.x, dy = y_scaled - p.y, dz = z - p.z;
-    const double t = ((radius_sq_ - dz * dz) - dy * dy) - dx * dx;
-    if (!(t > 0.0)) continue;  // Would add exactly +0.0.
-    const double w = t * t;
-    if (!is_cave_[p.biome]) {
+    if (over_surface && !is_cave[p.biome]) {
       surface += w;
       continue;
     }
@@ -158,10 +121,10 @@ void ScatteredVolumeBlender::Convolve(std::span<const VolumeSample> samples, dou
     }
   }
   std::sort(present.begin(), present.end());
-  double total = surface;
+  double total = surface;  // +0.0 without a surface: the biomes' sums alone, bit for bit.
   for (uint16_t biome : present) total += sums[biome];
   const double share = surface / total;  // Exactly 1 where no cave sample reaches.
-  // Merge the cave biomes and the column's 2D biomes, ascending (a cave biome is never in 2D).
+  // Merge the sampled biomes and the column's 2D biomes, ascending (a cave biome is never in 2D).
   size_t c = 0, s = 0;
   while (c < present.size() || s < surface_weights.size()) {
     float w;
@@ -247,7 +210,8 @@ bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int 
           continue;
         }
         const double x = static_cast<double>(x0 + int64_t{cell} * a);
-        Convolve(samples, x, y, z, surface_ != nullptr ? columns[column] : kNoSurface, &weights);
+        ConvolveVolumePoint(samples, radius_sq_, x, y, z, is_cave_,
+                            surface_ != nullptr ? columns[column] : kNoSurface, &weights);
         accumulator.Add(at, weights);
       }
     }
@@ -271,7 +235,7 @@ void ScatteredVolumeBlender::BlendPoint(double x, double y, double z,
     }
   }
   GatherSamples({x, y, z, x, y, z}, &samples);
-  Convolve(samples, x, y * lattice_.y_scale(), z, column, weights);
+  ConvolveVolumePoint(samples, radius_sq_, x, y * lattice_.y_scale(), z, is_cave_, column, weights);
 }
 
 }  // namespace worldgen

@@ -83,12 +83,6 @@ class ScatteredVolumeBlender {
                   BiomeSampleCache* cache = nullptr) const;
 
  private:
-  // One point of kernel space from `samples` (all those in reach, canonical order) and, over a
-  // surface, the 2D weights of its column.
-  void Convolve(std::span<const VolumeSample> samples, double x, double y_scaled, double z,
-                const std::vector<std::pair<int, float>>& surface_weights,
-                std::vector<std::pair<int, float>>* weights) const;
-
   // Whether a cave sample can reach a point with min_y <= y <= max_y.
   bool MayReachCaves(double min_y, double max_y) const;
 
@@ -104,8 +98,13 @@ class ScatteredVolumeBlender {
 // sum_{samples of b} max(0, r^2 - d^2)^2 in double in the samples' order, the total over biomes
 // in ascending biome order, each quotient rounded to float once. `samples` must include every
 // sample within r of the point (a superset in the same relative order gives the same bits).
+// Over a surface (`is_cave` per dense biome index, non-empty): only cave biomes' samples count as
+// themselves; the others' sum, first in the total, shares out `surface_weights` (the column's 2D
+// weights) as the header comment's formula says. Without one, every sample counts as its biome.
 void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq, double x,
-                         double y_scaled, double z, std::vector<std::pair<int, float>>* weights);
+                         double y_scaled, double z, std::span<const char> is_cave,
+                         std::span<const std::pair<int, float>> surface_weights,
+                         std::vector<std::pair<int, float>>* weights);
 
 }  // namespace worldgen
 
