@@ -69,6 +69,29 @@ double NearestPoint(const JitteredBccLattice& lattice, double x, double ys, doub
   return best;
 }
 
+// Each biome's kernel sum at (x, y, z), by brute force over a window of the lattice (kernel
+// space, radius 24, the tests' worlds' radius): sum_{its points} max(0, r^2 - d^2)^2.
+std::map<int, double> KernelSumsByBiome(const JitteredBccLattice& lattice,
+                                        const VolumeSource& source, double x, double y, double z) {
+  const double s = lattice.y_scale();
+  const int32_t i = static_cast<int32_t>(std::floor(x / 8)), k = static_cast<int32_t>(z / 8);
+  const int32_t j = static_cast<int32_t>(std::floor(y * s / 8));
+  std::map<int, double> sums;
+  for (int32_t dj = -5; dj <= 5; ++dj) {
+    for (int32_t dk = -5; dk <= 5; ++dk) {
+      for (int32_t di = -5; di <= 5; ++di) {
+        for (int32_t c = 0; c < 2; ++c) {
+          double px, py, pz;
+          lattice.Position({i + di, j + dj, k + dk, c}, &px, &py, &pz);
+          const double d2 = (px - x) * (px - x) + (pz - z) * (pz - z) + (py - y) * (py - y) * s * s;
+          sums[source.BiomeIndexAt(px, py, pz)] += std::pow(std::max(0.0, 24.0 * 24.0 - d2), 2);
+        }
+      }
+    }
+  }
+  return sums;
+}
+
 TEST(VolumeBlenderTest, TheLatticeIsBodyCentredCubicAndEveryPointMovesByTheJitter) {
   const JitteredBccLattice plain(7, 8.0, 4.0, 0.0), jittered(7, 8.0, 4.0, 0.35);
   EXPECT_DOUBLE_EQ(plain.y_scale(), 2.0);
@@ -148,25 +171,9 @@ TEST(VolumeBlenderTest, WeightsAreTheNormalizedKernelSumsOverTheLattice) {
     const double x = static_cast<double>(testing::TestCoordinate(n, 7, -3000, 3000));
     const double y = static_cast<double>(testing::TestCoordinate(n, 8, -200, 200));
     const double z = static_cast<double>(testing::TestCoordinate(n, 9, -3000, 3000));
-    std::map<int, double> sums;
+    std::map<int, double> sums = KernelSumsByBiome(lattice, source, x, y, z);
     double total = 0.0;
-    const int32_t i = static_cast<int32_t>(std::floor(x / 8)), k = static_cast<int32_t>(z / 8);
-    const int32_t j = static_cast<int32_t>(std::floor(y * lattice.y_scale() / 8));
-    for (int32_t dj = -5; dj <= 5; ++dj) {
-      for (int32_t dk = -5; dk <= 5; ++dk) {
-        for (int32_t di = -5; di <= 5; ++di) {
-          for (int32_t c = 0; c < 2; ++c) {
-            double px, py, pz;
-            lattice.Position({i + di, j + dj, k + dk, c}, &px, &py, &pz);
-            const double d2 = (px - x) * (px - x) + (pz - z) * (pz - z) +
-                              (py - y) * (py - y) * lattice.y_scale() * lattice.y_scale();
-            const double w = std::pow(std::max(0.0, 24.0 * 24.0 - d2), 2);
-            sums[source.BiomeIndexAt(px, py, pz)] += w;
-            total += w;
-          }
-        }
-      }
-    }
+    for (const auto& [biome, w] : sums) total += w;
     std::vector<std::pair<int, float>> got;
     blender.BlendPoint(x, y, z, &got);
     borders += got.size() >= 2;
@@ -360,7 +367,6 @@ TEST(CaveBiomeSourceTest, CaveSharesAreKernelSharesAndTheRestIsThe2DBlend) {
   const ScatteredVolumeBlender& blender = *world->volume_blender();
   const JitteredBccLattice& lattice = blender.lattice();
   const VolumeSource& source = *world->volume_source();
-  const double s = lattice.y_scale();
   int with_caves = 0;
   for (uint64_t n = 0; n < 80; ++n) {
     const double x = static_cast<double>(testing::TestCoordinate(n, 30, -3000, 3000));
@@ -368,27 +374,13 @@ TEST(CaveBiomeSourceTest, CaveSharesAreKernelSharesAndTheRestIsThe2DBlend) {
     const double z = static_cast<double>(testing::TestCoordinate(n, 32, -3000, 3000));
     std::map<int, double> caves;
     double surface = 0.0, total = 0.0;
-    const int32_t i = static_cast<int32_t>(std::floor(x / 8)), k = static_cast<int32_t>(z / 8);
-    const int32_t j = static_cast<int32_t>(std::floor(y * s / 8));
-    for (int32_t dj = -5; dj <= 5; ++dj) {
-      for (int32_t dk = -5; dk <= 5; ++dk) {
-        for (int32_t di = -5; di <= 5; ++di) {
-          for (int32_t c = 0; c < 2; ++c) {
-            double px, py, pz;
-            lattice.Position({i + di, j + dj, k + dk, c}, &px, &py, &pz);
-            const double d2 =
-                (px - x) * (px - x) + (pz - z) * (pz - z) + (py - y) * (py - y) * s * s;
-            const double w = std::pow(std::max(0.0, 24.0 * 24.0 - d2), 2);
-            const int biome = source.BiomeIndexAt(px, py, pz);
-            if (world->spec().biomes[static_cast<size_t>(biome)].cave) {
-              caves[biome] += w;
-            } else {
-              surface += w;
-            }
-            total += w;
-          }
-        }
+    for (const auto& [biome, w] : KernelSumsByBiome(lattice, source, x, y, z)) {
+      if (world->spec().biomes[static_cast<size_t>(biome)].cave) {
+        caves[biome] = w;
+      } else {
+        surface += w;
       }
+      total += w;
     }
     with_caves += !caves.empty();
     std::map<int, double> expected;
