@@ -51,6 +51,33 @@ struct PointBlend {
   uint32_t source_biome = 0;    // The biome source's unblended biome id (if requested), else 0.
 };
 
+// 3D: the blend of one chunk section (World::BlendVolume), kSectionHeight blocks high, in cubic
+// cells of `cell` blocks. With m = size / cell, the section holds m * (kSectionHeight / cell) * m
+// cells in section order, y then z then x:
+//   index = (ly * m + lz) * m + lx,
+// and cell (lx, ly, lz) is blended at its lowest corner (chunk_x * size + cell * lx, min_y +
+// cell * ly, chunk_z * size + cell * lz). Sparse per section: only biomes with a non-zero weight
+// in some cell of the section, ascending id; in every cell the weights sum to 1 (within float
+// rounding).
+struct SectionBlend {
+  int64_t min_y = 0;
+  // Every cell is one biome at weight exactly 1.0f: one layer, all 1.0f.
+  bool single_biome = false;
+  std::vector<BiomeLayer> layers;        // Weights in section order.
+  std::vector<uint32_t> dominant_biome;  // Arg-max biome id per cell (if requested), else empty.
+  // The 3D biome map's own, unblended biome id at each cell (if requested), else empty.
+  std::vector<uint32_t> source_biome;
+};
+
+// 3D: the blend of a chunk's vertical range, one SectionBlend per section, ascending y.
+struct VolumeBlend {
+  int64_t chunk_x = 0;
+  int64_t chunk_z = 0;
+  int size = 0;  // Columns per chunk side.
+  int cell = 0;  // Blocks per cell side.
+  std::vector<SectionBlend> sections;
+};
+
 // What to compute besides weights.
 struct BlendOptions {
   bool heights = false;

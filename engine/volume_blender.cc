@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "absl/strings/str_format.h"
 #include "engine/sparse_convolution.h"
@@ -144,9 +145,34 @@ void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq
   }
 }
 
+void ScatteredVolumeBlender::SurfaceColumns(
+    int64_t x0, int64_t z0, int nx, int nz, int cell, BiomeSampleCache* cache,
+    std::vector<std::vector<std::pair<int, float>>>* columns) const {
+  columns->resize(static_cast<size_t>(nx) * static_cast<size_t>(nz));
+  for (int d = 0; d < nz; ++d) {
+    for (int a = 0; a < nx; ++a) {
+      surface_->BlendPoint(static_cast<double>(x0 + int64_t{cell} * a),
+                           static_cast<double>(z0 + int64_t{cell} * d), cache,
+                           &(*columns)[static_cast<size_t>(d) * nx + a]);
+    }
+  }
+}
+
 bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,
                                         int cell, std::vector<IndexedLayer>* layers,
                                         BiomeSampleCache* cache) const {
+  // Over a surface: the 2D weights of each column (a cell's (x, z)), by point query (the 2D
+  // contract makes them the chunk's bits).
+  thread_local std::vector<std::vector<std::pair<int, float>>> columns;
+  columns.clear();
+  if (surface_ != nullptr) SurfaceColumns(x0, z0, nx, nz, cell, cache, &columns);
+  return BlendCells(x0, y0, z0, nx, ny, nz, cell, columns, layers);
+}
+
+bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,
+                                        int cell,
+                                        std::span<const std::vector<std::pair<int, float>>> columns,
+                                        std::vector<IndexedLayer>* layers) const {
   const size_t cells = static_cast<size_t>(nx) * static_cast<size_t>(ny) * static_cast<size_t>(nz);
   const double c = static_cast<double>(cell);
   const VolumeBox box = {static_cast<double>(x0),
@@ -159,25 +185,15 @@ bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int 
   samples.clear();
   if (surface_ == nullptr || MayReachCaves(box.min_y, box.max_y)) GatherSamples(box, &samples);
   layers->clear();
-  // Over a surface: the 2D weights of each column (a cell's (x, z)), by point query (the 2D
-  // contract makes them the chunk's bits).
-  thread_local std::vector<std::vector<std::pair<int, float>>> columns;
-  columns.resize(static_cast<size_t>(nx) * static_cast<size_t>(nz));
+  const size_t column_count = static_cast<size_t>(nx) * static_cast<size_t>(nz);
   bool caves = false;
   if (surface_ != nullptr) {
-    for (int d = 0; d < nz; ++d) {
-      for (int a = 0; a < nx; ++a) {
-        surface_->BlendPoint(static_cast<double>(x0 + int64_t{cell} * a),
-                             static_cast<double>(z0 + int64_t{cell} * d), cache,
-                             &columns[static_cast<size_t>(d) * nx + a]);
-      }
-    }
     caves = std::any_of(samples.begin(), samples.end(),
                         [&](const VolumeSample& p) { return is_cave_[p.biome] != 0; });
   }
   const bool single =
       surface_ != nullptr
-          ? !caves && std::all_of(columns.begin(), columns.begin() + nx * nz,
+          ? !caves && std::all_of(columns.begin(), columns.begin() + column_count,
                                   [&](const auto& w) {
                                     return w.size() == 1 && w[0].first == columns[0][0].first;
                                   })
@@ -191,7 +207,7 @@ bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int 
   }
   int biome_count = 0;
   for (const VolumeSample& p : samples) biome_count = std::max(biome_count, p.biome + 1);
-  for (size_t k = 0; surface_ != nullptr && k < static_cast<size_t>(nx) * nz; ++k) {
+  for (size_t k = 0; surface_ != nullptr && k < column_count; ++k) {
     for (const auto& [biome, w] : columns[k]) biome_count = std::max(biome_count, biome + 1);
   }
   LayerAccumulator accumulator(biome_count, cells);

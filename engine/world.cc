@@ -226,6 +226,146 @@ uint32_t World::SourceBiomeAt(double x, double z) const {
   return spec_.biomes[static_cast<size_t>(source_->BiomeIndexAt(x, z))].id;
 }
 
+absl::Status World::ValidateVolume(int size, int64_t min_y, int64_t max_y, int cell) {
+  for (auto [name, y] : {std::pair{"min_y", min_y}, std::pair{"max_y", max_y}}) {
+    if (y % kSectionHeight != 0 || y < -kMaxWorldY || y > kMaxWorldY) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s = %d is not a multiple of the section height %d within [-%d, %d]",
+                          name, y, kSectionHeight, kMaxWorldY, kMaxWorldY));
+    }
+  }
+  if (min_y >= max_y) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "min_y = %d is not below max_y = %d: the range holds no section", min_y, max_y));
+  }
+  if (cell < 1 || kSectionHeight % cell != 0 || (cell & (cell - 1)) != 0 || size % cell != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cell_size = %d is not a power of two dividing the section height %d and the chunk size "
+        "%d",
+        cell, kSectionHeight, size));
+  }
+  const int64_t side = size / cell;
+  const int64_t cells = side * side * ((max_y - min_y) / cell);
+  if (cells > kMaxVolumeCells) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "max_y = %d: the range [%d, %d) in cells of %d blocks of a chunk of size %d holds %d "
+        "cells; the limit is %d per chunk (a shorter range or larger cells)",
+        max_y, min_y, max_y, cell, size, cells, kMaxVolumeCells));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z, int size,
+                                               int64_t min_y, int64_t max_y, int cell,
+                                               const BlendOptions& options,
+                                               BiomeSampleCache* cache) const {
+  if (absl::Status s = ValidateChunk(chunk_x, chunk_z, size); !s.ok()) return s;
+  if (absl::Status s = ValidateVolume(size, min_y, max_y, cell); !s.ok()) return s;
+  if (options.heights || options.splat) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: heights and splat textures are per column; ask for them without a vertical range",
+        options.heights ? "include_heights" : "include_splat"));
+  }
+  const int m = size / cell, ny = kSectionHeight / cell;
+  const size_t column_count = static_cast<size_t>(m) * static_cast<size_t>(m);
+  const size_t cells = column_count * static_cast<size_t>(ny);
+  const int64_t x0 = chunk_x * size, z0 = chunk_z * size;
+  // The 2D weights of the cells' columns, from one chunk blend (chunk == point bit for bit).
+  std::vector<IndexedLayer> chunk_layers;
+  const bool chunk_single = blender_->BlendColumns(x0, z0, size, cache, &chunk_layers);
+  std::vector<std::vector<std::pair<int, float>>> columns(column_count);
+  for (int d = 0; d < m; ++d) {
+    for (int a = 0; a < m; ++a) {
+      const size_t at = static_cast<size_t>(ColumnIndex(size, a * cell, d * cell));
+      for (const IndexedLayer& layer : chunk_layers) {
+        if (layer.weights[at] != 0.0f) {
+          columns[static_cast<size_t>(d) * m + a].emplace_back(layer.biome, layer.weights[at]);
+        }
+      }
+    }
+  }
+  VolumeBlend volume;
+  volume.chunk_x = chunk_x;
+  volume.chunk_z = chunk_z;
+  volume.size = size;
+  volume.cell = cell;
+  std::vector<IndexedLayer> layers;
+  for (int64_t y = min_y; y < max_y; y += kSectionHeight) {
+    SectionBlend& section = volume.sections.emplace_back();
+    section.min_y = y;
+    if (volume_blender_ != nullptr) {
+      section.single_biome =
+          volume_blender_->BlendCells(x0, y, z0, m, ny, m, cell, columns, &layers);
+    } else {
+      // A 2D world: every cell has its column's weights.
+      section.single_biome = chunk_single;
+      LayerAccumulator accumulator(static_cast<int>(spec_.biomes.size()), cells);
+      for (size_t at = 0; at < cells; ++at) accumulator.Add(at, columns[at % column_count]);
+      accumulator.MoveTo(&layers);
+    }
+    for (IndexedLayer& layer : layers) {
+      section.layers.push_back(
+          {spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
+    }
+    if (options.dominant_biome) {
+      section.dominant_biome.resize(cells);
+      for (size_t at = 0; at < cells; ++at) {
+        size_t best = 0;
+        for (size_t k = 1; k < section.layers.size(); ++k) {
+          if (section.layers[k].weights[at] > section.layers[best].weights[at]) best = k;
+        }
+        section.dominant_biome[at] = section.layers[best].biome_id;
+      }
+    }
+    if (options.source_biome) {
+      section.source_biome.resize(cells);
+      for (int b = 0; b < ny; ++b) {
+        for (int d = 0; d < m; ++d) {
+          for (int a = 0; a < m; ++a) {
+            section.source_biome[(static_cast<size_t>(b) * m + d) * m + a] = SourceBiomeAt(
+                static_cast<double>(x0 + int64_t{cell} * a), static_cast<double>(y + cell * b),
+                static_cast<double>(z0 + int64_t{cell} * d));
+          }
+        }
+      }
+    }
+  }
+  return volume;
+}
+
+absl::StatusOr<PointBlend> World::BlendPoint(double x, double y, double z,
+                                             const BlendOptions& options,
+                                             BiomeSampleCache* cache) const {
+  if (!std::isfinite(y) || std::fabs(y) > static_cast<double>(kMaxWorldY)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("point y = %g is not finite or outside the world's y bounds [-%d, %d]", y,
+                        kMaxWorldY, kMaxWorldY));
+  }
+  BlendOptions column_options = options;
+  column_options.source_biome = false;
+  absl::StatusOr<PointBlend> point = BlendPoint(x, z, column_options, cache);
+  if (!point.ok()) return point;
+  if (volume_blender_ != nullptr) {
+    thread_local std::vector<std::pair<int, float>> weights;
+    volume_blender_->BlendPoint(x, y, z, &weights, cache);
+    point->weights.clear();
+    size_t best = 0;
+    for (size_t k = 0; k < weights.size(); ++k) {
+      point->weights.push_back(
+          {spec_.biomes[static_cast<size_t>(weights[k].first)].id, weights[k].second});
+      if (weights[k].second > weights[best].second) best = k;
+    }
+    if (!point->weights.empty()) point->dominant_biome = point->weights[best].biome_id;
+  }
+  if (options.source_biome) point->source_biome = SourceBiomeAt(x, y, z);
+  return point;
+}
+
+uint32_t World::SourceBiomeAt(double x, double y, double z) const {
+  if (volume_source_ == nullptr) return SourceBiomeAt(x, z);
+  return spec_.biomes[static_cast<size_t>(volume_source_->BiomeIndexAt(x, y, z))].id;
+}
+
 std::string SimdVariantsInUse() {
   return absl::StrCat("kernel ", DispatchedKernelVariant(), ", noise ",
                       DispatchedNoiseBatchVariant());

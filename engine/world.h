@@ -64,8 +64,28 @@ class World {
   const Blender& blender() const { return *blender_; }
   const BiomeSource& source() const { return *source_; }
 
-  // 3D biomes (a biome has a cave band, BiomeSpec::cave): the 3D map and its blender; null for a
-  // 2D world. Not served yet (issue 25).
+  // 3D (issue 25). Any world answers in 3D; a 2D world's weights are the same at every y (its
+  // column's), a cave world's blend its cave biomes in 3D over its surface (volume_blender.h).
+  //
+  // OK, or INVALID_ARGUMENT whose message begins with the offending field: min_y and max_y
+  // multiples of kSectionHeight within [-kMaxWorldY, kMaxWorldY], min_y < max_y; cell_size a power
+  // of two dividing kSectionHeight and `size`; at most kMaxVolumeCells cells.
+  static absl::Status ValidateVolume(int size, int64_t min_y, int64_t max_y, int cell);
+  // The sections of chunk (chunk_x, chunk_z) of `size` columns from min_y up to max_y (exclusive)
+  // in cells of `cell` blocks (chunk.h, SectionBlend). options.dominant_biome and source_biome are
+  // per cell; heights and splat are per column, so INVALID_ARGUMENT here (ask BlendChunk). The 2D
+  // weights of the cells' columns are blended once for all sections (one chunk blend).
+  absl::StatusOr<VolumeBlend> BlendVolume(int64_t chunk_x, int64_t chunk_z, int size, int64_t min_y,
+                                          int64_t max_y, int cell, const BlendOptions& options,
+                                          BiomeSampleCache* cache = nullptr) const;
+  // The blend at (x, y, z): bit for bit the cell of BlendVolume whose lowest corner it is. Height
+  // is the column's (as BlendPoint(x, z)); source_biome the 3D map's.
+  absl::StatusOr<PointBlend> BlendPoint(double x, double y, double z, const BlendOptions& options,
+                                        BiomeSampleCache* cache = nullptr) const;
+  // The 3D map's unblended biome id at (x, y, z): the 2D map's at (x, z) for a 2D world.
+  uint32_t SourceBiomeAt(double x, double y, double z) const;
+
+  // The 3D map and its blender of a world with cave biomes (BiomeSpec::cave); null for a 2D world.
   const VolumeSource* volume_source() const { return volume_source_.get(); }
   const ScatteredVolumeBlender* volume_blender() const { return volume_blender_.get(); }
 

@@ -23,6 +23,15 @@ inline constexpr double kMaxWorldCoordinate = 33554432.0;  // 2^25 blocks
 // The engine accepts chunks of 1..kMaxChunkSize columns per side (services may restrict further).
 inline constexpr int kMaxChunkSize = 1024;
 
+// 3D (a world's cave biomes, World::BlendVolume): block y is limited to [-kMaxWorldY, kMaxWorldY];
+// a volume is blended in sections of kSectionHeight blocks (Minecraft's chunk sections), each cut
+// into cubic cells of a power-of-two side dividing the section height and the chunk size, and one
+// chunk's volume holds at most kMaxVolumeCells cells (2^18: a 16 x 1024 x 16 column of single
+// blocks, or 64 x 256 x 64 at cell 4).
+inline constexpr int64_t kMaxWorldY = 65536;
+inline constexpr int kSectionHeight = 16;
+inline constexpr int64_t kMaxVolumeCells = int64_t{1} << 18;
+
 // At most this many biomes per world (biome indices are stored as uint16).
 inline constexpr int kMaxBiomes = 1024;
 

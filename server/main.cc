@@ -65,6 +65,9 @@ ABSL_FLAG(
     "served");
 ABSL_FLAG(int32_t, max_chunks_per_request, 1024, "Most chunks one GenerateChunk call may ask for");
 ABSL_FLAG(int32_t, max_points_per_request, 4096, "Most points one SampleWeights call may ask for");
+ABSL_FLAG(int32_t, max_sections_per_request, 6144,
+          "Most chunk sections (chunks x sections of the vertical range) one 3D GenerateChunk call "
+          "may ask for");
 ABSL_FLAG(int32_t, max_sampling_points_per_request,
           worldgen::RequestLimits{}.max_sampling_points_per_request,
           "Most sampling points one ListSamplingPoints box may hold (the blender's bound)");
@@ -234,6 +237,7 @@ int Run(int argc, char** argv) {
   if (blend_threads_from_budget) blend_threads = cpu_budget.cpus;
   CheckPositive("max_chunks_per_request", absl::GetFlag(FLAGS_max_chunks_per_request));
   CheckPositive("max_points_per_request", absl::GetFlag(FLAGS_max_points_per_request));
+  CheckPositive("max_sections_per_request", absl::GetFlag(FLAGS_max_sections_per_request));
   CheckPositive("max_sampling_points_per_request",
                 absl::GetFlag(FLAGS_max_sampling_points_per_request));
   const double max_queue_seconds = absl::GetFlag(FLAGS_max_queue_seconds);
@@ -311,6 +315,7 @@ int Run(int argc, char** argv) {
   ServiceOptions options;
   options.limits.max_chunks_per_request = absl::GetFlag(FLAGS_max_chunks_per_request);
   options.limits.max_points_per_request = absl::GetFlag(FLAGS_max_points_per_request);
+  options.limits.max_sections_per_request = absl::GetFlag(FLAGS_max_sections_per_request);
   options.limits.max_sampling_points_per_request =
       absl::GetFlag(FLAGS_max_sampling_points_per_request);
   options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);

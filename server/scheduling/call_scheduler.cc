@@ -45,7 +45,8 @@ CallScheduler::CallScheduler(BlendPool* pool, Options options)
     : pool_(pool),
       options_(options),
       seconds_per_column_(options.initial_seconds_per_column),
-      seconds_per_point_(options.initial_seconds_per_point) {
+      seconds_per_point_(options.initial_seconds_per_point),
+      seconds_per_cell_(options.initial_seconds_per_cell) {
   if (!(options_.deadline_fill > 0 && options_.deadline_fill <= 1)) options_.deadline_fill = 1;
   if (!(options_.max_queue_seconds > 0)) options_.max_queue_seconds = 1;
   if (!(options_.interactive_reply_share >= 0 && options_.interactive_reply_share < 1)) {
@@ -78,10 +79,10 @@ absl::Duration CallScheduler::WorkLocked(int64_t columns) const {
   return absl::Seconds(static_cast<double>(columns) * seconds_per_column_ / pool_->threads());
 }
 
-int64_t CallScheduler::PointColumnsLocked(int64_t points) const {
+int64_t CallScheduler::UnitColumnsLocked(int64_t units, double seconds_per_unit) const {
   // Bounded ratio: a column estimate near zero must not overflow the count.
-  const double ratio = std::min(seconds_per_point_ / std::max(seconds_per_column_, 1e-12), 1e6);
-  return std::max<int64_t>(1, std::llround(static_cast<double>(points) * ratio));
+  const double ratio = std::min(seconds_per_unit / std::max(seconds_per_column_, 1e-12), 1e6);
+  return std::max<int64_t>(1, std::llround(static_cast<double>(units) * ratio));
 }
 
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
@@ -94,9 +95,10 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   // Declared before the lock: a refused call is destroyed after the lock is released (~Call locks).
   std::unique_ptr<Call> call;
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t columns_per_task = shape.points_per_task > 0
-                                       ? PointColumnsLocked(shape.points_per_task)
-                                       : std::max<int64_t>(shape.columns_per_task, 1);
+  const int64_t columns_per_task =
+      shape.cells_per_task > 0    ? UnitColumnsLocked(shape.cells_per_task, seconds_per_cell_)
+      : shape.points_per_task > 0 ? UnitColumnsLocked(shape.points_per_task, seconds_per_point_)
+                                  : std::max<int64_t>(shape.columns_per_task, 1);
   const int64_t own = tasks * columns_per_task;
   const CallClass call_class =
       own <= options_.interactive_max_columns ? CallClass::kInteractive : CallClass::kBackground;
@@ -265,6 +267,13 @@ void CallScheduler::RecordPointCost(int64_t points, absl::Duration elapsed) {
   Smooth(sample, seconds_per_point_, point_cost_measured_);
 }
 
+void CallScheduler::RecordCellCost(int64_t cells, absl::Duration elapsed) {
+  if (cells <= 0) return;
+  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(cells);
+  std::lock_guard<std::mutex> lock(mu_);
+  Smooth(sample, seconds_per_cell_, cell_cost_measured_);
+}
+
 CallScheduler::Stats CallScheduler::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   Stats stats;
@@ -274,6 +283,7 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.reserved_reply_bytes = reserved_reply_bytes_;
   stats.seconds_per_column = seconds_per_column_;
   stats.seconds_per_point = seconds_per_point_;
+  stats.seconds_per_cell = seconds_per_cell_;
   stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
   stats.shed_calls = shed_calls_;
   stats.threads = pool_->threads();

@@ -7,8 +7,10 @@
 // the default world, AMD EPYC: ~54 us per point 256 blocks apart, under 1 us per column), so
 // they have an estimate of their own: a call of p points counts as the columns that cost the same,
 // p x (seconds per point) / (seconds per column), and a point call's cost never moves the columns'
-// estimate. Calls whose whole work is at most interactive_max_columns are "interactive", the others
-// "background".
+// estimate. 3D chunks (GenerateChunk with a vertical range) count their cells the same way, with an
+// estimate per cell of their own: a cell near caves is a 3D convolution, one far from them a copy
+// of its column's weights, so neither estimate predicts the other. Calls whose whole work is at
+// most interactive_max_columns are "interactive", the others "background".
 //
 // Admission (Admit): a call declares its shape up front (how many tasks, columns per task, the
 // worst-case encoded bytes of one task's reply, its deadline) and is refused at once with
@@ -93,6 +95,9 @@ struct CallShape {
   // > 0: each task blends this many points instead (columns_per_task is then ignored); converted
   // to columns of the same estimated cost at admission.
   int64_t points_per_task = 0;
+  // > 0: each task blends this many 3D cells instead (columns_per_task and points_per_task are
+  // then ignored); converted to columns as points are.
+  int64_t cells_per_task = 0;
   int64_t reply_bytes_per_task = 0;  // worst-case encoded reply of one task
   absl::Time deadline = absl::InfiniteFuture();
 };
@@ -111,6 +116,7 @@ class CallScheduler {
     // Costs assumed before any task was measured.
     double initial_seconds_per_column = 2e-7;
     double initial_seconds_per_point = 5e-6;
+    double initial_seconds_per_cell = 2e-6;
     // Share of a call's remaining time (0, 1] that the estimated work may fill. The estimate counts
     // blending only; writing replies and the client's reading take the rest.
     double deadline_fill = 0.5;
@@ -143,6 +149,8 @@ class CallScheduler {
   void RecordTaskCost(int64_t columns, absl::Duration elapsed);
   // The same for a task that blended `points` points (CallShape::points_per_task).
   void RecordPointCost(int64_t points, absl::Duration elapsed);
+  // The same for a task that blended `cells` 3D cells (CallShape::cells_per_task).
+  void RecordCellCost(int64_t cells, absl::Duration elapsed);
 
   struct Stats {
     int64_t calls = 0;            // admitted and not yet destroyed
@@ -151,6 +159,7 @@ class CallScheduler {
     int64_t reserved_reply_bytes = 0;
     double seconds_per_column = 0;  // current estimate
     double seconds_per_point = 0;   // current estimate
+    double seconds_per_cell = 0;    // current estimate
     double queued_seconds = 0;      // pending_columns as seconds of blending on the pool
     int threads = 0;                // the pool's
     int64_t shed_calls = 0;         // background calls shed since start
@@ -216,8 +225,8 @@ class CallScheduler {
   // Seconds of blending `columns` take on the pool, without headroom.
   absl::Duration WorkLocked(int64_t columns) const;
   // The same within deadline_fill: what a deadline must leave for them.
-  // The columns of the same estimated cost as `points` points.
-  int64_t PointColumnsLocked(int64_t points) const;
+  // The columns of the same estimated cost as `units` points or cells of `seconds_per_unit` each.
+  int64_t UnitColumnsLocked(int64_t units, double seconds_per_unit) const;
   absl::Duration EstimateLocked(int64_t columns) const;
   // Sheds background calls, newest first, until all unstarted work fits max_queue_seconds.
   void ShedLocked();
@@ -242,6 +251,8 @@ class CallScheduler {
   bool cost_measured_ = false;
   double seconds_per_point_;
   bool point_cost_measured_ = false;
+  double seconds_per_cell_;
+  bool cell_cost_measured_ = false;
   int interactive_picks_in_a_row_ = 0;
   int64_t shed_calls_ = 0;
   std::set<Call*> calls_;

@@ -3,7 +3,8 @@
 // of encoded chunks when --chunk_cache_bytes > 0.
 //
 // A key names everything a reply's bytes depend on: the World object (its uid, so two configs never
-// share an entry), the chunk coordinates and size, and every BlendOptions flag.
+// share an entry), the chunk coordinates and size, every BlendOptions flag, and a 3D reply's range
+// and cell size.
 #ifndef WORLDGEN_SERVER_SERVICE_CHUNK_REPLY_FLIGHTS_H_
 #define WORLDGEN_SERVER_SERVICE_CHUNK_REPLY_FLIGHTS_H_
 
@@ -21,10 +22,14 @@ struct ChunkReplyKey {
   int64_t x = 0, z = 0;
   int32_t size = 0;
   uint32_t options = 0;  // ChunkReplyOptionBits
+  // A 3D reply's range and cell size (GenerateChunkRequest.vertical); cell 0 for a 2D reply.
+  int64_t min_y = 0, max_y = 0;
+  int32_t cell = 0;
   bool operator==(const ChunkReplyKey&) const = default;
   template <typename H>
   friend H AbslHashValue(H h, const ChunkReplyKey& key) {
-    return H::combine(std::move(h), key.world_uid, key.x, key.z, key.size, key.options);
+    return H::combine(std::move(h), key.world_uid, key.x, key.z, key.size, key.options, key.min_y,
+                      key.max_y, key.cell);
   }
 };
 

@@ -96,6 +96,10 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
                                     "Blend cost per SampleWeights point admission assumes (moving "
                                     "average).",
                                     MetricType::Gauge, scheduled.seconds_per_point));
+    families.push_back(ScalarFamily("worldgen_estimated_seconds_per_cell",
+                                    "Blend cost per 3D cell (GenerateChunk with a vertical range) "
+                                    "admission assumes (moving average).",
+                                    MetricType::Gauge, scheduled.seconds_per_cell));
     families.push_back(ScalarFamily("worldgen_cache_hits_total",
                                     "Biome sample cache lookups answered from the cache.",
                                     MetricType::Counter, static_cast<double>(stats.hits)));

@@ -25,7 +25,9 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
       return absl::CancelledError("call cancelled");
     }
     const v1::Point& point = request.points(i);
-    absl::StatusOr<PointBlend> blend = world.BlendPoint(point.x(), point.z(), options, cache);
+    absl::StatusOr<PointBlend> blend =
+        point.has_y() ? world.BlendPoint(point.x(), point.y(), point.z(), options, cache)
+                      : world.BlendPoint(point.x(), point.z(), options, cache);
     if (!blend.ok()) {
       std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n", point.x(),
                    point.z(), blend.status().ToString().c_str());
@@ -78,6 +80,10 @@ v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry&
   limits->set_max_splat_bytes_per_chunk(static_cast<uint64_t>(kMaxSplatBytesPerChunk));
   limits->set_max_sampling_points_per_request(
       static_cast<uint32_t>(request_limits.max_sampling_points_per_request));
+  limits->set_world_y_bound(kMaxWorldY);
+  limits->set_max_cells_per_chunk(static_cast<uint32_t>(kMaxVolumeCells));
+  limits->set_max_sections_per_request(
+      static_cast<uint32_t>(request_limits.max_sections_per_request));
   for (const BiomeSpec& biome : spec.biomes) response.add_splat_channel_biome_ids(biome.id);
   for (const std::string& name : worlds.names()) response.add_available_worlds(name);
   return response;

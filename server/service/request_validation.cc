@@ -41,6 +41,39 @@ absl::Status CheckCoord(absl::string_view field, double value) {
   return absl::OkStatus();
 }
 
+// The vertical range of `request` (engine rules, field names prefixed "vertical."), its sections
+// per request, and no per-column outputs beside it.
+absl::Status CheckVertical(const v1::GenerateChunkRequest& request, const RequestLimits& limits,
+                           ChunkSelection::Vertical* out, int size, int64_t chunks) {
+  const v1::VerticalRange& v = request.vertical();
+  constexpr uint32_t kDefaultCell = 4;
+  const uint32_t cell = v.cell_size() == 0 ? kDefaultCell : v.cell_size();
+  if (cell > static_cast<uint32_t>(kSectionHeight)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "vertical.cell_size = ", cell, " is larger than the section height ", kSectionHeight));
+  }
+  if (absl::Status s = World::ValidateVolume(size, v.min_y(), v.max_y(), static_cast<int>(cell));
+      !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("vertical.", s.message()));
+  }
+  for (const auto& [asked, field] : {std::pair{request.include_heights(), "include_heights"},
+                                     std::pair{request.include_splat(), "include_splat"}}) {
+    if (asked) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, " is per column and cannot go with vertical: ask for it in a 2D request"));
+    }
+  }
+  *out = {v.min_y(), v.max_y(), static_cast<int>(cell)};
+  // Both factors are bounded (chunks by max_chunks_per_request, sections by kMaxWorldY).
+  const int64_t sections = chunks * out->sections();
+  if (sections > limits.max_sections_per_request) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "vertical: ", chunks, " chunks x ", out->sections(), " sections = ", sections,
+        " sections; the limit is max_sections_per_request = ", limits.max_sections_per_request));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ChunkSelection::Coord ChunkSelection::at(int64_t index) const {
@@ -99,7 +132,7 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
         }
       }
       selection.count_ = coords.size();
-      return selection;
+      break;
     }
     case v1::GenerateChunkRequest::kRegion: {
       const v1::ChunkRegion& r = request.region();
@@ -140,13 +173,21 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
       selection.region_min_z_ = r.min_z();
       selection.region_width_ = static_cast<int64_t>(width);
       selection.count_ = static_cast<int64_t>(width * depth);
-      return selection;
+      break;
     }
     case v1::GenerateChunkRequest::SELECTION_NOT_SET:
-      break;
+      return absl::InvalidArgumentError(
+          "selection is not set: give either chunks (a list of coordinates) or region");
   }
-  return absl::InvalidArgumentError(
-      "selection is not set: give either chunks (a list of coordinates) or region");
+  if (request.has_vertical()) {
+    ChunkSelection::Vertical vertical;
+    if (absl::Status s = CheckVertical(request, limits, &vertical, size, selection.count_);
+        !s.ok()) {
+      return s;
+    }
+    selection.vertical_ = vertical;
+  }
+  return selection;
 }
 
 absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
@@ -169,6 +210,13 @@ absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
     if (!x.ok()) return x;
     absl::Status z = CheckCoord(absl::StrCat("points[", i, "].z"), request.points(i).z());
     if (!z.ok()) return z;
+    if (request.points(i).has_y()) {
+      const double y = request.points(i).y();
+      if (!std::isfinite(y) || std::fabs(y) > static_cast<double>(kMaxWorldY)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "points[%d].y = %.17g is not finite or outside the y bound of +-%d", i, y, kMaxWorldY));
+      }
+    }
   }
   return absl::OkStatus();
 }

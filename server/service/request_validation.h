@@ -11,10 +11,12 @@
 #define WORLDGEN_SERVER_SERVICE_REQUEST_VALIDATION_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/blender.h"
+#include "engine/world.h"
 #include "engine/world_spec.h"
 #include "worldgen/v1/worldgen.pb.h"
 
@@ -28,6 +30,9 @@ struct RequestLimits {
   // The most points one ListSamplingPoints box may hold: 65536 is a 256 x 256 map tile of a
   // full-resolution world, ~1.7 MiB of reply.
   int64_t max_sampling_points_per_request = 65536;
+  // 3D requests: chunks times sections (GenerateChunkRequest.vertical). 6144 is 256 chunks of
+  // Minecraft's 24 sections.
+  int64_t max_sections_per_request = 6144;
 };
 
 // The validated chunks of a GenerateChunkRequest: count() chunks of size() columns, addressed by
@@ -39,8 +44,18 @@ class ChunkSelection {
     int64_t z = 0;
   };
 
+  // A 3D request's range (GenerateChunkRequest.vertical), cell size resolved.
+  struct Vertical {
+    int64_t min_y = 0;
+    int64_t max_y = 0;
+    int cell = 0;
+    int64_t sections() const { return (max_y - min_y) / kSectionHeight; }
+  };
+
   int size() const { return size_; }
   int64_t count() const { return count_; }
+  // Set for a 3D request.
+  const std::optional<Vertical>& vertical() const { return vertical_; }
   // Chunk `index` in [0, count()): list order, or row-major (x fastest) over a region.
   Coord at(int64_t index) const;
 
@@ -53,11 +68,14 @@ class ChunkSelection {
   int64_t region_min_x_ = 0;
   int64_t region_min_z_ = 0;
   int64_t region_width_ = 0;
+  std::optional<Vertical> vertical_;
 };
 
 // Checks chunk size (0 = `world_chunk_size`), the selection, the chunk count, that a list names no
 // chunk twice, and that every column of every chunk lies within
-// [-kMaxWorldCoordinate, kMaxWorldCoordinate].
+// [-kMaxWorldCoordinate, kMaxWorldCoordinate]; for a 3D request (vertical), the range and cell
+// size (World::ValidateVolume), the sections per request, and that no per-column output (heights,
+// splat) is asked for.
 absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkRequest& request,
                                                     int world_chunk_size,
                                                     const RequestLimits& limits);
@@ -68,7 +86,8 @@ absl::StatusOr<ChunkSelection> ValidateChunkRequest(const v1::GenerateChunkReque
 absl::Status ValidateSplatRequest(const v1::GenerateChunkRequest& request,
                                   const ChunkSelection& selection, int biome_count);
 
-// Checks the point count and that every point is finite and within the world bounds.
+// Checks the point count and that every point is finite and within the world bounds (y, if set,
+// within +-kMaxWorldY).
 absl::Status ValidateSampleRequest(const v1::SampleWeightsRequest& request,
                                    const RequestLimits& limits);
 

@@ -18,6 +18,10 @@ namespace worldgen {
 // textures are copied when present.
 void EncodeChunk(const ChunkBlend& blend, v1::ChunkData* out);
 
+// A 3D chunk (World::BlendVolume): coord, chunk_size, cell_size and one ChunkSection per section,
+// each single_biome as EncodeChunk decides it for a chunk.
+void EncodeVolume(const VolumeBlend& blend, v1::ChunkData* out);
+
 // Weights in the engine's (ascending id) order; height and source biome only if `options` asked.
 void EncodePoint(const PointBlend& blend, const BlendOptions& options, v1::PointWeights* out);
 
@@ -27,6 +31,10 @@ void EncodePoint(const PointBlend& blend, const BlendOptions& options, v1::Point
 // reserves for a reply before blending it (CallScheduler's reply budget). Tests check encoded
 // replies against them.
 int64_t MaxEncodedChunkBytes(int chunk_size, int biome_count, const BlendOptions& options);
+// The same for a 3D chunk of `sections` sections in cells of `cell` blocks (options: dominant and
+// source biome only).
+int64_t MaxEncodedVolumeBytes(int chunk_size, int cell, int64_t sections, int biome_count,
+                              const BlendOptions& options);
 int64_t MaxEncodedSampleBytes(int64_t points, int biome_count, const BlendOptions& options);
 int64_t MaxEncodedSamplingPointsBytes(int64_t points);
 

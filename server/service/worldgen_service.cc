@@ -167,6 +167,14 @@ grpc::Status CallStatus(grpc::CallbackServerContext* context, const absl::Status
   return grpc::Status(grpc::StatusCode::INTERNAL, std::string(status.message()));
 }
 
+// The cells of one 3D chunk of `selection` (CallShape::cells_per_task); 0 for a 2D selection.
+int64_t ChunkCells(const ChunkSelection& selection) {
+  if (!selection.vertical()) return 0;
+  const int64_t side = selection.size() / selection.vertical()->cell;
+  return side * side * selection.vertical()->sections() *
+         (kSectionHeight / selection.vertical()->cell);
+}
+
 // One GenerateChunk call: blends and encodes chunks when its ChunkStreamPolicy says so, writes the
 // bytes it is handed, and finishes with the policy's status. Deletes itself in OnDone, which gRPC
 // calls after Finish, so never while a task or write of the policy is alive.
@@ -227,8 +235,13 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // chunk, by that call's thread once it publishes, this task's thread going back to the pool.
   void Produce(int64_t index, ChunkStreamPolicy::Produced done) {
     const ChunkSelection::Coord coord = selection_.at(index);
-    const ChunkReplyKey key{world_->uid(), coord.x, coord.z, selection_.size(),
-                            ChunkReplyOptionBits(options_)};
+    ChunkReplyKey key{world_->uid(), coord.x, coord.z, selection_.size(),
+                      ChunkReplyOptionBits(options_)};
+    if (selection_.vertical()) {
+      key.min_y = selection_.vertical()->min_y;
+      key.max_y = selection_.vertical()->max_y;
+      key.cell = selection_.vertical()->cell;
+    }
     std::shared_ptr<const std::string> hit;
     // Moved into the joiner callback only when the lookup joins (Lookup calls it at most then).
     auto pending = std::make_shared<ChunkStreamPolicy::Produced>(std::move(done));
@@ -259,21 +272,36 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Blends and encodes one chunk, and records what it cost (metrics, admission's estimate).
   absl::StatusOr<ChunkStreamPolicy::Reply> Blend(const ChunkSelection::Coord& coord) {
     const absl::Time start = absl::Now();
-    absl::StatusOr<ChunkBlend> blend =
-        world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
-    if (!blend.ok()) {
+    const auto& vertical = selection_.vertical();
+    v1::ChunkData data;
+    absl::Status status;
+    if (vertical) {
+      absl::StatusOr<VolumeBlend> blend =
+          world_->BlendVolume(coord.x, coord.z, selection_.size(), vertical->min_y, vertical->max_y,
+                              vertical->cell, options_, deps_.cache);
+      status = blend.status();
+      if (blend.ok()) EncodeVolume(*blend, &data);
+    } else {
+      absl::StatusOr<ChunkBlend> blend =
+          world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
+      status = blend.status();
+      if (blend.ok()) EncodeChunk(*blend, &data);
+    }
+    if (!status.ok()) {
       std::fprintf(stderr, "worldgen-server: GenerateChunk chunk (%lld, %lld) size %d: %s\n",
                    static_cast<long long>(coord.x), static_cast<long long>(coord.z),
-                   selection_.size(), blend.status().ToString().c_str());
+                   selection_.size(), status.ToString().c_str());
       std::fflush(stderr);
-      return blend.status();
+      return status;
     }
-    v1::ChunkData data;
-    EncodeChunk(*blend, &data);
     auto bytes = std::make_shared<const std::string>(data.SerializeAsString());
     const absl::Duration elapsed = absl::Now() - start;
     deps_.metrics->RecordChunk(elapsed);
-    deps_.scheduler->RecordTaskCost(int64_t{selection_.size()} * selection_.size(), elapsed);
+    if (vertical) {
+      deps_.scheduler->RecordCellCost(ChunkCells(selection_), elapsed);
+    } else {
+      deps_.scheduler->RecordTaskCost(int64_t{selection_.size()} * selection_.size(), elapsed);
+    }
     return bytes;
   }
 
@@ -355,7 +383,12 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
   CallShape shape;
   shape.tasks = selection->count();
   shape.columns_per_task = int64_t{selection->size()} * selection->size();
-  shape.reply_bytes_per_task = MaxEncodedChunkBytes(selection->size(), biome_count, options);
+  shape.cells_per_task = ChunkCells(*selection);
+  shape.reply_bytes_per_task =
+      selection->vertical()
+          ? MaxEncodedVolumeBytes(selection->size(), selection->vertical()->cell,
+                                  selection->vertical()->sections(), biome_count, options)
+          : MaxEncodedChunkBytes(selection->size(), biome_count, options);
   shape.deadline = CallDeadline(*context);
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
