@@ -233,6 +233,34 @@ TEST(CallSchedulerTest, PointsAreCountedByTheirOwnCost) {
   EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-4);
 }
 
+// 3D cells have an estimate of their own: neither points' nor columns' costs move it, nor it
+// theirs.
+TEST(CallSchedulerTest, CellsAreCountedByTheirOwnCost) {
+  BlendPool pool(1);
+  CallScheduler scheduler(&pool, Options(10000));
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));   // 1 us per column
+  scheduler.RecordPointCost(100, absl::Milliseconds(10));  // 100 us per point
+  scheduler.RecordCellCost(1000, absl::Milliseconds(4));   // 4 us per cell
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-4);
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_cell, 4e-6);
+  CallShape cells;
+  cells.tasks = 2;
+  cells.cells_per_task = 1000;  // = 4000 columns each
+  cells.columns_per_task = 1;   // ignored
+  cells.points_per_task = 1;    // ignored
+  auto call = scheduler.Admit(cells, kNow);
+  ASSERT_TRUE(call.ok());
+  EXPECT_EQ((*call)->call_class(), CallClass::kInteractive);
+  EXPECT_EQ(scheduler.stats().pending_columns, 8000);
+  cells.cells_per_task = 1251;  // 2 x 5004 columns: past interactive_max_columns
+  auto large = scheduler.Admit(cells, kNow);
+  ASSERT_TRUE(large.ok());
+  EXPECT_EQ((*large)->call_class(), CallClass::kBackground);
+  scheduler.RecordCellCost(0, absl::Seconds(1));  // Ignored.
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_cell, 4e-6);
+}
+
 TEST(CallSchedulerTest, ReplyBudgetBoundsReservationsAndAlwaysLeavesACallItsFloor) {
   BlendPool pool(1);
   CallScheduler::Options options = Options();

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
+#include <vector>
 
+#include "engine/world_spec.h"
 #include "gtest/gtest.h"
 
 namespace worldgen {
@@ -108,6 +111,66 @@ TEST(WireEncodingTest, SamplingPointsReplyFitsItsReservation) {
     EXPECT_LE(static_cast<int64_t>(response.ByteSizeLong()), MaxEncodedSamplingPointsBytes(n)) << n;
     EXPECT_GT(static_cast<int64_t>(response.ByteSizeLong()) * 2, MaxEncodedSamplingPointsBytes(n))
         << n << ": a reservation far above the reply would refuse calls the budget can take";
+  }
+}
+
+// A 3D chunk: one ChunkSection per section in order, each single-biome or sparse by itself, and the
+// worst case (every biome in every cell of every section, extreme ids and coordinates) within its
+// reservation, and not far below it.
+TEST(WireEncodingTest, VolumeSectionsAreSparseEachAndFitTheirReservation) {
+  VolumeBlend blend;
+  blend.chunk_x = -3;
+  blend.chunk_z = 7;
+  blend.size = 4;
+  blend.cell = 2;
+  const size_t cells = 2 * 8 * 2;
+  SectionBlend& single = blend.sections.emplace_back();
+  single.min_y = -64;
+  single.layers = {{4, std::vector<float>(cells, 1.0f)}};  // Exact ones: sent as single_biome.
+  SectionBlend& mixed = blend.sections.emplace_back();
+  mixed.min_y = -48;
+  mixed.layers = {{2, std::vector<float>(cells, 0.25f)}, {100, std::vector<float>(cells, 0.75f)}};
+  mixed.dominant_biome.assign(cells, 100);
+  v1::ChunkData data;
+  EncodeVolume(blend, &data);
+  EXPECT_EQ(data.cell_size(), 2u);
+  EXPECT_EQ(data.chunk_size(), 4u);
+  EXPECT_EQ(data.biomes_size(), 0);
+  ASSERT_EQ(data.sections_size(), 2);
+  EXPECT_EQ(data.sections(0).min_y(), -64);
+  EXPECT_TRUE(data.sections(0).single_biome());
+  ASSERT_EQ(data.sections(0).biomes_size(), 1);
+  EXPECT_EQ(data.sections(0).biomes(0).weights_size(), 0);
+  EXPECT_FALSE(data.sections(1).single_biome());
+  ASSERT_EQ(data.sections(1).biomes_size(), 2);
+  EXPECT_EQ(data.sections(1).biomes(1).biome_id(), 100u);
+  EXPECT_EQ(data.sections(1).biomes(1).weights_size(), static_cast<int>(cells));
+  EXPECT_EQ(data.sections(1).dominant_biome_size(), static_cast<int>(cells));
+
+  for (const auto& [size, cell, biomes] :
+       {std::tuple{16, 4, 12}, std::tuple{16, 1, 3}, std::tuple{64, 2, 5}}) {
+    const size_t n = static_cast<size_t>(size / cell) * (size / cell) * (16 / cell);
+    VolumeBlend worst;
+    worst.chunk_x = INT64_MIN;
+    worst.chunk_z = INT64_MIN;
+    worst.size = size;
+    worst.cell = cell;
+    for (int64_t y = -kMaxWorldY; y < -kMaxWorldY + 48; y += 16) {
+      SectionBlend& section = worst.sections.emplace_back();
+      section.min_y = y;
+      for (int b = 0; b < biomes; ++b) {
+        section.layers.push_back(
+            {0xffffffffu - static_cast<uint32_t>(b), std::vector<float>(n, 0.5f)});
+      }
+      section.dominant_biome.assign(n, 0xffffffffu);
+      section.source_biome.assign(n, 0xffffffffu);
+    }
+    v1::ChunkData encoded;
+    EncodeVolume(worst, &encoded);
+    const int64_t bound = MaxEncodedVolumeBytes(size, cell, 3, biomes,
+                                                {.dominant_biome = true, .source_biome = true});
+    EXPECT_LE(static_cast<int64_t>(encoded.ByteSizeLong()), bound) << size << " " << cell;
+    EXPECT_GT(static_cast<int64_t>(encoded.ByteSizeLong()) * 2, bound) << size << " " << cell;
   }
 }
 

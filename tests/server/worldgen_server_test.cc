@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -74,6 +75,9 @@ class WorldGenServerTest : public ::testing::Test {
                                             absl::StrCat("worldgen_server_test_", getpid()));
     std::filesystem::create_directories(*config_dir_);
     std::ofstream(*config_dir_ / "tiny.json") << kTinyWorldJson;
+    std::filesystem::copy_file(
+        std::filesystem::path(WORLDGEN_SOURCE_DIR) / "docker/worlds/caves.json",
+        *config_dir_ / "caves.json");
     absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
         {"--blend_threads=2", absl::StrCat("--world_config=", config_dir_->string())});
     ASSERT_TRUE(server.ok()) << server.status();
@@ -240,6 +244,93 @@ TEST_F(WorldGenServerTest, SampleWeightsEqualsTheEngineAtFractionalPoints) {
   }
 }
 
+std::shared_ptr<const World> CaveWorld() {
+  static auto* world = new std::shared_ptr<const World>([] {
+    absl::StatusOr<std::vector<WorldSpec>> specs =
+        LoadWorldSpecs({std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/caves.json"});
+    return *World::Create(specs->front());
+  }());
+  return *world;
+}
+
+v1::GenerateChunkRequest VolumeRequest(std::vector<std::pair<int64_t, int64_t>> coords,
+                                       uint32_t size, int64_t min_y, int64_t max_y, uint32_t cell) {
+  v1::GenerateChunkRequest request = ListRequest(coords, size);
+  request.set_world("caves");
+  request.mutable_vertical()->set_min_y(min_y);
+  request.mutable_vertical()->set_max_y(max_y);
+  request.mutable_vertical()->set_cell_size(cell);
+  return request;
+}
+
+// 3D over the wire: sections equal the engine's BlendVolume byte for byte (cell size 0 is 4), and
+// SampleWeights at (x, y, z) equals the cell at that corner.
+TEST_F(WorldGenServerTest, VerticalChunksAndPointsWithYEqualTheEngine) {
+  const std::vector<std::pair<int64_t, int64_t>> coords = {{-1, -1}, {5, -9}, {-6, 3}};
+  for (const auto& [size, cell] : {std::pair{16u, 0u}, std::pair{16u, 1u}, std::pair{32u, 2u}}) {
+    v1::GenerateChunkRequest request = VolumeRequest(coords, size, -64, 32, cell);
+    request.set_include_dominant_biome(true);
+    request.set_include_source_biome(cell == 1);
+    StreamResult result = GenerateAll(*stub_, request);
+    ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+    ASSERT_EQ(result.chunks.size(), coords.size());
+    for (const v1::ChunkData& got : result.chunks) {
+      const int c = cell == 0 ? 4 : static_cast<int>(cell);
+      absl::StatusOr<VolumeBlend> blend =
+          CaveWorld()->BlendVolume(got.coord().x(), got.coord().z(), static_cast<int>(size), -64,
+                                   32, c, {.dominant_biome = true, .source_biome = cell == 1});
+      ASSERT_TRUE(blend.ok()) << blend.status();
+      v1::ChunkData expected;
+      EncodeVolume(*blend, &expected);
+      EXPECT_EQ(got.SerializeAsString(), expected.SerializeAsString());
+      EXPECT_EQ(got.cell_size(), static_cast<uint32_t>(c));
+      EXPECT_EQ(got.sections_size(), 6);
+      EXPECT_EQ(got.biomes_size(), 0);
+    }
+  }
+  // Points with y: the engine's 3D point; one at a cell corner equals the cell.
+  const v1::ChunkData chunk =
+      GenerateAll(*stub_, VolumeRequest({{5, -9}}, 16, -64, -48, 4)).chunks.at(0);
+  v1::SampleWeightsRequest request;
+  request.set_world("caves");
+  request.set_include_source_biome(true);
+  const std::vector<std::array<double, 3>> points = {
+      {80, -60, -144}, {92, -52, -132}, {80.5, -33.25, -140.75}, {10, 200, 10}};
+  for (const auto& [x, y, z] : points) {
+    v1::Point* p = request.add_points();
+    p->set_x(x);
+    p->set_y(y);
+    p->set_z(z);
+  }
+  v1::SampleWeightsResponse response;
+  grpc::Status status = Sample(*stub_, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.samples_size(), static_cast<int>(points.size()));
+  for (size_t i = 0; i < points.size(); ++i) {
+    BlendOptions options{.dominant_biome = true, .source_biome = true};
+    absl::StatusOr<PointBlend> blend =
+        CaveWorld()->BlendPoint(points[i][0], points[i][1], points[i][2], options);
+    ASSERT_TRUE(blend.ok());
+    v1::PointWeights expected;
+    EncodePoint(*blend, options, &expected);
+    EXPECT_EQ(response.samples(i).SerializeAsString(), expected.SerializeAsString()) << i;
+  }
+  // (80, -60, -144) is cell (0, 1, 0) and (92, -52, -132) cell (3, 3, 3) of chunk (5, -9)'s
+  // section.
+  const v1::ChunkSection& section = chunk.sections(0);
+  for (const auto& [i, at] : {std::pair{0, 16}, std::pair{1, 63}}) {
+    std::map<uint32_t, float> cell;
+    for (const v1::BiomeWeights& b : section.biomes()) {
+      const float w = section.single_biome() ? 1.0f : b.weights(at);
+      if (w != 0.0f) cell[b.biome_id()] = w;
+    }
+    ASSERT_EQ(response.samples(i).weights_size(), static_cast<int>(cell.size()));
+    for (const v1::BiomeWeight& w : response.samples(i).weights()) {
+      EXPECT_TRUE(SameBits(w.weight(), cell[w.biome_id()])) << i;
+    }
+  }
+}
+
 // ListSamplingPoints answers the engine's sampling points of the box (biome ids from the world's
 // table), and names what is wrong with a bad box.
 TEST_F(WorldGenServerTest, ListSamplingPointsEqualsTheEngineAndRefusesBadBoxes) {
@@ -359,6 +450,35 @@ TEST_F(WorldGenServerTest, EveryBadInputGetsTheRightCodeAndNamesTheField) {
       {"region outside the world", RegionRequest(0, 0, 0, 1 << 21, 16),
        grpc::StatusCode::INVALID_ARGUMENT, "region.max_z"},
       {"unknown world", unknown_world, grpc::StatusCode::NOT_FOUND, "atlantis"},
+      {"vertical range off the sections", VolumeRequest({{0, 0}}, 16, -60, 0, 4),
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "vertical.min_y = -60 is not a multiple of the section height 16"},
+      {"vertical range empty", VolumeRequest({{0, 0}}, 16, 0, 0, 4),
+       grpc::StatusCode::INVALID_ARGUMENT, "vertical.min_y = 0 is not below max_y = 0"},
+      {"vertical range past the y bound", VolumeRequest({{0, 0}}, 16, 0, 1 << 20, 16),
+       grpc::StatusCode::INVALID_ARGUMENT, "vertical.max_y = 1048576"},
+      {"cell size not a power of two", VolumeRequest({{0, 0}}, 16, 0, 16, 3),
+       grpc::StatusCode::INVALID_ARGUMENT, "vertical.cell_size = 3"},
+      {"cell size above the section", VolumeRequest({{0, 0}}, 16, 0, 16, 1u << 31),
+       grpc::StatusCode::INVALID_ARGUMENT, "vertical.cell_size = 2147483648"},
+      {"too many cells in a chunk", VolumeRequest({{0, 0}}, 64, 0, 1024, 1),
+       grpc::StatusCode::INVALID_ARGUMENT, "the limit is 262144 per chunk"},
+      {"too many sections",
+       [] {
+         v1::GenerateChunkRequest r = VolumeRequest({}, 16, -2048, 2048, 16);
+         *r.mutable_region() = RegionRequest(0, 0, 24, 0, 16).region();
+         return r;
+       }(),
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "25 chunks x 256 sections = 6400 sections; the limit is "
+       "max_sections_per_request = 6144"},
+      {"heights with a vertical range",
+       [] {
+         v1::GenerateChunkRequest r = VolumeRequest({{0, 0}}, 16, 0, 16, 4);
+         r.set_include_heights(true);
+         return r;
+       }(),
+       grpc::StatusCode::INVALID_ARGUMENT, "include_heights is per column"},
   };
   for (const ChunkCase& c : chunk_cases) {
     StreamResult result = GenerateAll(*stub_, c.request);
@@ -385,6 +505,16 @@ TEST_F(WorldGenServerTest, EveryBadInputGetsTheRightCodeAndNamesTheField) {
       {"too many", too_many_points, "", grpc::StatusCode::INVALID_ARGUMENT,
        "max_points_per_request = 4096"},
       {"unknown world", {{0, 0}}, "atlantis", grpc::StatusCode::NOT_FOUND, "atlantis"},
+      {"y not finite",
+       {{0, 0}, {0, 0}},
+       "",
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "points[1].y = nan"},
+      {"y past the bound",
+       {{0, 0}},
+       "",
+       grpc::StatusCode::INVALID_ARGUMENT,
+       "points[0].y = 70000 is not finite or outside the y bound of +-65536"},
   };
   for (const PointCase& c : point_cases) {
     v1::SampleWeightsRequest request;
@@ -394,6 +524,8 @@ TEST_F(WorldGenServerTest, EveryBadInputGetsTheRightCodeAndNamesTheField) {
       p->set_x(x);
       p->set_z(z);
     }
+    if (c.what == "y not finite") request.mutable_points(1)->set_y(nan);
+    if (c.what == "y past the bound") request.mutable_points(0)->set_y(70000);
     v1::SampleWeightsResponse response;
     grpc::Status status = Sample(*stub_, request, &response);
     EXPECT_EQ(status.error_code(), c.code) << c.what << ": " << status.error_message();
@@ -431,6 +563,9 @@ TEST_F(WorldGenServerTest, DescribeWorldReportsConfigBlenderAndLimits) {
   EXPECT_EQ(description.limits().max_chunks_per_request(), 1024u);
   EXPECT_EQ(description.limits().max_points_per_request(), 4096u);
   EXPECT_EQ(description.limits().max_sampling_points_per_request(), 65536u);
+  EXPECT_EQ(description.limits().world_y_bound(), 65536);
+  EXPECT_EQ(description.limits().max_cells_per_chunk(), 262144u);
+  EXPECT_EQ(description.limits().max_sections_per_request(), 6144u);
   // An interval-8 triangular lattice: 8^2 sqrt(3) / 2 = 55.4 blocks per point, a little less from
   // the bound's margins.
   EXPECT_GT(description.blocks_per_sampling_point(), 54.0);
