@@ -12,12 +12,20 @@
 // (origin_x() + lx, origin_z() + lz). Accessors do not bounds-check (like std::vector::operator[]);
 // Decode() has checked that every array has the advertised size.
 //
+// 3D chunks (a request with a vertical range) carry sections instead of columns: is_volume() is
+// true and the cell lookups below apply; the column lookups are for 2D chunks only. Cell
+// (lx, ly, lz), 0 <= lx, lz < cells_per_side() and 0 <= ly < cell_rows(), counts ly from the
+// range's bottom (section ly / (16 / cell_size()), row ly % (16 / cell_size())) and is blended at
+// block (origin_x() + cell_size() * lx, min_y() + cell_size() * ly, origin_z() + cell_size() * lz);
+// a block takes the weights of the cell it lies in (BlockWeight).
+//
 // Thread safety: immutable after Decode; all const methods are safe for concurrent use.
 #ifndef WORLDGEN_CLIENT_CHUNK_VIEW_H_
 #define WORLDGEN_CLIENT_CHUNK_VIEW_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,7 +39,9 @@ class ChunkView {
   // Checks the message against the contract in worldgen.proto: chunk_size > 0, biomes in strictly
   // ascending id order, each weights array empty (single_biome, exactly one biome) or
   // chunk_size^2 long, heights, dominant_biome and source_biome empty or chunk_size^2 long, every
-  // splat texture chunk_size^2 * 4 bytes long.
+  // splat texture chunk_size^2 * 4 bytes long. A 3D chunk: a cell size dividing 16 and chunk_size,
+  // sections 16 blocks apart in ascending order, each checked as a 2D chunk is (per cell), and no
+  // 2D fields.
   // DATA_LOSS names the first violation.
   static absl::StatusOr<ChunkView> Decode(v1::ChunkData data);
 
@@ -89,18 +99,50 @@ class ChunkView {
   // asked for dominant_biome, else computed from the weights (same rule, same answer).
   uint32_t DominantBiome(int local_x, int local_z) const;
 
+  // 3D chunks.
+  bool is_volume() const { return data_.sections_size() > 0; }
+  int cell_size() const { return static_cast<int>(data_.cell_size()); }
+  int cells_per_side() const { return size_ / cell_size(); }
+  int cell_rows() const { return data_.sections_size() * (16 / cell_size()); }
+  int64_t min_y() const { return data_.sections(0).min_y(); }
+  int64_t max_y() const { return min_y() + 16 * int64_t{data_.sections_size()}; }
+  // Ids of the biomes present in section `s` (counted from the bottom), ascending.
+  const std::vector<uint32_t>& section_biome_ids(int s) const { return section_ids_[s]; }
+  bool section_single_biome(int s) const { return data_.sections(s).single_biome(); }
+  // Weight of `biome_id` in cell (lx, ly, lz): 0 for a biome absent from its section.
+  float CellWeight(uint32_t biome_id, int lx, int ly, int lz) const;
+  // Highest-weight biome of the cell, ties to the lower id (from the message if it was asked for).
+  uint32_t CellDominantBiome(int lx, int ly, int lz) const;
+  // The 3D map's unblended biome at the cell, if the request asked for source biomes.
+  uint32_t CellSourceBiome(int lx, int ly, int lz) const;
+  bool ContainsBlock(int64_t x, int64_t y, int64_t z) const {
+    return ContainsColumn(x, z) && y >= min_y() && y < max_y();
+  }
+  // The weight of the cell holding block (x, y, z) (ContainsBlock must hold).
+  float BlockWeight(uint32_t biome_id, int64_t x, int64_t y, int64_t z) const {
+    const int c = cell_size();
+    return CellWeight(biome_id, static_cast<int>((x - origin_x()) / c),
+                      static_cast<int>((y - min_y()) / c), static_cast<int>((z - origin_z()) / c));
+  }
+
   // The message as received.
   const v1::ChunkData& proto() const { return data_; }
 
  private:
   explicit ChunkView(v1::ChunkData data);
+  static absl::StatusOr<ChunkView> DecodeVolume(v1::ChunkData data);
   int Index(int local_x, int local_z) const { return local_z * size_ + local_x; }
   // Position of biome_id in data_.biomes(), or -1.
   int LayerIndex(uint32_t biome_id) const;
+  // Section of cell row ly and the cell's index in it.
+  std::pair<int, int> CellIndex(int lx, int ly, int lz) const;
+  // Position of biome_id in section s's biomes, or -1.
+  int SectionLayerIndex(int s, uint32_t biome_id) const;
 
   v1::ChunkData data_;
   int size_ = 0;
   std::vector<uint32_t> biome_ids_;
+  std::vector<std::vector<uint32_t>> section_ids_;  // 3D chunks: per section.
 };
 
 }  // namespace worldgen

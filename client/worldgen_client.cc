@@ -93,6 +93,11 @@ v1::GenerateChunkRequest ChunkRequestMessage(const std::string& world,
   message.set_include_dominant_biome(request.dominant_biome);
   message.set_include_source_biome(request.source_biome);
   message.set_include_splat(request.splat);
+  if (request.vertical) {
+    message.mutable_vertical()->set_min_y(request.vertical->min_y);
+    message.mutable_vertical()->set_max_y(request.vertical->max_y);
+    message.mutable_vertical()->set_cell_size(static_cast<uint32_t>(request.vertical->cell_size));
+  }
   return message;
 }
 
@@ -328,9 +333,16 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
         request.chunk_size() != 0 ? request.chunk_size() : world_chunk_size_.load();
     AddRouteKey(context, request.world(), static_cast<double>(first.x) * side,
                 static_cast<double>(first.z) * side);
+    // A 3D chunk counts its cells (the server's admission does too).
+    int64_t per_chunk = side * side;
+    if (request.has_vertical()) {
+      const int64_t cell = request.vertical().cell_size() == 0 ? 4 : request.vertical().cell_size();
+      per_chunk =
+          per_chunk / (cell * cell) *
+          std::max<int64_t>(1, (request.vertical().max_y() - request.vertical().min_y()) / cell);
+    }
     std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader =
-        StubFor(static_cast<int64_t>(pending.size()) * side * side)
-            .GenerateChunk(&context, request);
+        StubFor(static_cast<int64_t>(pending.size()) * per_chunk).GenerateChunk(&context, request);
     v1::ChunkData data;
     absl::Status failure;
     while (reader->Read(&data)) {
@@ -407,6 +419,40 @@ absl::StatusOr<v1::ListSamplingPointsResponse> Client::ListSamplingPoints(
   return response;
 }
 
+namespace {
+
+std::vector<PointSample> PointSamples(const v1::SampleWeightsResponse& response) {
+  std::vector<PointSample> samples;
+  samples.reserve(response.samples_size());
+  for (const v1::PointWeights& in : response.samples()) {
+    PointSample& out = samples.emplace_back();
+    out.weights.reserve(in.weights_size());
+    for (const v1::BiomeWeight& w : in.weights()) out.weights.push_back({w.biome_id(), w.weight()});
+    out.height = in.height();
+    out.dominant_biome = in.dominant_biome();
+    out.source_biome = in.source_biome();
+  }
+  return samples;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<PointSample>> Client::SamplePoints3D(
+    absl::Span<const Point3> points, const PointRequestOptions& options) {
+  v1::SampleWeightsRequest request;
+  for (const Point3& p : points) {
+    v1::Point* point = request.add_points();
+    point->set_x(p.x);
+    point->set_y(p.y);
+    point->set_z(p.z);
+  }
+  request.set_include_heights(options.heights);
+  request.set_include_source_biome(options.source_biome);
+  absl::StatusOr<v1::SampleWeightsResponse> response = SampleWeights(std::move(request));
+  if (!response.ok()) return response.status();
+  return PointSamples(*response);
+}
+
 absl::StatusOr<std::vector<PointSample>> Client::SamplePoints(
     absl::Span<const std::pair<double, double>> points, const PointRequestOptions& options) {
   v1::SampleWeightsRequest request;
@@ -419,17 +465,7 @@ absl::StatusOr<std::vector<PointSample>> Client::SamplePoints(
   request.set_include_source_biome(options.source_biome);
   absl::StatusOr<v1::SampleWeightsResponse> response = SampleWeights(std::move(request));
   if (!response.ok()) return response.status();
-  std::vector<PointSample> samples;
-  samples.reserve(response->samples_size());
-  for (const v1::PointWeights& in : response->samples()) {
-    PointSample& out = samples.emplace_back();
-    out.weights.reserve(in.weights_size());
-    for (const v1::BiomeWeight& w : in.weights()) out.weights.push_back({w.biome_id(), w.weight()});
-    out.height = in.height();
-    out.dominant_biome = in.dominant_biome();
-    out.source_biome = in.source_biome();
-  }
-  return samples;
+  return PointSamples(*response);
 }
 
 absl::StatusOr<std::string> Client::CheckHealth(const std::string& service) {

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,14 @@ struct ChunkRequestOptions {
   // The weights as RGBA8 splat textures (ChunkView::splat_texture); bounded by
   // ServerLimits.max_splat_bytes_per_chunk.
   bool splat = false;
+  // 3D: the sections of [min_y, max_y) in cubic cells of cell_size blocks (ChunkView's cell
+  // lookups); dominant_biome and source_biome are then per cell, heights and splat refused.
+  struct Vertical {
+    int64_t min_y = 0;
+    int64_t max_y = 0;
+    int cell_size = 4;
+  };
+  std::optional<Vertical> vertical = std::nullopt;
 };
 
 // What to compute besides weights, for the point calls.
@@ -124,6 +133,11 @@ struct PointRequestOptions {
   bool heights = false;
   // The biome source's unblended biome at each point (PointSample::source_biome).
   bool source_biome = false;
+};
+
+// A point of a 3D query (SamplePoints3D).
+struct Point3 {
+  double x = 0.0, y = 0.0, z = 0.0;
 };
 
 struct ChunkCoord {
@@ -194,6 +208,10 @@ class Client {
   // Blends arbitrary points (x, z) in block coordinates; one sample per point, in order.
   absl::StatusOr<std::vector<PointSample>> SamplePoints(
       absl::Span<const std::pair<double, double>> points, const PointRequestOptions& request = {});
+  // The same at (x, y, z): a world's cave biomes blended in 3D (its column's weights where no cave
+  // reaches; height is the column's, source_biome the 3D map's).
+  absl::StatusOr<std::vector<PointSample>> SamplePoints3D(absl::Span<const Point3> points,
+                                                          const PointRequestOptions& request = {});
   // The same call with the raw messages (the CLI prints these as JSON). `request.world` is
   // filled from the options if empty.
   absl::StatusOr<v1::SampleWeightsResponse> SampleWeights(v1::SampleWeightsRequest request);

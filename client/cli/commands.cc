@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "client/cli/load_generator.h"
 #include "client/cli/output.h"
 #include "client/cli/render.h"
@@ -43,6 +44,15 @@ ABSL_FLAG(std::string, splat_png, "",
           "-> biome mapping is printed on stderr).");
 ABSL_FLAG(bool, source_biome, false,
           "Also request the biome source's unblended biome (the raw map the blender reads).");
+ABSL_FLAG(std::string, y, "",
+          "chunk: a 3D chunk of the vertical range MIN:MAX (blocks, multiples of 16) in cells of "
+          "--cell blocks (cave biomes blended in 3D; heights are not sent).");
+ABSL_FLAG(int, cell, 4, "chunk --y: blocks per cell side (1, 2, 4, 8 or 16).");
+ABSL_FLAG(bool, xyz, false, "sample: the arguments are triples X Y Z (3D points).");
+ABSL_FLAG(std::string, slice, "",
+          "render: a plane through the 3D world instead of the map: y:Y (the region's columns at "
+          "height Y), x:X (--region=minz,miny,maxz,maxy) or z:Z (--region=minx,miny,maxx,maxy); "
+          "drawn from 3D point samples.");
 ABSL_FLAG(std::string, service, "", "Health-checked service name; empty = the whole server.");
 ABSL_FLAG(int, concurrency, 4, "Concurrent closed-loop workers.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10),
@@ -138,19 +148,39 @@ int WriteSplatPngs(const ChunkView& chunk, const v1::WorldDescription& world,
   return kExitOk;
 }
 
+// --y=MIN:MAX as a vertical range in cells of --cell blocks (the server checks the values).
+absl::StatusOr<ChunkRequestOptions::Vertical> ParseVertical(const std::string& text, int cell) {
+  std::vector<std::string> parts = absl::StrSplit(text, ':');
+  ChunkRequestOptions::Vertical vertical{.cell_size = cell};
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &vertical.min_y) ||
+      !absl::SimpleAtoi(parts[1], &vertical.max_y)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--y=", text, " is not a range MIN:MAX of integers (e.g. -64:320)"));
+  }
+  return vertical;
+}
+
 int RunChunk(const std::vector<std::string>& args) {
   int64_t x = 0, z = 0;
   if (args.size() != 2 || !absl::SimpleAtoi(args[0], &x) || !absl::SimpleAtoi(args[1], &z)) {
     return Usage("chunk wants two integer chunk coordinates: chunk X Z");
   }
+  const std::string splat_prefix = absl::GetFlag(FLAGS_splat_png);
+  ChunkRequestOptions options{.chunk_size = absl::GetFlag(FLAGS_size),
+                              .heights = absl::GetFlag(FLAGS_heights),
+                              .dominant_biome = true,
+                              .source_biome = absl::GetFlag(FLAGS_source_biome),
+                              .splat = !splat_prefix.empty()};
+  if (const std::string y = absl::GetFlag(FLAGS_y); !y.empty()) {
+    absl::StatusOr<ChunkRequestOptions::Vertical> vertical =
+        ParseVertical(y, absl::GetFlag(FLAGS_cell));
+    if (!vertical.ok()) return Usage(std::string(vertical.status().message()));
+    if (!splat_prefix.empty()) return Usage("--splat_png is per column: it cannot go with --y");
+    options.vertical = *vertical;
+    options.heights = false;  // Per column: a 2D request's.
+  }
   auto client = MakeClient();
   if (!client.ok()) return Usage(client.status().ToString());
-  const std::string splat_prefix = absl::GetFlag(FLAGS_splat_png);
-  const ChunkRequestOptions options{.chunk_size = absl::GetFlag(FLAGS_size),
-                                    .heights = absl::GetFlag(FLAGS_heights),
-                                    .dominant_biome = true,
-                                    .source_biome = absl::GetFlag(FLAGS_source_biome),
-                                    .splat = !splat_prefix.empty()};
   absl::StatusOr<ChunkView> chunk = (*client)->GenerateChunk(x, z, options);
   if (!chunk.ok()) return Fail(chunk.status());
   absl::StatusOr<v1::WorldDescription> world;
@@ -168,23 +198,29 @@ int RunChunk(const std::vector<std::string>& args) {
     std::cout << *json << "\n";
     return kExitOk;
   }
-  std::cout << ChunkText(*chunk, *world);
+  std::cout << (chunk->is_volume() ? VolumeText(*chunk, *world) : ChunkText(*chunk, *world));
   return kExitOk;
 }
 
 int RunSample(const std::vector<std::string>& args) {
-  if (args.empty() || args.size() % 2 != 0) {
-    return Usage("sample wants pairs of block coordinates: sample X Z [X Z ...]");
+  const bool xyz = absl::GetFlag(FLAGS_xyz);
+  const size_t arity = xyz ? 3 : 2;
+  if (args.empty() || args.size() % arity != 0) {
+    return Usage(xyz ? "sample --xyz wants triples of block coordinates: sample X Y Z [X Y Z ...]"
+                     : "sample wants pairs of block coordinates: sample X Z [X Z ...]");
   }
   v1::SampleWeightsRequest request;
-  for (size_t i = 0; i < args.size(); i += 2) {
-    double x, z;
-    if (!ParseCoordinate(args[i], &x) || !ParseCoordinate(args[i + 1], &z)) {
-      return Usage(absl::StrCat("not a coordinate pair: ", args[i], " ", args[i + 1]));
+  for (size_t i = 0; i < args.size(); i += arity) {
+    double v[3];
+    for (size_t k = 0; k < arity; ++k) {
+      if (!ParseCoordinate(args[i + k], &v[k])) {
+        return Usage(absl::StrCat("not a coordinate: ", args[i + k]));
+      }
     }
     v1::Point* point = request.add_points();
-    point->set_x(x);
-    point->set_z(z);
+    point->set_x(v[0]);
+    if (xyz) point->set_y(v[1]);
+    point->set_z(v[arity - 1]);
   }
   request.set_include_heights(absl::GetFlag(FLAGS_heights));
   request.set_include_source_biome(absl::GetFlag(FLAGS_source_biome));
@@ -220,9 +256,21 @@ int RunRender(const std::vector<std::string>& args) {
   if (absl::Status known = CheckRenderLayer(*layer, *world); !known.ok()) {
     return Usage(std::string(known.message()));
   }
-  int size = absl::GetFlag(FLAGS_size);
-  if (size == 0) size = DefaultRenderChunkSize(*world);
-  absl::StatusOr<RgbImage> image = RenderRegion(**client, *world, *region, *layer, size, scale);
+  absl::StatusOr<RgbImage> image;
+  if (const std::string plane = absl::GetFlag(FLAGS_slice); !plane.empty()) {
+    absl::StatusOr<Slice> slice = ParseSlice(plane);
+    if (!slice.ok()) return Usage(std::string(slice.status().message()));
+    if (layer->kind == RenderLayer::Kind::kHeight || layer->kind == RenderLayer::Kind::kSplat) {
+      return Usage(
+          "--slice draws blend, dominant, source or weight:ID: heights and splat "
+          "textures are per column");
+    }
+    image = RenderSlice(**client, *world, *slice, *region, *layer, scale);
+  } else {
+    int size = absl::GetFlag(FLAGS_size);
+    if (size == 0) size = DefaultRenderChunkSize(*world);
+    image = RenderRegion(**client, *world, *region, *layer, size, scale);
+  }
   if (!image.ok()) return Fail(image.status());
   const std::string out = absl::GetFlag(FLAGS_out);
   if (absl::Status written = WritePng(*image, out); !written.ok()) return Fail(written);
@@ -337,22 +385,26 @@ const std::vector<Subcommand>& Subcommands() {
        "--source_biome adds the unblended raw map; --splat-png=PREFIX writes the weights as RGBA8 "
        "splat textures PREFIX0.png, PREFIX1.png, ... (channel k of texture t = the biome at "
        "position "
-       "4t+k of the id-sorted biome table; every texel's channels sum to 255 over all textures).",
-       {"size", "json", "heights", "source_biome", "splat_png"},
+       "4t+k of the id-sorted biome table; every texel's channels sum to 255 over all textures). "
+       "--y=MIN:MAX asks for a 3D chunk instead: its sections of cells of --cell blocks, cave "
+       "biomes blended in 3D, printed section by section from the top.",
+       {"size", "json", "heights", "source_biome", "splat_png", "y", "cell"},
        RunChunk},
       {"sample",
        "X Z [X Z ...]",
        "Blends points in block coordinates (need not be integers) and "
        "prints each point's weights; --json prints the worldgen.v1.SampleWeightsResponse message. "
-       "--source_biome adds each point's unblended biome.",
-       {"json", "heights", "source_biome"},
+       "--source_biome adds each point's unblended biome. --xyz takes triples X Y Z: the 3D "
+       "blend (cave biomes) at each.",
+       {"json", "heights", "source_biome", "xyz"},
        RunSample},
       {"render",
        "",
        "Writes a PNG map of a block region, one pixel per column (or per --scale x --scale "
        "columns), of one --layer: dominant, blend, source, height, weight:ID or splat:T. An "
-       "unknown layer, biome id or texture is a usage error.",
-       {"region", "out", "size", "layer", "scale"},
+       "unknown layer, biome id or texture is a usage error. --slice=y:Y|x:X|z:Z draws a plane "
+       "through the 3D world instead (vertical slices: --region names z or x, then y).",
+       {"region", "out", "size", "layer", "scale", "slice"},
        RunRender},
       {"view",
        "",

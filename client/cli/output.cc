@@ -124,6 +124,53 @@ std::string ChunkText(const ChunkView& chunk, const v1::WorldDescription& world)
   return out;
 }
 
+std::string VolumeText(const ChunkView& chunk, const v1::WorldDescription& world) {
+  const auto names = BiomeNames(world);
+  const int m = chunk.cells_per_side(), c = chunk.cell_size(), rows = 16 / c;
+  std::string out = absl::StrFormat(
+      "chunk (%d, %d)  size %d  columns x [%d, %d) z [%d, %d)  y [%d, %d)  cells of %d blocks, "
+      "%d x %d x %d\n",
+      chunk.chunk_x(), chunk.chunk_z(), chunk.size(), chunk.origin_x(),
+      chunk.origin_x() + chunk.size(), chunk.origin_z(), chunk.origin_z() + chunk.size(),
+      chunk.min_y(), chunk.max_y(), c, m, chunk.cell_rows(), m);
+  for (int s = chunk.proto().sections_size() - 1; s >= 0; --s) {
+    const int64_t y0 = chunk.min_y() + 16 * int64_t{s};
+    absl::StrAppendFormat(&out, "section y [%d, %d)%s:", y0, y0 + 16,
+                          chunk.section_single_biome(s) ? "  single biome" : "");
+    for (uint32_t id : chunk.section_biome_ids(s)) {
+      double sum = 0;
+      for (int ly = s * rows; ly < (s + 1) * rows; ++ly) {
+        for (int lz = 0; lz < m; ++lz) {
+          for (int lx = 0; lx < m; ++lx) sum += chunk.CellWeight(id, lx, ly, lz);
+        }
+      }
+      absl::StrAppendFormat(&out, "  %s (%d) mean %.4f", NameOf(names, id), id,
+                            sum / (rows * m * m));
+    }
+    absl::StrAppend(&out, "\n");
+    if (chunk.section_single_biome(s)) continue;
+    for (int ly = (s + 1) * rows - 1; ly >= s * rows; --ly) {
+      absl::StrAppendFormat(
+          &out, "  y %d dominant biome ids%s:\n", chunk.min_y() + c * ly,
+          chunk.proto().sections(s).source_biome_size() > 0 ? " | source biome ids" : "");
+      for (int lz = 0; lz < m; ++lz) {
+        absl::StrAppend(&out, "   ");
+        for (int lx = 0; lx < m; ++lx) {
+          absl::StrAppendFormat(&out, " %3d", chunk.CellDominantBiome(lx, ly, lz));
+        }
+        if (chunk.proto().sections(s).source_biome_size() > 0) {
+          absl::StrAppend(&out, "  |");
+          for (int lx = 0; lx < m; ++lx) {
+            absl::StrAppendFormat(&out, " %3d", chunk.CellSourceBiome(lx, ly, lz));
+          }
+        }
+        absl::StrAppend(&out, "\n");
+      }
+    }
+  }
+  return out;
+}
+
 std::string SamplesText(const v1::SampleWeightsRequest& request,
                         const v1::SampleWeightsResponse& response,
                         const v1::WorldDescription& world) {
@@ -131,8 +178,10 @@ std::string SamplesText(const v1::SampleWeightsRequest& request,
   std::string out;
   for (int i = 0; i < response.samples_size() && i < request.points_size(); ++i) {
     const v1::PointWeights& s = response.samples(i);
-    absl::StrAppendFormat(&out, "(%g, %g)  dominant %s (%d)", request.points(i).x(),
-                          request.points(i).z(), NameOf(names, s.dominant_biome()),
+    const v1::Point& p = request.points(i);
+    const std::string at = p.has_y() ? absl::StrFormat("(%g, %g, %g)", p.x(), p.y(), p.z())
+                                     : absl::StrFormat("(%g, %g)", p.x(), p.z());
+    absl::StrAppendFormat(&out, "%s  dominant %s (%d)", at, NameOf(names, s.dominant_biome()),
                           s.dominant_biome());
     if (request.include_heights()) absl::StrAppendFormat(&out, "  height %.3f", s.height());
     if (request.include_source_biome()) {

@@ -35,6 +35,11 @@ std::string DescribeText(const v1::WorldDescription& world);
 // present).
 std::string ChunkText(const ChunkView& chunk, const v1::WorldDescription& world);
 
+// A 3D chunk (ChunkView::is_volume): a header, then per section from the top down its y range, its
+// biomes with their mean weight over the cells, and its dominant biome per cell row by row (cells
+// of one y level as a grid, rows z, columns x; source biomes beside them when present).
+std::string VolumeText(const ChunkView& chunk, const v1::WorldDescription& world);
+
 // One line per point: coordinates, dominant biome, height and source biome (if requested) and the
 // weights.
 std::string SamplesText(const v1::SampleWeightsRequest& request,

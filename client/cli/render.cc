@@ -100,8 +100,9 @@ absl::Status CheckRenderLayer(const RenderLayer& layer, const v1::WorldDescripti
 }
 
 RegionPainter::RegionPainter(const v1::WorldDescription& world, const BlockRegion& region,
-                             RenderLayer layer, int scale)
+                             RenderLayer layer, int scale, bool flat)
     : layer_(layer),
+      flat_(flat),
       region_(region),
       scale_(std::clamp(scale, 1, kMaxRenderScale)),
       window_width_((region.width() + scale_ - 1) / scale_ + 1),
@@ -124,6 +125,7 @@ RegionPainter::RegionPainter(const v1::WorldDescription& world, const BlockRegio
 }
 
 bool RegionPainter::shaded() const {
+  if (flat_) return false;
   return layer_.kind == RenderLayer::Kind::kDominant || layer_.kind == RenderLayer::Kind::kHeight;
 }
 
@@ -350,6 +352,76 @@ absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription
     for (size_t k = 0; k < samples->size(); ++k) {
       const auto& [x, z] = points[begin + k];
       painter.Paint(static_cast<int64_t>(x), static_cast<int64_t>(z), (*samples)[k]);
+    }
+  }
+  return painter.Finish();
+}
+
+absl::StatusOr<Slice> ParseSlice(absl::string_view text) {
+  Slice slice;
+  absl::string_view rest = text;
+  if (absl::ConsumePrefix(&rest, "x:")) {
+    slice.axis = Slice::Axis::kX;
+  } else if (absl::ConsumePrefix(&rest, "y:")) {
+    slice.axis = Slice::Axis::kY;
+  } else if (absl::ConsumePrefix(&rest, "z:")) {
+    slice.axis = Slice::Axis::kZ;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--slice=", text, " is not a plane; use y:Y, x:X or z:Z"));
+  }
+  if (!absl::SimpleAtoi(rest, &slice.at) || std::abs(slice.at) > (int64_t{1} << 40)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--slice=", text, ": \"", rest, "\" is not an integer"));
+  }
+  return slice;
+}
+
+absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription& world,
+                                     const Slice& slice, const BlockRegion& region,
+                                     const RenderLayer& layer, int scale) {
+  if (scale < 1 || scale > kMaxRenderScale) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("scale %d is not in [1, %d] blocks per pixel", scale, kMaxRenderScale));
+  }
+  if (layer.kind == RenderLayer::Kind::kHeight || layer.kind == RenderLayer::Kind::kSplat) {
+    return absl::InvalidArgumentError(
+        "--slice draws weights, dominant or source biomes: heights and splat textures are per "
+        "column");
+  }
+  // The painter's plane: across = image x, down = image y. A vertical slice has y upwards, so its
+  // painter rows count -y.
+  const bool vertical = slice.axis != Slice::Axis::kY;
+  const BlockRegion plane =
+      vertical ? BlockRegion{region.min_x, -region.max_z, region.max_x, -region.min_z} : region;
+  RegionPainter painter(world, plane, layer, scale, /*flat=*/true);
+  const std::vector<std::pair<double, double>> cells = painter.Points();
+  std::vector<Point3> points;
+  points.reserve(cells.size());
+  const double at = static_cast<double>(slice.at);
+  for (const auto& [a, b] : cells) {
+    switch (slice.axis) {
+      case Slice::Axis::kY:
+        points.push_back({a, at, b});
+        break;
+      case Slice::Axis::kX:
+        points.push_back({at, -b, a});
+        break;
+      case Slice::Axis::kZ:
+        points.push_back({a, -b, at});
+        break;
+    }
+  }
+  const size_t batch = std::max<size_t>(1, world.limits().max_points_per_request());
+  const PointRequestOptions options = painter.PointOptions();
+  for (size_t begin = 0; begin < points.size(); begin += batch) {
+    const size_t count = std::min(batch, points.size() - begin);
+    absl::StatusOr<std::vector<PointSample>> samples =
+        client.SamplePoints3D(absl::MakeConstSpan(points.data() + begin, count), options);
+    if (!samples.ok()) return samples.status();
+    for (size_t k = 0; k < samples->size(); ++k) {
+      const auto& [a, b] = cells[begin + k];
+      painter.Paint(static_cast<int64_t>(a), static_cast<int64_t>(b), (*samples)[k]);
     }
   }
   return painter.Finish();

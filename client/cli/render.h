@@ -77,9 +77,9 @@ absl::Status CheckRenderLayer(const RenderLayer& layer, const v1::WorldDescripti
 // any order. Not thread-safe.
 class RegionPainter {
  public:
-  // `scale` in [1, kMaxRenderScale].
+  // `scale` in [1, kMaxRenderScale]. `flat`: no relief shading (a slice through the volume).
   RegionPainter(const v1::WorldDescription& world, const BlockRegion& region, RenderLayer layer,
-                int scale = 1);
+                int scale = 1, bool flat = false);
 
   int width() const { return static_cast<int>(window_width_ - 1); }
   int height() const { return static_cast<int>(window_height_ - 1); }
@@ -119,6 +119,7 @@ class RegionPainter {
   void PaintColumn(int64_t index, const Values& column);
 
   RenderLayer layer_;
+  bool flat_ = false;
   BlockRegion region_;
   int scale_ = 1;
   int64_t window_width_ = 0, window_height_ = 0;
@@ -136,6 +137,25 @@ int DefaultRenderChunkSize(const v1::WorldDescription& world);
 // `chunk_size` RegionPainter asks for, in requests of at most the server's max_chunks_per_request;
 // at larger scales from point samples, in requests of at most max_points_per_request.
 // INVALID_ARGUMENT for a scale out of range or splat at a scale past 1.
+// A plane through the 3D world (`worldgen render --slice`): y = Y (horizontal: the region's columns
+// at height Y), x = X or z = Z (vertical: the region names (z or x, y) instead, and the image has y
+// upwards). Parsed from "y:Y", "x:X" or "z:Z" (integers within the world's bounds).
+struct Slice {
+  enum class Axis { kX, kY, kZ };
+  Axis axis = Axis::kY;
+  int64_t at = 0;
+};
+absl::StatusOr<Slice> ParseSlice(absl::string_view text);
+
+// Renders `layer` of the slice's plane over `region` (minx,minz,maxx,maxz for y;
+// minz,miny,maxz,maxy for x; minx,miny,maxx,maxy for z) at `scale` blocks per pixel, from 3D point
+// samples (SampleWeights with y) in requests of at most max_points_per_request: cave biomes blended
+// in 3D, a world without them its columns' weights at every y. Unshaded; the height and splat
+// layers are INVALID_ARGUMENT (they are per column).
+absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription& world,
+                                     const Slice& slice, const BlockRegion& region,
+                                     const RenderLayer& layer, int scale);
+
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
                                       int chunk_size, int scale = 1);

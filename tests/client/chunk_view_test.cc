@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "client/worldgen_client.h"
 
 namespace worldgen {
@@ -153,6 +155,95 @@ TEST(ChunkViewTest, RejectsMessagesThatBreakTheContract) {
 
   data.clear_biomes();
   expect_data_loss(data, "no biomes");
+}
+
+// A 3D chunk of size 4 in cells of 2 blocks, y [-32, 0): the lower section one biome (7), the upper
+// one biome 2 fading into biome 9 upwards (by cell row) and along x.
+v1::ChunkData TwoSectionVolume() {
+  v1::ChunkData data;
+  data.mutable_coord()->set_x(-3);
+  data.mutable_coord()->set_z(7);
+  data.set_chunk_size(4);
+  data.set_cell_size(2);
+  v1::ChunkSection* low = data.add_sections();
+  low->set_min_y(-32);
+  low->set_single_biome(true);
+  low->add_biomes()->set_biome_id(7);
+  v1::ChunkSection* high = data.add_sections();
+  high->set_min_y(-16);
+  v1::BiomeWeights* a = high->add_biomes();
+  v1::BiomeWeights* b = high->add_biomes();
+  a->set_biome_id(2);
+  b->set_biome_id(9);
+  for (int ly = 0; ly < 8; ++ly) {
+    for (int lz = 0; lz < 2; ++lz) {
+      for (int lx = 0; lx < 2; ++lx) {
+        const float w = 1.0f - 0.125f * static_cast<float>(ly) - 0.0625f * static_cast<float>(lx);
+        a->add_weights(w);
+        b->add_weights(1.0f - w);
+        high->add_source_biome(w > 0.5f ? 2 : 9);
+      }
+    }
+  }
+  return data;
+}
+
+TEST(ChunkViewTest, LooksUpCellsOfAVolumeBySectionAndBlock) {
+  absl::StatusOr<ChunkView> view = ChunkView::Decode(TwoSectionVolume());
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_TRUE(view->is_volume());
+  EXPECT_EQ(view->cell_size(), 2);
+  EXPECT_EQ(view->cells_per_side(), 2);
+  EXPECT_EQ(view->cell_rows(), 16);
+  EXPECT_EQ(view->min_y(), -32);
+  EXPECT_EQ(view->max_y(), 0);
+  EXPECT_TRUE(view->section_single_biome(0));
+  EXPECT_EQ(view->section_biome_ids(1), (std::vector<uint32_t>{2, 9}));
+  // The lower section: one biome at exactly 1 in every cell, absent biomes 0.
+  EXPECT_EQ(view->CellWeight(7, 1, 3, 0), 1.0f);
+  EXPECT_EQ(view->CellWeight(2, 1, 3, 0), 0.0f);
+  EXPECT_EQ(view->CellDominantBiome(0, 7, 1), 7u);
+  // Cell (1, 8 + 3, 1): section 1, row 3, index (3 * 2 + 1) * 2 + 1 = 15.
+  EXPECT_EQ(view->CellWeight(2, 1, 11, 1), 1.0f - 0.375f - 0.0625f);
+  EXPECT_EQ(view->CellWeight(9, 1, 11, 1), 0.375f + 0.0625f);
+  EXPECT_EQ(view->CellDominantBiome(1, 11, 1), 2u);
+  EXPECT_EQ(view->CellDominantBiome(1, 15, 1), 9u);
+  EXPECT_EQ(view->CellSourceBiome(1, 15, 1), 9u);
+  // Block (x, y, z) = origin + (3, 22, 2) lies in cell (1, 11, 1).
+  ASSERT_TRUE(view->ContainsBlock(-12 + 3, -32 + 22, 28 + 2));
+  EXPECT_FALSE(view->ContainsBlock(-12, 0, 28));
+  EXPECT_EQ(view->BlockWeight(9, -12 + 3, -32 + 22, 28 + 2), view->CellWeight(9, 1, 11, 1));
+}
+
+TEST(ChunkViewTest, RejectsVolumesThatBreakTheContract) {
+  auto expect_data_loss = [](v1::ChunkData data, const char* why) {
+    absl::StatusOr<ChunkView> view = ChunkView::Decode(std::move(data));
+    EXPECT_EQ(view.status().code(), absl::StatusCode::kDataLoss) << why;
+  };
+  v1::ChunkData data = TwoSectionVolume();
+  data.set_cell_size(3);
+  expect_data_loss(data, "cell size not dividing 16");
+  data = TwoSectionVolume();
+  data.set_cell_size(8);
+  expect_data_loss(data, "cell size past the chunk size");
+  data = TwoSectionVolume();
+  data.mutable_sections(1)->set_min_y(0);
+  expect_data_loss(data, "a gap between sections");
+  data = TwoSectionVolume();
+  data.mutable_sections(1)->mutable_biomes(0)->mutable_weights()->RemoveLast();
+  expect_data_loss(data, "short weights in a section");
+  data = TwoSectionVolume();
+  data.mutable_sections(1)->add_source_biome(2);
+  expect_data_loss(data, "long source biomes in a section");
+  data = TwoSectionVolume();
+  data.add_heights(1.0f);
+  expect_data_loss(data, "2D fields in a volume");
+  data = TwoSectionVolume();
+  data.clear_sections();
+  expect_data_loss(data, "a cell size without sections");
+  data = TwoSectionVolume();
+  data.mutable_sections(0)->clear_biomes();
+  expect_data_loss(data, "a section without biomes");
 }
 
 TEST(RetryBackoffTest, IsADeterministicCappedExponential) {

@@ -1,5 +1,6 @@
 // The `worldgen` CLI run as a subprocess against a real server: output formats, exit codes, files.
 #include <gtest/gtest.h>
+#include <array>
 
 #include <cmath>
 #include <filesystem>
@@ -136,6 +137,84 @@ TEST_F(CliTest, SampleJsonIsTheResponseBitForBit) {
   CommandResult text = Cli({"sample", "100.5", "-7.25"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("(100.5, -7.25)  dominant "), std::string::npos) << text.out;
+}
+
+// 3D through the CLI (the default world has no caves: its weights are its columns' at every y).
+TEST_F(CliTest, ChunkWithYAndSampleWithXyzAreThe3DMessagesBitForBit) {
+  CommandResult json = Cli({"chunk", "-7", "3", "--json", "--size=16", "--y=-32:16", "--cell=2"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  ChunkRequestOptions options{.chunk_size = 16, .dominant_biome = true};
+  options.vertical = ChunkRequestOptions::Vertical{.min_y = -32, .max_y = 16, .cell_size = 2};
+  absl::StatusOr<ChunkView> direct = client_->GenerateChunk(-7, 3, options);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  ASSERT_EQ(direct->proto().sections_size(), 3);
+  ExpectSameBytes(ParseJson<v1::ChunkData>(json.out), direct->proto());
+
+  CommandResult text = Cli({"chunk", "-7", "3", "--size=16", "--y=-32:16"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("y [-32, 16)  cells of 4 blocks, 4 x 12 x 4"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("section y [0, 16)"), std::string::npos) << text.out;
+
+  CommandResult bad = Cli({"chunk", "0", "0", "--y=-30:16"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("vertical.min_y = -30"), std::string::npos) << bad.err;
+  EXPECT_EQ(Cli({"chunk", "0", "0", "--y=up"}).exit_code, 2);
+
+  CommandResult points =
+      Cli({"sample", "--xyz", "100.5", "-40", "-7.25", "3", "200", "4", "--json"});
+  ASSERT_EQ(points.exit_code, 0) << points.err;
+  v1::SampleWeightsRequest request;
+  for (const auto& [x, y, z] :
+       std::vector<std::array<double, 3>>{{100.5, -40, -7.25}, {3, 200, 4}}) {
+    v1::Point* p = request.add_points();
+    p->set_x(x);
+    p->set_y(y);
+    p->set_z(z);
+  }
+  request.set_include_heights(true);
+  absl::StatusOr<v1::SampleWeightsResponse> sampled = client_->SampleWeights(request);
+  ASSERT_TRUE(sampled.ok()) << sampled.status();
+  ExpectSameBytes(ParseJson<v1::SampleWeightsResponse>(points.out), *sampled);
+  CommandResult line = Cli({"sample", "--xyz", "100.5", "-40", "-7.25"});
+  EXPECT_NE(line.out.find("(100.5, -40, -7.25)  dominant "), std::string::npos) << line.out;
+}
+
+// Slices: a horizontal one of a world without caves is its blend map, a vertical one the same
+// column colour from bottom to top.
+TEST_F(CliTest, RenderSlicesAreThe3DWeightsOfTheirPlane) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-slice");
+  ASSERT_TRUE(dir.ok());
+  const std::string map = (*dir)->File("map.png"), flat = (*dir)->File("y.png"),
+                    upright = (*dir)->File("x.png");
+  ASSERT_EQ(Cli({"render", "--region=-40,-20,59,29", "--layer=blend", "--out=" + map}).exit_code,
+            0);
+  CommandResult y =
+      Cli({"render", "--region=-40,-20,59,29", "--layer=blend", "--slice=y:-37", "--out=" + flat});
+  ASSERT_EQ(y.exit_code, 0) << y.err;
+  EXPECT_EQ(ReadPng(map)->pixels, ReadPng(flat)->pixels);
+  // x = 10: image columns are z in [-20, 29], rows y from 40 down to -9.
+  CommandResult x =
+      Cli({"render", "--region=-20,-9,29,40", "--layer=blend", "--slice=x:10", "--out=" + upright});
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  absl::StatusOr<RgbImage> slice = ReadPng(upright);
+  ASSERT_TRUE(slice.ok());
+  ASSERT_EQ(slice->width, 50);
+  ASSERT_EQ(slice->height, 50);
+  const RgbImage column = *ReadPng(map);
+  for (int py = 0; py < 50; ++py) {
+    for (int px = 0; px < 50; ++px) {
+      // Column (10, z = -20 + px) of the map is its pixel (50, px).
+      for (int k = 0; k < 3; ++k) {
+        ASSERT_EQ(slice->at(px, py)[k], column.pixels[(static_cast<size_t>(px) * 100 + 50) * 3 + k])
+            << px << ", " << py;
+      }
+    }
+  }
+  EXPECT_EQ(Cli({"render", "--region=0,0,9,9", "--slice=w:3", "--out=" + flat}).exit_code, 2);
+  EXPECT_EQ(Cli({"render", "--region=0,0,9,9", "--slice=y:3", "--layer=height", "--out=" + flat})
+                .exit_code,
+            2);
 }
 
 TEST_F(CliTest, RenderWritesAPngOfTheRegionsSizeForEveryLayer) {

@@ -17,6 +17,7 @@
 #include "engine/world_spec.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "proto/world_config.h"
 #include "tests/client/subprocess.h"
 #include "tests/support/server_process.h"
 
@@ -169,6 +170,58 @@ TEST_F(ClientServerTest, SamplePointsMatchTheEngine) {
     EXPECT_EQ(got.source_biome, DefaultWorld()->SourceBiomeAt(points[i].first, points[i].second))
         << i;
   }
+}
+
+// 3D through the client: a cave world's chunk sections and points with y equal the engine.
+TEST(ClientVolumeTest, VolumesAndPointsWithYMatchTheEngine) {
+  const std::string caves = std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/caves.json";
+  auto server = ServerProcess::Start({"--world_config=" + caves});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = Client::Connect((*server)->target(), {.world = "caves"});
+  ASSERT_TRUE(client.ok()) << client.status();
+  const std::shared_ptr<const World> world = [&] {
+    absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({caves});
+    return *World::Create(specs->front());
+  }();
+  ChunkRequestOptions options{.chunk_size = 16, .dominant_biome = true};
+  options.vertical = ChunkRequestOptions::Vertical{.min_y = -64, .max_y = 16, .cell_size = 4};
+  int chunks = 0, cave_cells = 0;
+  absl::Status status = (*client)->GenerateRegion(
+      {.min_x = 8, .min_z = -20, .max_x = 9, .max_z = -19}, options, [&](ChunkView view) {
+        ++chunks;
+        ASSERT_TRUE(view.is_volume());
+        const VolumeBlend blend = *world->BlendVolume(view.chunk_x(), view.chunk_z(), 16, -64, 16,
+                                                      4, {.dominant_biome = true});
+        for (int ly = 0; ly < view.cell_rows(); ++ly) {
+          const SectionBlend& section = blend.sections[static_cast<size_t>(ly / 4)];
+          for (int lz = 0; lz < 4; ++lz) {
+            for (int lx = 0; lx < 4; ++lx) {
+              const size_t at = (static_cast<size_t>(ly % 4) * 4 + lz) * 4 + lx;
+              for (const BiomeLayer& layer : section.layers) {
+                ASSERT_EQ(std::bit_cast<uint32_t>(view.CellWeight(layer.biome_id, lx, ly, lz)),
+                          std::bit_cast<uint32_t>(layer.weights[at]));
+              }
+              ASSERT_EQ(view.CellDominantBiome(lx, ly, lz), section.dominant_biome[at]);
+              cave_cells += section.dominant_biome[at] >= 100;
+            }
+          }
+        }
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(chunks, 4);
+  const std::vector<Point3> points = {{130.0, -50.0, -310.0}, {140.5, -20.25, -300.0}};
+  absl::StatusOr<std::vector<PointSample>> samples = (*client)->SamplePoints3D(points);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  for (size_t k = 0; k < points.size(); ++k) {
+    const PointBlend want = *world->BlendPoint(points[k].x, points[k].y, points[k].z, {});
+    ASSERT_EQ((*samples)[k].weights.size(), want.weights.size());
+    for (size_t b = 0; b < want.weights.size(); ++b) {
+      EXPECT_EQ((*samples)[k].weights[b].biome_id, want.weights[b].biome_id);
+      EXPECT_EQ(std::bit_cast<uint32_t>((*samples)[k].weights[b].weight),
+                std::bit_cast<uint32_t>(want.weights[b].weight));
+    }
+  }
+  EXPECT_GT(cave_cells, 0);
 }
 
 TEST_F(ClientServerTest, ErrorsOtherThanUnavailableAreNotRetried) {
