@@ -172,10 +172,17 @@ bool CaveBiomeSource::MayHoldCaves(double lo, double hi) const {
                      [&](const Cave& c) { return !(hi < c.y_min || lo >= c.y_max); });
 }
 
-int CaveBiomeSource::BiomeIndexAt(double x, double y, double z) const {
-  const int above = surface_.BiomeIndexAt(x, z);
-  const auto in_band = [y](const Cave& c) { return y >= c.y_min && y < c.y_max; };
-  if (std::none_of(caves_.begin(), caves_.end(), in_band)) return above;
+void VolumeSource::CaveIndicesAt(const double* xs, const double* ys, const double* zs, size_t n,
+                                 int* out) const {
+  for (size_t k = 0; k < n; ++k) out[k] = BiomeIndexAt(xs[k], ys[k], zs[k]);
+}
+
+bool CaveBiomeSource::InSomeBand(double y) const {
+  return std::any_of(caves_.begin(), caves_.end(),
+                     [y](const Cave& c) { return y >= c.y_min && y < c.y_max; });
+}
+
+int CaveBiomeSource::Pick(int above, double x, double y, double z) const {
   const double t = TemperatureAt(x, y, z), h = HumidityAt(x, y, z);
   const auto distance = [&](int index) {
     const double dt = t - points_[static_cast<size_t>(index)].first;
@@ -185,11 +192,41 @@ int CaveBiomeSource::BiomeIndexAt(double x, double y, double z) const {
   int best = above;
   double best_d2 = distance(above);
   for (const Cave& c : caves_) {
-    if (!in_band(c)) continue;
+    if (!(y >= c.y_min && y < c.y_max)) continue;
     const double d2 = distance(c.index);
     if (d2 < best_d2) best = c.index, best_d2 = d2;  // Strict: ties keep the earlier.
   }
   return best;
+}
+
+int CaveBiomeSource::BiomeIndexAt(double x, double y, double z) const {
+  const int above = surface_.BiomeIndexAt(x, z);
+  return InSomeBand(y) ? Pick(above, x, y, z) : above;
+}
+
+void CaveBiomeSource::CaveIndicesAt(const double* xs, const double* ys, const double* zs, size_t n,
+                                    int* out) const {
+  // The points inside some band, whose surface biomes are read in one batch.
+  thread_local std::vector<double> band_x, band_z;
+  thread_local std::vector<size_t> band_at;
+  thread_local std::vector<uint16_t> above;
+  band_x.clear();
+  band_z.clear();
+  band_at.clear();
+  for (size_t k = 0; k < n; ++k) {
+    out[k] = -1;
+    if (!InSomeBand(ys[k])) continue;
+    band_at.push_back(k);
+    band_x.push_back(xs[k]);
+    band_z.push_back(zs[k]);
+  }
+  above.resize(band_at.size());
+  surface_.BiomeIndices(band_x.data(), band_z.data(), band_at.size(), above.data());
+  for (size_t t = 0; t < band_at.size(); ++t) {
+    const size_t k = band_at[t];
+    const int best = Pick(above[t], xs[k], ys[k], zs[k]);
+    out[k] = best == above[t] ? -1 : best;  // The 2D map never gives a cave biome.
+  }
 }
 
 std::unique_ptr<BiomeSource> MakeBiomeSource(const WorldSpec& spec) {

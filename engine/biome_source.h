@@ -89,6 +89,12 @@ class VolumeSource {
   // Whether a point with lo <= y <= hi may get a cave biome (false lets 3D blending over a
   // surface skip the samples of a block no cave reaches). Conservative: true when unsure.
   virtual bool MayHoldCaves(double /*lo*/, double /*hi*/) const { return true; }
+  // For k < n: out[k] = the biome at (xs[k], ys[k], zs[k]) if it is a cave biome, else -1 or any
+  // biome that is not (3D blending over a surface only tells the two apart). This default answers
+  // BiomeIndexAt; CaveBiomeSource answers -1 without reading the 2D map outside the bands, and
+  // reads it in one batch inside them.
+  virtual void CaveIndicesAt(const double* xs, const double* ys, const double* zs, size_t n,
+                             int* out) const;
 };
 
 // A world's 3D map: the surface biome of (x, z) (the 2D map) everywhere, except at heights where
@@ -103,6 +109,8 @@ class CaveBiomeSource final : public VolumeSource {
   CaveBiomeSource(const WorldSpec& spec, const BiomeSource& surface);
   int BiomeIndexAt(double x, double y, double z) const override;
   bool MayHoldCaves(double lo, double hi) const override;
+  void CaveIndicesAt(const double* xs, const double* ys, const double* zs, size_t n,
+                     int* out) const override;
 
   // The cave climate at (x, y, z), each in [-1, 1]; exposed for tests and tools.
   double TemperatureAt(double x, double y, double z) const;
@@ -113,6 +121,9 @@ class CaveBiomeSource final : public VolumeSource {
     int index;
     double y_min, y_max;
   };
+  bool InSomeBand(double y) const;
+  // The biome at (x, y, z) inside some band, the surface biome there being `above`.
+  int Pick(int above, double x, double y, double z) const;
   const BiomeSource& surface_;
   uint64_t temperature_seed_, humidity_seed_;
   CaveSpec caves_spec_;

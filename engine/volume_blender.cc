@@ -48,7 +48,9 @@ ScatteredVolumeBlender::ScatteredVolumeBlender(uint64_t seed, const VolumeBlendP
                params.sampling_interval * params.vertical_blend_radius / params.blend_radius,
                params.jitter),
       radius_sq_(params.blend_radius * params.blend_radius),
-      radius_(params.blend_radius) {}
+      radius_(params.blend_radius) {
+  if (surface_ != nullptr) is_cave_.push_back(0);  // surface_marker(): counts as the surface.
+}
 
 bool ScatteredVolumeBlender::MayReachCaves(double min_y, double max_y) const {
   // A sample reaching y lies within the vertical radius plus the jitter of it (blocks), and a
@@ -57,40 +59,127 @@ bool ScatteredVolumeBlender::MayReachCaves(double min_y, double max_y) const {
   return source_.MayHoldCaves(min_y - reach, max_y + reach);
 }
 
-void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box,
-                                           std::vector<VolumeSample>* out) const {
-  out->clear();
+std::pair<int32_t, int32_t> ScatteredVolumeBlender::RowRange(double lo, double hi) const {
+  // A point reaching [lo, hi] has its jittered position within r of it, so its unjittered one
+  // within r + jitter; a block of slack absorbs the rounding of the bounds (the exact tests
+  // decide).
+  const double g = lattice_.interval(), reach = radius_ + lattice_.jitter() + 1.0;
+  return {static_cast<int32_t>(std::floor((lo - reach) / g - 0.5)),
+          static_cast<int32_t>(std::ceil((hi + reach) / g))};
+}
+
+void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, Gather* out) const {
   const double g = lattice_.interval(), s = lattice_.y_scale();
   const double min_y = box.min_y * s, max_y = box.max_y * s;
-  // A point reaching the box has its jittered position within r of it, so its unjittered one
-  // within r + jitter; a block of slack absorbs the rounding of the bounds (the exact test
-  // below decides).
-  const double reach = radius_ + lattice_.jitter() + 1.0;
-  const auto lo = [&](double v) { return static_cast<int32_t>(std::floor((v - reach) / g - 0.5)); };
-  const auto hi = [&](double v) { return static_cast<int32_t>(std::ceil((v + reach) / g)); };
-  const int32_t i0 = lo(box.min_x), i1 = hi(box.max_x);
-  const int32_t j0 = lo(min_y), j1 = hi(max_y);
-  const int32_t k0 = lo(box.min_z), k1 = hi(box.max_z);
+  const auto [i0, i1] = RowRange(box.min_x, box.max_x);
+  const auto [j0, j1] = RowRange(min_y, max_y);
+  const auto [k0, k1] = RowRange(box.min_z, box.max_z);
+  out->samples.clear();
+  out->j0 = j0;
+  out->k0 = k0;
+  out->rows_j = j1 - j0 + 1;
+  out->rows_k = k1 - k0 + 1;
+  out->row_start.clear();
+  // An unjittered point farther than r + jitter (and a block of slack) from the box cannot reach
+  // it: skipped before its position is hashed.
+  const double far = radius_ + lattice_.jitter() + 1.0, far_sq = far * far;
+  const auto gap = [](double v, double lo, double hi) { return v - std::min(std::max(v, lo), hi); };
+  thread_local std::vector<double> block_y;
+  block_y.clear();
   for (int32_t j = j0; j <= j1; ++j) {
     for (int32_t k = k0; k <= k1; ++k) {
+      out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
       for (int32_t i = i0; i <= i1; ++i) {
         for (int32_t c = 0; c < 2; ++c) {
+          const double half = 0.5 * c;
+          const double ux = gap(g * (i + half), box.min_x, box.max_x);
+          const double uy = gap(g * (j + half), min_y, max_y);
+          const double uz = gap(g * (k + half), box.min_z, box.max_z);
+          if (ux * ux + uy * uy + uz * uz > far_sq) continue;
           double x, y, z;
           lattice_.Position({i, j, k, c}, &x, &y, &z);
           const double ys = y * s;
-          const double dx = x - std::min(std::max(x, box.min_x), box.max_x);
-          const double dy = ys - std::min(std::max(ys, min_y), max_y);
-          const double dz = z - std::min(std::max(z, box.min_z), box.max_z);
+          const double dx = gap(x, box.min_x, box.max_x);
+          const double dy = gap(ys, min_y, max_y);
+          const double dz = gap(z, box.min_z, box.max_z);
           if (!(dx * dx + dy * dy + dz * dz < radius_sq_)) continue;
-          out->push_back({x, ys, z, static_cast<uint16_t>(source_.BiomeIndexAt(x, y, z))});
+          out->samples.push_back({x, ys, z, 0});
+          block_y.push_back(y);
         }
       }
     }
   }
+  out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
+  // The biomes, in one batch of the map.
+  const size_t n = out->samples.size();
+  thread_local std::vector<double> xs, zs;
+  thread_local std::vector<int> biomes;
+  xs.resize(n);
+  zs.resize(n);
+  biomes.resize(n);
+  for (size_t t = 0; t < n; ++t) xs[t] = out->samples[t].x, zs[t] = out->samples[t].z;
+  if (surface_ != nullptr) {
+    source_.CaveIndicesAt(xs.data(), block_y.data(), zs.data(), n, biomes.data());
+    const int marker = surface_marker();
+    for (size_t t = 0; t < n; ++t) {
+      const int b = biomes[t];
+      out->samples[t].biome = static_cast<uint16_t>(
+          b >= 0 && b < marker && is_cave_[static_cast<size_t>(b)] ? b : marker);
+    }
+  } else {
+    for (size_t t = 0; t < n; ++t) {
+      out->samples[t].biome = static_cast<uint16_t>(source_.BiomeIndexAt(xs[t], block_y[t], zs[t]));
+    }
+  }
+}
+
+void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box,
+                                           std::vector<VolumeSample>* out) const {
+  thread_local Gather gather;
+  GatherInto(box, &gather);
+  out->assign(gather.samples.begin(), gather.samples.end());
+}
+
+void ScatteredVolumeBlender::Runs(const Gather& gather, double ys, double z,
+                                  std::vector<std::span<const VolumeSample>>* runs) const {
+  runs->clear();
+  const auto [ja, jb] = RowRange(ys, ys);
+  const auto [ka, kb] = RowRange(z, z);
+  const int32_t j_lo = std::max(ja, gather.j0), j_hi = std::min(jb, gather.j0 + gather.rows_j - 1);
+  const int32_t k_lo = std::max(ka, gather.k0), k_hi = std::min(kb, gather.k0 + gather.rows_k - 1);
+  if (k_lo > k_hi) return;
+  for (int32_t j = j_lo; j <= j_hi; ++j) {
+    const size_t row = static_cast<size_t>(j - gather.j0) * static_cast<size_t>(gather.rows_k);
+    const uint32_t begin = gather.row_start[row + static_cast<size_t>(k_lo - gather.k0)];
+    const uint32_t end = gather.row_start[row + static_cast<size_t>(k_hi - gather.k0) + 1];
+    if (begin < end) runs->emplace_back(gather.samples.data() + begin, end - begin);
+  }
+}
+
+bool ScatteredVolumeBlender::CaveReaches(const Gather& gather, const VolumeBox& box) const {
+  const double s = lattice_.y_scale();
+  const double min_y = box.min_y * s, max_y = box.max_y * s;
+  const auto gap = [](double v, double lo, double hi) { return v - std::min(std::max(v, lo), hi); };
+  for (const VolumeSample& p : gather.samples) {
+    if (!is_cave_[p.biome]) continue;
+    const double dx = gap(p.x, box.min_x, box.max_x);
+    const double dy = gap(p.y, min_y, max_y);
+    const double dz = gap(p.z, box.min_z, box.max_z);
+    if (dx * dx + dy * dy + dz * dz < radius_sq_) return true;
+  }
+  return false;
 }
 
 void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq, double x,
                          double y_scaled, double z, std::span<const char> is_cave,
+                         std::span<const std::pair<int, float>> surface_weights,
+                         std::vector<std::pair<int, float>>* weights) {
+  const std::span<const VolumeSample> runs[] = {samples};
+  ConvolveVolumePoint(runs, radius_sq, x, y_scaled, z, is_cave, surface_weights, weights);
+}
+
+void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, double radius_sq,
+                         double x, double y_scaled, double z, std::span<const char> is_cave,
                          std::span<const std::pair<int, float>> surface_weights,
                          std::vector<std::pair<int, float>>* weights) {
   weights->clear();
@@ -100,25 +189,27 @@ void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq
   present.clear();
   const bool over_surface = !is_cave.empty();
   double surface = 0.0;
-  for (const VolumeSample& p : samples) {
-    const double dx = x - p.x, dy = y_scaled - p.y, dz = z - p.z;
-    const double t = ((radius_sq - dz * dz) - dy * dy) - dx * dx;
-    if (!(t > 0.0)) continue;  // Would add exactly +0.0.
-    const double w = t * t;
-    if (over_surface && !is_cave[p.biome]) {
-      surface += w;
-      continue;
-    }
-    if (p.biome >= seen.size()) {
-      seen.resize(p.biome + 1u, -1);
-      sums.resize(p.biome + 1u, 0.0);
-    }
-    if (seen[p.biome] < 0) {
-      seen[p.biome] = 0;
-      sums[p.biome] = w;
-      present.push_back(p.biome);
-    } else {
-      sums[p.biome] += w;
+  for (std::span<const VolumeSample> run : runs) {
+    for (const VolumeSample& p : run) {
+      const double dx = x - p.x, dy = y_scaled - p.y, dz = z - p.z;
+      const double t = ((radius_sq - dz * dz) - dy * dy) - dx * dx;
+      if (!(t > 0.0)) continue;  // Would add exactly +0.0.
+      const double w = t * t;
+      if (over_surface && !is_cave[p.biome]) {
+        surface += w;
+        continue;
+      }
+      if (p.biome >= seen.size()) {
+        seen.resize(p.biome + 1u, -1);
+        sums.resize(p.biome + 1u, 0.0);
+      }
+      if (seen[p.biome] < 0) {
+        seen[p.biome] = 0;
+        sums[p.biome] = w;
+        present.push_back(p.biome);
+      } else {
+        sums[p.biome] += w;
+      }
     }
   }
   std::sort(present.begin(), present.end());
@@ -173,73 +264,124 @@ bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int 
                                         int cell,
                                         std::span<const std::vector<std::pair<int, float>>> columns,
                                         std::vector<IndexedLayer>* layers) const {
+  thread_local std::vector<std::vector<IndexedLayer>> stack;
+  thread_local std::vector<char> single;
+  BlendStack(x0, y0, z0, nx, ny, nz, cell, 1, columns, &stack, &single);
+  *layers = std::move(stack[0]);
+  return single[0] != 0;
+}
+
+void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,
+                                        int cell, int blocks,
+                                        std::span<const std::vector<std::pair<int, float>>> columns,
+                                        std::vector<std::vector<IndexedLayer>>* layers,
+                                        std::vector<char>* single) const {
   const size_t cells = static_cast<size_t>(nx) * static_cast<size_t>(ny) * static_cast<size_t>(nz);
-  const double c = static_cast<double>(cell);
-  const VolumeBox box = {static_cast<double>(x0),
-                         static_cast<double>(y0),
-                         static_cast<double>(z0),
-                         static_cast<double>(x0) + c * (nx - 1),
-                         static_cast<double>(y0) + c * (ny - 1),
-                         static_cast<double>(z0) + c * (nz - 1)};
-  thread_local std::vector<VolumeSample> samples;
-  samples.clear();
-  if (surface_ == nullptr || MayReachCaves(box.min_y, box.max_y)) GatherSamples(box, &samples);
-  layers->clear();
   const size_t column_count = static_cast<size_t>(nx) * static_cast<size_t>(nz);
-  bool caves = false;
-  if (surface_ != nullptr) {
-    caves = std::any_of(samples.begin(), samples.end(),
-                        [&](const VolumeSample& p) { return is_cave_[p.biome] != 0; });
+  const double c = static_cast<double>(cell);
+  const auto block_box = [&](int t) {
+    const double y = static_cast<double>(y0 + int64_t{cell} * ny * t);
+    return VolumeBox{static_cast<double>(x0), y,
+                     static_cast<double>(z0), static_cast<double>(x0) + c * (nx - 1),
+                     y + c * (ny - 1),        static_cast<double>(z0) + c * (nz - 1)};
+  };
+  // One gather over the blocks that need samples: all of them, or over a surface those a cave
+  // sample may reach (a contiguous range: MayReachCaves is monotone in the range it is asked).
+  thread_local std::vector<char> gathered;
+  gathered.assign(static_cast<size_t>(blocks), 0);
+  int first = blocks, last = -1;
+  for (int t = 0; t < blocks; ++t) {
+    const VolumeBox b = block_box(t);
+    if (surface_ == nullptr || MayReachCaves(b.min_y, b.max_y)) {
+      gathered[static_cast<size_t>(t)] = 1;
+      first = std::min(first, t);
+      last = t;
+    }
   }
-  const bool single =
-      surface_ != nullptr
-          ? !caves && std::all_of(columns.begin(), columns.begin() + column_count,
-                                  [&](const auto& w) {
-                                    return w.size() == 1 && w[0].first == columns[0][0].first;
-                                  })
-          : std::all_of(samples.begin(), samples.end(),
-                        [&](const VolumeSample& p) { return p.biome == samples.front().biome; });
-  if (single) {
-    const int biome =
-        surface_ != nullptr ? columns[0][0].first : (samples.empty() ? 0 : samples.front().biome);
-    layers->push_back({biome, std::vector<float>(cells, 1.0f)});
-    return true;
+  thread_local Gather gather;
+  gather.samples.clear();
+  gather.row_start.clear();
+  gather.rows_j = gather.rows_k = 0;
+  if (last >= first) {
+    VolumeBox all = block_box(first);
+    all.max_y = block_box(last).max_y;
+    GatherInto(all, &gather);
   }
-  int biome_count = 0;
-  for (const VolumeSample& p : samples) biome_count = std::max(biome_count, p.biome + 1);
+  int biome_count = static_cast<int>(is_cave_.size());
+  for (const VolumeSample& p : gather.samples) biome_count = std::max(biome_count, p.biome + 1);
   for (size_t k = 0; surface_ != nullptr && k < column_count; ++k) {
     for (const auto& [biome, w] : columns[k]) biome_count = std::max(biome_count, biome + 1);
   }
-  LayerAccumulator accumulator(biome_count, cells);
+  layers->resize(static_cast<size_t>(blocks));
+  single->assign(static_cast<size_t>(blocks), 0);
   std::vector<std::pair<int, float>> weights;
+  thread_local std::vector<std::span<const VolumeSample>> runs;
   static const std::vector<std::pair<int, float>> kNoSurface;
   const double s = lattice_.y_scale();
-  for (int b = 0; b < ny; ++b) {
-    const double y = static_cast<double>(y0 + int64_t{cell} * b) * s;
-    for (int d = 0; d < nz; ++d) {
-      const double z = static_cast<double>(z0 + int64_t{cell} * d);
-      for (int a = 0; a < nx; ++a) {
-        const size_t column = static_cast<size_t>(d) * nx + a;
-        const size_t at = (static_cast<size_t>(b) * nz + d) * nx + a;
-        if (surface_ != nullptr && !caves) {
-          accumulator.Add(at, columns[column]);  // No cave sample in reach: the 2D blend.
-          continue;
+  for (int t = 0; t < blocks; ++t) {
+    std::vector<IndexedLayer>& out = (*layers)[static_cast<size_t>(t)];
+    out.clear();
+    const VolumeBox box = block_box(t);
+    // The samples within the radius of this block: the rows that may reach it, filtered exactly
+    // where it matters (any cave sample; all one biome).
+    bool caves = false, one_biome = true;
+    int biome = -1;
+    if (gathered[static_cast<size_t>(t)]) {
+      if (surface_ != nullptr) {
+        caves = CaveReaches(gather, box);
+      } else {
+        for (const VolumeSample& p : gather.samples) {
+          const double dx = p.x - std::min(std::max(p.x, box.min_x), box.max_x);
+          const double dy = p.y - std::min(std::max(p.y, box.min_y * s), box.max_y * s);
+          const double dz = p.z - std::min(std::max(p.z, box.min_z), box.max_z);
+          if (!(dx * dx + dy * dy + dz * dz < radius_sq_)) continue;
+          if (biome < 0) biome = p.biome;
+          one_biome = one_biome && p.biome == biome;
         }
-        const double x = static_cast<double>(x0 + int64_t{cell} * a);
-        ConvolveVolumePoint(samples, radius_sq_, x, y, z, is_cave_,
-                            surface_ != nullptr ? columns[column] : kNoSurface, &weights);
-        accumulator.Add(at, weights);
       }
     }
+    const bool is_single =
+        surface_ != nullptr
+            ? !caves && std::all_of(columns.begin(), columns.begin() + column_count,
+                                    [&](const auto& w) {
+                                      return w.size() == 1 && w[0].first == columns[0][0].first;
+                                    })
+            : one_biome;
+    if (is_single) {
+      out.push_back({surface_ != nullptr ? columns[0][0].first : std::max(biome, 0),
+                     std::vector<float>(cells, 1.0f)});
+      (*single)[static_cast<size_t>(t)] = 1;
+      continue;
+    }
+    LayerAccumulator accumulator(biome_count, cells);
+    for (int b = 0; b < ny; ++b) {
+      const double y = (box.min_y + c * b) * s;
+      for (int d = 0; d < nz; ++d) {
+        const double z = static_cast<double>(z0 + int64_t{cell} * d);
+        if (surface_ == nullptr || caves) Runs(gather, y, z, &runs);
+        for (int a = 0; a < nx; ++a) {
+          const size_t column = static_cast<size_t>(d) * nx + a;
+          const size_t at = (static_cast<size_t>(b) * nz + d) * nx + a;
+          if (surface_ != nullptr && !caves) {
+            accumulator.Add(at, columns[column]);  // No cave sample in reach: the 2D blend.
+            continue;
+          }
+          const double x = static_cast<double>(x0 + int64_t{cell} * a);
+          ConvolveVolumePoint(runs, radius_sq_, x, y, z, is_cave_,
+                              surface_ != nullptr ? columns[column] : kNoSurface, &weights);
+          accumulator.Add(at, weights);
+        }
+      }
+    }
+    accumulator.MoveTo(&out);
   }
-  accumulator.MoveTo(layers);
-  return false;
 }
 
 void ScatteredVolumeBlender::BlendPoint(double x, double y, double z,
                                         std::vector<std::pair<int, float>>* weights,
                                         BiomeSampleCache* cache) const {
-  thread_local std::vector<VolumeSample> samples;
+  thread_local Gather gather;
+  thread_local std::vector<std::span<const VolumeSample>> runs;
   thread_local std::vector<std::pair<int, float>> column;
   column.clear();
   if (surface_ != nullptr) {
@@ -250,8 +392,10 @@ void ScatteredVolumeBlender::BlendPoint(double x, double y, double z,
       return;
     }
   }
-  GatherSamples({x, y, z, x, y, z}, &samples);
-  ConvolveVolumePoint(samples, radius_sq_, x, y * lattice_.y_scale(), z, is_cave_, column, weights);
+  GatherInto({x, y, z, x, y, z}, &gather);
+  const double ys = y * lattice_.y_scale();
+  Runs(gather, ys, z, &runs);
+  ConvolveVolumePoint(runs, radius_sq_, x, ys, z, is_cave_, column, weights);
 }
 
 }  // namespace worldgen

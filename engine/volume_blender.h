@@ -65,8 +65,12 @@ class ScatteredVolumeBlender {
   const JitteredBccLattice& lattice() const { return lattice_; }
 
   // The lattice points whose kernel reaches some point of `box`, in canonical order (j, k, i, c
-  // ascending), with their biomes.
+  // ascending), with their biomes; over a surface, a sample whose biome is not a cave biome has
+  // surface_marker() instead (its share goes to the surface, whichever biome it is, so the map
+  // need not say which: VolumeSource::CaveIndicesAt).
   void GatherSamples(const VolumeBox& box, std::vector<VolumeSample>* out) const;
+  // The biome index of "the surface" in gathered samples over a surface: one past the last biome.
+  int surface_marker() const { return static_cast<int>(is_cave_.size()) - 1; }
 
   // The weights of nx * ny * nz cells `cell` blocks wide whose lowest one starts at (x0, y0, z0):
   // cell (a, b, d) is blended at its lowest corner (x0 + cell * a, y0 + cell * b, z0 + cell * d),
@@ -83,6 +87,11 @@ class ScatteredVolumeBlender {
   bool BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz, int cell,
                   std::span<const std::vector<std::pair<int, float>>> columns,
                   std::vector<IndexedLayer>* layers) const;
+  // `blocks` such blocks stacked upwards (block t starts at y0 + t * ny * cell), from one gather:
+  // (*layers)[t] and (*single)[t] are BlendCells' answers for block t, bit for bit.
+  void BlendStack(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz, int cell, int blocks,
+                  std::span<const std::vector<std::pair<int, float>>> columns,
+                  std::vector<std::vector<IndexedLayer>>* layers, std::vector<char>* single) const;
   // The surface's 2D weights of the nx * nz columns (x0 + cell * a, z0 + cell * d), by point query,
   // at index d * nx + a. Requires a surface.
   void SurfaceColumns(int64_t x0, int64_t z0, int nx, int nz, int cell, BiomeSampleCache* cache,
@@ -94,6 +103,23 @@ class ScatteredVolumeBlender {
                   BiomeSampleCache* cache = nullptr) const;
 
  private:
+  // Gathered samples with the index of their lattice rows: row (j, k) holds samples
+  // [row_start[(j - j0) * rows_k + (k - k0)], the next row's start), so the samples that may
+  // reach a point are a few contiguous runs (Runs).
+  struct Gather {
+    std::vector<VolumeSample> samples;
+    int32_t j0 = 0, k0 = 0, rows_j = 0, rows_k = 0;
+    std::vector<uint32_t> row_start;  // rows_j * rows_k + 1 entries.
+  };
+  // The lattice rows (i, j or k, y in kernel space) whose points may reach [lo, hi] on one axis.
+  std::pair<int32_t, int32_t> RowRange(double lo, double hi) const;
+  void GatherInto(const VolumeBox& box, Gather* out) const;
+  // The runs of `gather` whose rows (j, k) may reach the kernel-space height ys and depth z (every
+  // i of the gather: its x range is the block's), in order.
+  void Runs(const Gather& gather, double ys, double z,
+            std::vector<std::span<const VolumeSample>>* runs) const;
+  // Whether a cave sample of `gather` lies within the radius of `box`.
+  bool CaveReaches(const Gather& gather, const VolumeBox& box) const;
   // Whether a cave sample can reach a point with min_y <= y <= max_y.
   bool MayReachCaves(double min_y, double max_y) const;
 
@@ -114,6 +140,11 @@ class ScatteredVolumeBlender {
 // weights) as the header comment's formula says. Without one, every sample counts as its biome.
 void ConvolveVolumePoint(std::span<const VolumeSample> samples, double radius_sq, double x,
                          double y_scaled, double z, std::span<const char> is_cave,
+                         std::span<const std::pair<int, float>> surface_weights,
+                         std::vector<std::pair<int, float>>* weights);
+// The same over the concatenation of `runs`, in order.
+void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, double radius_sq,
+                         double x, double y_scaled, double z, std::span<const char> is_cave,
                          std::span<const std::pair<int, float>> surface_weights,
                          std::vector<std::pair<int, float>>* weights);
 

@@ -289,13 +289,22 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   volume.chunk_z = chunk_z;
   volume.size = size;
   volume.cell = cell;
-  std::vector<IndexedLayer> layers;
-  for (int64_t y = min_y; y < max_y; y += kSectionHeight) {
+  const int sections = static_cast<int>((max_y - min_y) / kSectionHeight);
+  // A cave world blends its sections from one gather (ScatteredVolumeBlender::BlendStack).
+  std::vector<std::vector<IndexedLayer>> stack;
+  std::vector<char> stack_single;
+  if (volume_blender_ != nullptr) {
+    volume_blender_->BlendStack(x0, min_y, z0, m, ny, m, cell, sections, columns, &stack,
+                                &stack_single);
+  }
+  for (int t = 0; t < sections; ++t) {
+    const int64_t y = min_y + int64_t{kSectionHeight} * t;
     SectionBlend& section = volume.sections.emplace_back();
     section.min_y = y;
+    std::vector<IndexedLayer> layers;
     if (volume_blender_ != nullptr) {
-      section.single_biome =
-          volume_blender_->BlendCells(x0, y, z0, m, ny, m, cell, columns, &layers);
+      section.single_biome = stack_single[static_cast<size_t>(t)] != 0;
+      layers = std::move(stack[static_cast<size_t>(t)]);
     } else {
       // A 2D world: every cell has its column's weights.
       section.single_biome = chunk_single;
