@@ -9,6 +9,80 @@
 
 namespace worldgen {
 
+namespace {
+
+// ConvolveVolumePoint at the n points (x0 + step * a, ys, z), a < n, at once: the same sums in the
+// same order for each point (a sample out of reach adds exactly +0.0 to a sum, which changes no
+// sum and no total, and a biome whose sum stays 0 is not present), so each (*out)[a] has
+// ConvolveVolumePoint's bits; the loop over the points vectorizes. `columns` holds the n points'
+// 2D weights over a surface (empty without); `biome_count` bounds the samples' biomes.
+void ConvolveVolumeRow(std::span<const std::span<const VolumeSample>> runs, double radius_sq,
+                       double x0, double step, int n, double ys, double z,
+                       std::span<const char> is_cave,
+                       std::span<const std::vector<std::pair<int, float>>> columns, int biome_count,
+                       std::vector<std::vector<std::pair<int, float>>>* out) {
+  const size_t width = static_cast<size_t>(n);
+  thread_local std::vector<double> xs, sums, surface, t;
+  thread_local std::vector<char> touched;
+  thread_local std::vector<int> present;
+  xs.resize(width);
+  t.resize(width);
+  for (size_t a = 0; a < width; ++a) xs[a] = x0 + step * static_cast<double>(a);
+  sums.assign(static_cast<size_t>(biome_count) * width, 0.0);
+  surface.assign(width, 0.0);
+  touched.assign(static_cast<size_t>(biome_count), 0);
+  present.clear();
+  const bool over_surface = !is_cave.empty();
+  for (std::span<const VolumeSample> run : runs) {
+    for (const VolumeSample& p : run) {
+      const double dy = ys - p.y, dz = z - p.z;
+      const double base = (radius_sq - dz * dz) - dy * dy;
+      if (!(base > 0.0)) continue;  // Out of reach of the whole row.
+      double* acc;
+      if (over_surface && !is_cave[p.biome]) {
+        acc = surface.data();
+      } else {
+        if (!touched[p.biome]) touched[p.biome] = 1, present.push_back(p.biome);
+        acc = sums.data() + static_cast<size_t>(p.biome) * width;
+      }
+      const double px = p.x;
+      for (size_t a = 0; a < width; ++a) {
+        const double dx = xs[a] - px;
+        const double v = base - dx * dx;
+        acc[a] += v > 0.0 ? v * v : 0.0;
+      }
+    }
+  }
+  std::sort(present.begin(), present.end());
+  out->resize(width);
+  for (size_t a = 0; a < width; ++a) {
+    std::vector<std::pair<int, float>>& weights = (*out)[a];
+    weights.clear();
+    double total = surface[a];
+    for (int biome : present) total += sums[static_cast<size_t>(biome) * width + a];
+    const double share = surface[a] / total;
+    const std::vector<std::pair<int, float>> none;
+    const std::vector<std::pair<int, float>>& column = over_surface ? columns[a] : none;
+    size_t c = 0, s = 0;
+    while (c < present.size() || s < column.size()) {
+      float w;
+      int biome;
+      if (s == column.size() || (c < present.size() && present[c] < column[s].first)) {
+        biome = present[c];
+        w = static_cast<float>(sums[static_cast<size_t>(biome) * width + a] / total);
+        ++c;
+      } else {
+        biome = column[s].first;
+        w = static_cast<float>(share * static_cast<double>(column[s].second));
+        ++s;
+      }
+      if (w != 0.0f) weights.emplace_back(biome, w);
+    }
+  }
+}
+
+}  // namespace
+
 double ScatteredVolumeBlender::MinBlendRadius(double sampling_interval, double jitter) {
   return sampling_interval * (JitteredBccLattice::kCoveringRadius + jitter + 0.25);
 }
@@ -314,9 +388,8 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
   }
   layers->resize(static_cast<size_t>(blocks));
   single->assign(static_cast<size_t>(blocks), 0);
-  std::vector<std::pair<int, float>> weights;
+  thread_local std::vector<std::vector<std::pair<int, float>>> row;
   thread_local std::vector<std::span<const VolumeSample>> runs;
-  static const std::vector<std::pair<int, float>> kNoSurface;
   const double s = lattice_.y_scale();
   for (int t = 0; t < blocks; ++t) {
     std::vector<IndexedLayer>& out = (*layers)[static_cast<size_t>(t)];
@@ -358,18 +431,22 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
       const double y = (box.min_y + c * b) * s;
       for (int d = 0; d < nz; ++d) {
         const double z = static_cast<double>(z0 + int64_t{cell} * d);
-        if (surface_ == nullptr || caves) Runs(gather, y, z, &runs);
-        for (int a = 0; a < nx; ++a) {
-          const size_t column = static_cast<size_t>(d) * nx + a;
-          const size_t at = (static_cast<size_t>(b) * nz + d) * nx + a;
-          if (surface_ != nullptr && !caves) {
-            accumulator.Add(at, columns[column]);  // No cave sample in reach: the 2D blend.
-            continue;
+        if (surface_ != nullptr && !caves) {
+          for (int a = 0; a < nx; ++a) {
+            // No cave sample in reach: the 2D blend.
+            accumulator.Add((static_cast<size_t>(b) * nz + d) * nx + a,
+                            columns[static_cast<size_t>(d) * nx + a]);
           }
-          const double x = static_cast<double>(x0 + int64_t{cell} * a);
-          ConvolveVolumePoint(runs, radius_sq_, x, y, z, is_cave_,
-                              surface_ != nullptr ? columns[column] : kNoSurface, &weights);
-          accumulator.Add(at, weights);
+          continue;
+        }
+        Runs(gather, y, z, &runs);
+        const std::span<const std::vector<std::pair<int, float>>> row_columns =
+            surface_ != nullptr ? columns.subspan(static_cast<size_t>(d) * nx, nx)
+                                : std::span<const std::vector<std::pair<int, float>>>();
+        ConvolveVolumeRow(runs, radius_sq_, static_cast<double>(x0), c, nx, y, z, is_cave_,
+                          row_columns, biome_count, &row);
+        for (int a = 0; a < nx; ++a) {
+          accumulator.Add((static_cast<size_t>(b) * nz + d) * nx + a, row[static_cast<size_t>(a)]);
         }
       }
     }
