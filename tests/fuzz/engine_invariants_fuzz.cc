@@ -189,5 +189,33 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!SameBits(layer.weights[(static_cast<size_t>(b) * n + d) * n + a], p)) std::abort();
     }
   }
+  // A chunk's stack of sections (one gather for all) equals the point query too.
+  const int vcell = 1 << in.ConsumeIntegralInRange(1, 2);
+  if (chunk_size % vcell != 0 || chunk_size / vcell > 16) return 0;
+  const int64_t min_y = (static_cast<int64_t>(std::floor(band)) / 16 - 1) * 16;
+  absl::StatusOr<worldgen::VolumeBlend> stack =
+      (*world)->BlendVolume(cx, cz, chunk_size, min_y, min_y + 32, vcell, {});
+  if (!stack.ok()) std::abort();
+  const int m = chunk_size / vcell, rows = 16 / vcell;
+  for (int probe = 0; probe < 2; ++probe) {
+    const int t = in.ConsumeIntegralInRange(0, 1);
+    const int a = in.ConsumeIntegralInRange(0, m - 1), b = in.ConsumeIntegralInRange(0, rows - 1),
+              d = in.ConsumeIntegralInRange(0, m - 1);
+    const worldgen::SectionBlend& section = stack->sections[static_cast<size_t>(t)];
+    absl::StatusOr<worldgen::PointBlend> point = (*world)->BlendPoint(
+        static_cast<double>(x0 + vcell * a), static_cast<double>(section.min_y + vcell * b),
+        static_cast<double>(z0 + vcell * d), {});
+    if (!point.ok()) std::abort();
+    std::map<uint32_t, float> at_point;
+    for (const worldgen::BiomeWeight& w : point->weights) at_point[w.biome_id] = w.weight;
+    double sum = 0.0;
+    for (const worldgen::BiomeLayer& layer : section.layers) {
+      const float w = layer.weights[(static_cast<size_t>(b) * m + d) * m + a];
+      auto it = at_point.find(layer.biome_id);
+      if (!SameBits(w, it == at_point.end() ? 0.0f : it->second)) std::abort();
+      sum += w;
+    }
+    if (std::fabs(sum - 1.0) > 1e-5) std::abort();
+  }
   return 0;
 }

@@ -1,7 +1,8 @@
 // Fuzz target: request message bytes -> parse -> validation -> engine, as the server does. The
 // first byte picks the message (even: GenerateChunkRequest, 1 mod 4: SampleWeightsRequest, 3 mod 4:
 // ListSamplingPointsRequest); the rest are its bytes. A request that validates must blend without
-// error (its first chunk, or its first few points), and a validated box's sampling points number at
+// error (its first chunk or, for a vertical range, its first chunk's volume in a world with caves;
+// or its first few points, in 3D when they have y), and a validated box's sampling points number at
 // most the limit and lie in the box.
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,23 @@ const worldgen::World& DefaultWorld() {
   return **world;
 }
 
+// The default world with a cave biome, so that 3D requests (vertical ranges, points with y) reach
+// the 3D blender.
+const worldgen::World& CaveWorld() {
+  static const auto* world = new std::shared_ptr<const worldgen::World>([] {
+    worldgen::WorldSpec spec = worldgen::DefaultWorldSpec();
+    worldgen::BiomeSpec cave = spec.biomes.front();
+    cave.id = 900;
+    cave.name = "cave";
+    cave.temperature = 0.5;
+    cave.humidity = 0.9;
+    cave.cave = worldgen::CaveBand{-64.0, 0.0};
+    spec.biomes.push_back(cave);
+    return *worldgen::World::Create(spec);
+  }());
+  return **world;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -38,7 +56,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Every index is addressable; blend the first and the last (small sizes only, to stay fast).
     const worldgen::ChunkSelection::Coord first = selection->at(0);
     const worldgen::ChunkSelection::Coord last = selection->at(selection->count() - 1);
-    if (selection->size() <= 32) {
+    const auto& vertical = selection->vertical();
+    if (vertical) {
+      if (selection->count() * vertical->sections() > limits.max_sections_per_request) std::abort();
+      // Small volumes only, to stay fast: a section of at most 16 x 16 x 16 cells.
+      if (selection->size() / vertical->cell <= 16 && vertical->sections() <= 2) {
+        if (!CaveWorld()
+                 .BlendVolume(first.x, first.z, selection->size(), vertical->min_y, vertical->max_y,
+                              vertical->cell, {}, nullptr)
+                 .ok()) {
+          std::abort();
+        }
+      }
+    } else if (selection->size() <= 32) {
       for (const auto& coord : {first, last}) {
         if (!world.BlendChunk(coord.x, coord.z, selection->size(), {}, nullptr).ok()) std::abort();
       }
@@ -63,7 +93,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!request.ParseFromArray(data + 1, static_cast<int>(size - 1))) return 0;
     if (!worldgen::ValidateSampleRequest(request, limits).ok()) return 0;
     for (int i = 0; i < request.points_size() && i < 8; ++i) {
-      if (!world.BlendPoint(request.points(i).x(), request.points(i).z(), {}, nullptr).ok()) {
+      const worldgen::v1::Point& p = request.points(i);
+      if (!(p.has_y() ? CaveWorld().BlendPoint(p.x(), p.y(), p.z(), {}, nullptr)
+                      : world.BlendPoint(p.x(), p.z(), {}, nullptr))
+               .ok()) {
         std::abort();
       }
     }
