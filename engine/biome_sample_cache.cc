@@ -14,7 +14,9 @@ namespace {
 uint64_t HashKey(const BiomeTileKey& key) {
   const uint64_t packed = static_cast<uint64_t>(static_cast<uint32_t>(key.tile_i)) |
                           (static_cast<uint64_t>(static_cast<uint32_t>(key.tile_j)) << 32);
-  return Mix64(packed ^ Mix64(key.world_uid));
+  // tile_k is 0 for every 2D tile, which then hashes as before.
+  const uint64_t k = static_cast<uint64_t>(static_cast<uint32_t>(key.tile_k));
+  return Mix64(packed ^ Mix64(key.world_uid ^ (k * 0x9e3779b97f4a7c15ULL)));
 }
 
 }  // namespace
@@ -79,7 +81,7 @@ class BiomeSampleCache::Shard {
     }
     size_t s = hash & mask_;
     while (slots_[s].tile != nullptr) s = (s + 1) & mask_;
-    slots_[s] = {key, tile, false};
+    slots_[s] = {key.world_uid, key.tile_i, key.tile_j, key.tile_k, false, tile};
     ++entries_;
     Hint& hint = hints_[HintIndex(hash)];
     hint.tag.store(hash, std::memory_order_relaxed);
@@ -97,10 +99,14 @@ class BiomeSampleCache::Shard {
   }
 
  private:
+  // The key's fields are kept flat, so that the referenced bit takes what would be the key's
+  // padding and a slot stays 32 bytes.
   struct Slot {
-    BiomeTileKey key;
-    BiomeTile* tile = nullptr;  // Owned; null marks an empty slot.
+    uint64_t world_uid = 0;
+    int32_t tile_i = 0, tile_j = 0, tile_k = 0;
     bool referenced = false;    // Found since the CLOCK hand last passed.
+    BiomeTile* tile = nullptr;  // Owned; null marks an empty slot.
+    BiomeTileKey key() const { return {world_uid, tile_i, tile_j, tile_k}; }
   };
   static_assert(sizeof(Slot) == 32, "kBytesPerEntry accounts 32-byte slots");
 
@@ -119,7 +125,7 @@ class BiomeSampleCache::Shard {
     for (size_t s = hash & mask_;; s = (s + 1) & mask_) {
       Slot& slot = slots_[s];
       if (slot.tile == nullptr) return nullptr;
-      if (slot.key == key) return &slot;
+      if (slot.key() == key) return &slot;
     }
   }
 
@@ -136,7 +142,7 @@ class BiomeSampleCache::Shard {
         continue;
       }
       BiomeTile* tile = slot.tile;
-      const uint64_t hash = HashKey(slot.key);
+      const uint64_t hash = HashKey(slot.key());
       Hint& hint = hints_[HintIndex(hash)];
       if (hint.tag.load(std::memory_order_relaxed) == hash)
         hint.tag.store(0, std::memory_order_relaxed);
@@ -151,7 +157,7 @@ class BiomeSampleCache::Shard {
   // from just after the hand to before it waits one more sweep: CLOCK only approximates recency.
   void EraseAt(size_t hole) {
     for (size_t s = (hole + 1) & mask_; slots_[s].tile != nullptr; s = (s + 1) & mask_) {
-      const size_t home = HashKey(slots_[s].key) & mask_;
+      const size_t home = HashKey(slots_[s].key()) & mask_;
       if (((s - home) & mask_) >= ((s - hole) & mask_)) {
         slots_[hole] = slots_[s];
         hole = s;
@@ -170,7 +176,7 @@ class BiomeSampleCache::Shard {
     mask_copy_.store(mask_, std::memory_order_relaxed);
     for (const Slot& slot : old) {
       if (slot.tile == nullptr) continue;
-      size_t s = HashKey(slot.key) & mask_;
+      size_t s = HashKey(slot.key()) & mask_;
       while (slots_[s].tile != nullptr) s = (s + 1) & mask_;
       slots_[s] = slot;
     }

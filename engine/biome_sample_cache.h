@@ -47,6 +47,9 @@ struct BiomeTileKey {
   uint64_t world_uid = 0;  // World::uid(): distinguishes worlds sharing one cache.
   int32_t tile_i = 0;
   int32_t tile_j = 0;
+  // 0 for 2D tiles. A 3D tile (ScatteredVolumeBlender: tile_i, lattice layer j, tile_k) stores
+  // 2 * tile_k + 1 here, odd and so never 0: no 3D key equals a 2D one.
+  int32_t tile_k = 0;
   bool operator==(const BiomeTileKey&) const = default;
 };
 

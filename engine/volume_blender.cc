@@ -5,6 +5,7 @@
 #include <span>
 
 #include "absl/strings/str_format.h"
+#include "engine/floor_div.h"
 #include "engine/sparse_convolution.h"
 
 namespace worldgen {
@@ -114,10 +115,11 @@ absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
 
 ScatteredVolumeBlender::ScatteredVolumeBlender(uint64_t seed, const VolumeBlendParams& params,
                                                const VolumeSource& source, const Blender* surface,
-                                               std::vector<char> is_cave)
+                                               std::vector<char> is_cave, uint64_t cache_uid)
     : source_(source),
       surface_(surface),
       is_cave_(std::move(is_cave)),
+      cache_uid_(cache_uid),
       lattice_(seed, params.sampling_interval,
                params.sampling_interval * params.vertical_blend_radius / params.blend_radius,
                params.jitter),
@@ -142,7 +144,43 @@ std::pair<int32_t, int32_t> ScatteredVolumeBlender::RowRange(double lo, double h
           static_cast<int32_t>(std::ceil((hi + reach) / g))};
 }
 
-void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, Gather* out) const {
+void ScatteredVolumeBlender::Classify(const double* xs, const double* ys, const double* zs,
+                                      size_t n, uint16_t* out) const {
+  thread_local std::vector<int> biomes;
+  biomes.resize(n);
+  if (surface_ != nullptr) {
+    source_.CaveIndicesAt(xs, ys, zs, n, biomes.data());
+    const int marker = surface_marker();
+    for (size_t t = 0; t < n; ++t) {
+      const int b = biomes[t];
+      out[t] = static_cast<uint16_t>(
+          b >= 0 && b < marker && is_cave_[static_cast<size_t>(b)] ? b : marker);
+    }
+  } else {
+    for (size_t t = 0; t < n; ++t)
+      out[t] = static_cast<uint16_t>(source_.BiomeIndexAt(xs[t], ys[t], zs[t]));
+  }
+}
+
+void ScatteredVolumeBlender::FillTile(int32_t ti, int32_t j, int32_t tk, BiomeTile* tile) const {
+  constexpr int kPoints = kTile3 * kTile3 * 2;
+  double xs[kPoints], ys[kPoints], zs[kPoints];
+  for (int b = 0; b < kTile3; ++b) {
+    for (int a = 0; a < kTile3; ++a) {
+      for (int c = 0; c < 2; ++c) {
+        const int v = (b * kTile3 + a) * 2 + c;
+        lattice_.Position({ti * kTile3 + a, j, tk * kTile3 + b, c}, &xs[v], &ys[v], &zs[v]);
+        tile->xz[2 * v] = xs[v];
+        tile->xz[2 * v + 1] = zs[v];
+        tile->xz[2 * kPoints + v] = ys[v];
+      }
+    }
+  }
+  Classify(xs, ys, zs, kPoints, tile->biome);
+}
+
+void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* cache,
+                                        Gather* out) const {
   const double g = lattice_.interval(), s = lattice_.y_scale();
   const double min_y = box.min_y * s, max_y = box.max_y * s;
   const auto [i0, i1] = RowRange(box.min_x, box.max_x);
@@ -154,12 +192,73 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, Gather* out) const
   out->rows_j = j1 - j0 + 1;
   out->rows_k = k1 - k0 + 1;
   out->row_start.clear();
+  const auto gap = [](double v, double lo, double hi) { return v - std::min(std::max(v, lo), hi); };
+  // The exact test: the jittered point within the radius of the box (kernel space).
+  const auto reaches = [&](double x, double ys, double z) {
+    const double dx = gap(x, box.min_x, box.max_x);
+    const double dy = gap(ys, min_y, max_y);
+    const double dz = gap(z, box.min_z, box.max_z);
+    return dx * dx + dy * dy + dz * dz < radius_sq_;
+  };
+  if (cache != nullptr && cache_uid_ != 0) {
+    // Through the cache: each lattice layer's points copied out of its tiles, then filtered in
+    // canonical order exactly as below.
+    const size_t width = static_cast<size_t>(i1 - i0 + 1) * 2;
+    const size_t depth = static_cast<size_t>(k1 - k0 + 1);
+    struct Point {
+      double x, y, z;
+      uint16_t biome;
+    };
+    thread_local std::vector<Point> layer;
+    layer.resize(width * depth);
+    const int32_t ti0 = static_cast<int32_t>(FloorDiv(i0, kTile3));
+    const int32_t ti1 = static_cast<int32_t>(FloorDiv(i1, kTile3));
+    const int32_t tk0 = static_cast<int32_t>(FloorDiv(k0, kTile3));
+    const int32_t tk1 = static_cast<int32_t>(FloorDiv(k1, kTile3));
+    for (int32_t j = j0; j <= j1; ++j) {
+      for (int32_t tk = tk0; tk <= tk1; ++tk) {
+        for (int32_t ti = ti0; ti <= ti1; ++ti) {
+          cache->Visit(
+              BiomeTileKey{cache_uid_, ti, j, 2 * tk + 1},
+              [&](BiomeTile& tile) { FillTile(ti, j, tk, &tile); },
+              [&](const BiomeTile& tile) {
+                constexpr int kPoints = kTile3 * kTile3 * 2;
+                for (int b = 0; b < kTile3; ++b) {
+                  const int32_t k = tk * kTile3 + b;
+                  if (k < k0 || k > k1) continue;
+                  for (int a = 0; a < kTile3; ++a) {
+                    const int32_t i = ti * kTile3 + a;
+                    if (i < i0 || i > i1) continue;
+                    for (int c = 0; c < 2; ++c) {
+                      const int v = (b * kTile3 + a) * 2 + c;
+                      layer[static_cast<size_t>(k - k0) * width + static_cast<size_t>(i - i0) * 2 +
+                            static_cast<size_t>(c)] = {tile.xz[2 * v], tile.xz[2 * kPoints + v],
+                                                       tile.xz[2 * v + 1], tile.biome[v]};
+                    }
+                  }
+                }
+              });
+        }
+      }
+      for (size_t k = 0; k < depth; ++k) {
+        out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
+        for (size_t t = 0; t < width; ++t) {
+          const Point& p = layer[k * width + t];
+          const double ys = p.y * s;
+          if (reaches(p.x, ys, p.z)) out->samples.push_back({p.x, ys, p.z, p.biome});
+        }
+      }
+    }
+    out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
+    return;
+  }
   // An unjittered point farther than r + jitter (and a block of slack) from the box cannot reach
   // it: skipped before its position is hashed.
   const double far = radius_ + lattice_.jitter() + 1.0, far_sq = far * far;
-  const auto gap = [](double v, double lo, double hi) { return v - std::min(std::max(v, lo), hi); };
-  thread_local std::vector<double> block_y;
+  thread_local std::vector<double> xs, block_y, zs;
+  xs.clear();
   block_y.clear();
+  zs.clear();
   for (int32_t j = j0; j <= j1; ++j) {
     for (int32_t k = k0; k <= k1; ++k) {
       out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
@@ -173,44 +272,27 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, Gather* out) const
           double x, y, z;
           lattice_.Position({i, j, k, c}, &x, &y, &z);
           const double ys = y * s;
-          const double dx = gap(x, box.min_x, box.max_x);
-          const double dy = gap(ys, min_y, max_y);
-          const double dz = gap(z, box.min_z, box.max_z);
-          if (!(dx * dx + dy * dy + dz * dz < radius_sq_)) continue;
+          if (!reaches(x, ys, z)) continue;
           out->samples.push_back({x, ys, z, 0});
+          xs.push_back(x);
           block_y.push_back(y);
+          zs.push_back(z);
         }
       }
     }
   }
   out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
   // The biomes, in one batch of the map.
-  const size_t n = out->samples.size();
-  thread_local std::vector<double> xs, zs;
-  thread_local std::vector<int> biomes;
-  xs.resize(n);
-  zs.resize(n);
-  biomes.resize(n);
-  for (size_t t = 0; t < n; ++t) xs[t] = out->samples[t].x, zs[t] = out->samples[t].z;
-  if (surface_ != nullptr) {
-    source_.CaveIndicesAt(xs.data(), block_y.data(), zs.data(), n, biomes.data());
-    const int marker = surface_marker();
-    for (size_t t = 0; t < n; ++t) {
-      const int b = biomes[t];
-      out->samples[t].biome = static_cast<uint16_t>(
-          b >= 0 && b < marker && is_cave_[static_cast<size_t>(b)] ? b : marker);
-    }
-  } else {
-    for (size_t t = 0; t < n; ++t) {
-      out->samples[t].biome = static_cast<uint16_t>(source_.BiomeIndexAt(xs[t], block_y[t], zs[t]));
-    }
-  }
+  thread_local std::vector<uint16_t> biomes;
+  biomes.resize(out->samples.size());
+  Classify(xs.data(), block_y.data(), zs.data(), out->samples.size(), biomes.data());
+  for (size_t t = 0; t < biomes.size(); ++t) out->samples[t].biome = biomes[t];
 }
 
-void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box,
-                                           std::vector<VolumeSample>* out) const {
+void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box, std::vector<VolumeSample>* out,
+                                           BiomeSampleCache* cache) const {
   thread_local Gather gather;
-  GatherInto(box, &gather);
+  GatherInto(box, cache, &gather);
   out->assign(gather.samples.begin(), gather.samples.end());
 }
 
@@ -349,7 +431,7 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
                                         int cell, int blocks,
                                         std::span<const std::vector<std::pair<int, float>>> columns,
                                         std::vector<std::vector<IndexedLayer>>* layers,
-                                        std::vector<char>* single) const {
+                                        std::vector<char>* single, BiomeSampleCache* cache) const {
   const size_t cells = static_cast<size_t>(nx) * static_cast<size_t>(ny) * static_cast<size_t>(nz);
   const size_t column_count = static_cast<size_t>(nx) * static_cast<size_t>(nz);
   const double c = static_cast<double>(cell);
@@ -379,7 +461,7 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
   if (last >= first) {
     VolumeBox all = block_box(first);
     all.max_y = block_box(last).max_y;
-    GatherInto(all, &gather);
+    GatherInto(all, cache, &gather);
   }
   int biome_count = static_cast<int>(is_cave_.size());
   for (const VolumeSample& p : gather.samples) biome_count = std::max(biome_count, p.biome + 1);
@@ -469,7 +551,7 @@ void ScatteredVolumeBlender::BlendPoint(double x, double y, double z,
       return;
     }
   }
-  GatherInto({x, y, z, x, y, z}, &gather);
+  GatherInto({x, y, z, x, y, z}, cache, &gather);
   const double ys = y * lattice_.y_scale();
   Runs(gather, ys, z, &runs);
   ConvolveVolumePoint(runs, radius_sq_, x, ys, z, is_cave_, column, weights);

@@ -59,8 +59,10 @@ class ScatteredVolumeBlender {
   // `params` must be valid; `source` must outlive the blender. With `surface` (which must outlive
   // it too), `is_cave` per dense biome index says which biomes count as themselves (see above);
   // without, every sample counts as its biome (a plain 3D blend of `source`).
+  // `cache_uid` (World::uid()) keys the blender's 3D tiles in a BiomeSampleCache; 0 never caches.
   ScatteredVolumeBlender(uint64_t seed, const VolumeBlendParams& params, const VolumeSource& source,
-                         const Blender* surface = nullptr, std::vector<char> is_cave = {});
+                         const Blender* surface = nullptr, std::vector<char> is_cave = {},
+                         uint64_t cache_uid = 0);
 
   const JitteredBccLattice& lattice() const { return lattice_; }
 
@@ -68,7 +70,11 @@ class ScatteredVolumeBlender {
   // ascending), with their biomes; over a surface, a sample whose biome is not a cave biome has
   // surface_marker() instead (its share goes to the surface, whichever biome it is, so the map
   // need not say which: VolumeSource::CaveIndicesAt).
-  void GatherSamples(const VolumeBox& box, std::vector<VolumeSample>* out) const;
+  // `cache` (may be null) keeps the lattice's positions and map answers in 3D tiles (8 x 8 cubes
+  // of one lattice layer, both corner and centre points): the same samples, read instead of
+  // computed.
+  void GatherSamples(const VolumeBox& box, std::vector<VolumeSample>* out,
+                     BiomeSampleCache* cache = nullptr) const;
   // The biome index of "the surface" in gathered samples over a surface: one past the last biome.
   int surface_marker() const { return static_cast<int>(is_cave_.size()) - 1; }
 
@@ -91,7 +97,8 @@ class ScatteredVolumeBlender {
   // (*layers)[t] and (*single)[t] are BlendCells' answers for block t, bit for bit.
   void BlendStack(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz, int cell, int blocks,
                   std::span<const std::vector<std::pair<int, float>>> columns,
-                  std::vector<std::vector<IndexedLayer>>* layers, std::vector<char>* single) const;
+                  std::vector<std::vector<IndexedLayer>>* layers, std::vector<char>* single,
+                  BiomeSampleCache* cache = nullptr) const;
   // The surface's 2D weights of the nx * nz columns (x0 + cell * a, z0 + cell * d), by point query,
   // at index d * nx + a. Requires a surface.
   void SurfaceColumns(int64_t x0, int64_t z0, int nx, int nz, int cell, BiomeSampleCache* cache,
@@ -113,7 +120,15 @@ class ScatteredVolumeBlender {
   };
   // The lattice rows (i, j or k, y in kernel space) whose points may reach [lo, hi] on one axis.
   std::pair<int32_t, int32_t> RowRange(double lo, double hi) const;
-  void GatherInto(const VolumeBox& box, Gather* out) const;
+  void GatherInto(const VolumeBox& box, BiomeSampleCache* cache, Gather* out) const;
+  // The biome of each gathered sample (the map's, or over a surface the cave biome or
+  // surface_marker()), from its position in blocks.
+  void Classify(const double* xs, const double* ys, const double* zs, size_t n,
+                uint16_t* out) const;
+  // 3D tile (ti, j, tk): points (8 ti + a, j, 8 tk + b, c) at v = (b * 8 + a) * 2 + c, x and z in
+  // xz[2v], xz[2v + 1], y (blocks) in xz[256 + v], biome in biome[v].
+  static constexpr int kTile3 = 8;
+  void FillTile(int32_t ti, int32_t j, int32_t tk, BiomeTile* tile) const;
   // The runs of `gather` whose rows (j, k) may reach the kernel-space height ys and depth z (every
   // i of the gather: its x range is the block's), in order.
   void Runs(const Gather& gather, double ys, double z,
@@ -126,6 +141,7 @@ class ScatteredVolumeBlender {
   const VolumeSource& source_;
   const Blender* surface_;
   std::vector<char> is_cave_;
+  uint64_t cache_uid_;
   JitteredBccLattice lattice_;
   double radius_sq_;  // Kernel space.
   double radius_;

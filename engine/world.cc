@@ -50,7 +50,7 @@ absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
     for (const BiomeSpec& b : biomes) is_cave.push_back(b.cave.has_value() ? 1 : 0);
     world->volume_blender_ = std::make_unique<ScatteredVolumeBlender>(
         DeriveSeed(world->spec_.seed, kVolumeLatticeStream), world->spec_.caves.blending,
-        *world->volume_source_, world->blender_.get(), std::move(is_cave));
+        *world->volume_source_, world->blender_.get(), std::move(is_cave), world->uid_);
   }
   return std::shared_ptr<const World>(std::move(world));
 }
@@ -295,7 +295,7 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   std::vector<char> stack_single;
   if (volume_blender_ != nullptr) {
     volume_blender_->BlendStack(x0, min_y, z0, m, ny, m, cell, sections, columns, &stack,
-                                &stack_single);
+                                &stack_single, cache);
   }
   for (int t = 0; t < sections; ++t) {
     const int64_t y = min_y + int64_t{kSectionHeight} * t;

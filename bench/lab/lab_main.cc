@@ -4,6 +4,8 @@
 //   worldgen-lab [--world=FILE.json|anchor] [--region=minx,minz,maxx,maxz] [--out=DIR]
 //                [--methods=a,b] [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N]
 //                [--json] [--equal_density] [--height_mode=MODE]
+//   worldgen-lab --slices --world=FILE.json [--region=...] [--slice_y=Y] [--slice_y_range=LO,HI]
+//                [--out=DIR] [--repeat=N] [--json]
 //
 // A method entry is a blender's name, optionally with parameters of its own that the row sets
 // (e.g. lerped_grid:interpolation=1); the default list is every method, then
@@ -33,7 +35,18 @@
 // heights), <method>_crop.png (the centre, lit blend colours, zoomed); and montage.png (one column
 // per method in table order: blend, dominant, heights). Prints one table row per method (--json:
 // one JSON object), see PrintTable for the columns.
+//
+// --slices is the 3D mode, for a world with cave biomes (issue 25): instead of the 2D methods, the
+// world's own 3D blend (World::BlendPoint(x, y, z)) against the full-resolution 3D reference
+// (engine/quality/full_resolution_volume.h) on two slices: "horizontal", the region's columns at
+// y = --slice_y, and "vertical", the plane through the region's middle column x along z, y over
+// --slice_y_range. The reference sums about 19,000 blocks per cell at the caves' default radii,
+// so keep the region small (128 x 128 columns: about half a minute). Writes <slice>_map.png (the
+// raw 3D map), <slice>_scattered.png, <slice>_full_resolution_3d.png (biome colours mixed by
+// weight), <slice>_montage.png (the three side by side) and montage.png (both slices); prints a
+// row per slice, see PrintSliceTable.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -49,12 +62,14 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/anchor_world.h"
 #include "bench/lab/lab_views.h"
+#include "bench/lab/volume_slices.h"
 #include "bench/method_entry.h"
 #include "client/cli/render.h"
 #include "client/rgb_image.h"
@@ -91,6 +106,13 @@ ABSL_FLAG(bool, equal_density, false,
 ABSL_FLAG(std::string, height_mode, "",
           "Height mode for every row: blended_weights, chunk_interpolated or coastal; empty = the "
           "world's");
+ABSL_FLAG(bool, slices, false,
+          "3D mode, for a world with cave biomes: a horizontal and a vertical slice of its 3D "
+          "blend against the full-resolution 3D reference, instead of the 2D methods");
+ABSL_FLAG(int, slice_y, -40, "--slices: the horizontal slice's block y (over the region)");
+ABSL_FLAG(std::string, slice_y_range, "-80,47",
+          "--slices: the vertical slice's blocks min_y,max_y (inclusive), through the region's "
+          "middle column x along its z range");
 
 namespace worldgen::lab {
 namespace {
@@ -151,6 +173,8 @@ struct Lab {
   double interval = kDefaultInterval, radius = kDefaultRadius;
   bool interval_set = false, radius_set = false;
   bool equal_density = false;
+  bool slices = false;
+  int64_t slice_y = 0, slice_min_y = 0, slice_max_y = 0;  // --slices only.
   std::filesystem::path out;
 
   // The world with the entry's method as its blender (see the file comment), then the entry's
@@ -201,12 +225,7 @@ struct Lab {
     return spec;
   }
 
-  int Index(uint32_t biome_id) const {
-    return static_cast<int>(
-        std::lower_bound(world.biomes.begin(), world.biomes.end(), biome_id,
-                         [](const BiomeSpec& b, uint32_t id) { return b.id < id; }) -
-        world.biomes.begin());
-  }
+  int Index(uint32_t biome_id) const { return DenseBiomeIndex(world.biomes, biome_id); }
 
   // Fastest of `repeat` passes over the region, each with a fresh cache: ns per column.
   double TimeBlend(const Blender& blender) const {
@@ -275,9 +294,11 @@ struct Lab {
   }
 };
 
-absl::Status WriteView(const RgbImage& image, const std::filesystem::path& path, Row* row) {
+// Writes `image` to `path` and, once written, adds its file name to `pngs`.
+absl::Status WriteView(const RgbImage& image, const std::filesystem::path& path,
+                       std::vector<std::string>* pngs) {
   absl::Status status = WritePng(image, path.string());
-  if (status.ok()) row->pngs.push_back(path.filename().string());
+  if (status.ok()) pngs->push_back(path.filename().string());
   return status;
 }
 
@@ -320,73 +341,26 @@ void PrintTable(const Lab& lab, const std::vector<Row>& rows) {
   }
 }
 
-absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
-  using google::protobuf::Struct;
-  using google::protobuf::Value;
-  auto number = [](double v) {  // JSON has no NaN or infinity (a lost coast): null.
-    Value value;
-    if (!std::isfinite(v)) {
-      value.set_null_value(google::protobuf::NULL_VALUE);
-    } else {
-      value.set_number_value(v);
-    }
-    return value;
-  };
-  auto text = [](absl::string_view v) {
-    Value value;
-    value.set_string_value(std::string(v));
-    return value;
-  };
-  Struct report;
-  auto& top = *report.mutable_fields();
-  top["world"] = text(lab.world.name);
-  Value region;
-  for (double v : {static_cast<double>(lab.x0), static_cast<double>(lab.z0),
-                   static_cast<double>(lab.x0 + lab.width - 1),
-                   static_cast<double>(lab.z0 + lab.height - 1)}) {
-    *region.mutable_list_value()->add_values() = number(v);
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+Value JsonNumber(double v) {  // JSON has no NaN or infinity (a lost coast): null.
+  Value value;
+  if (!std::isfinite(v)) {
+    value.set_null_value(google::protobuf::NULL_VALUE);
+  } else {
+    value.set_number_value(v);
   }
-  top["region"] = region;
-  top["chunk_size"] = number(lab.chunk_size);
-  top["interval"] = number(lab.interval);
-  top["radius"] = number(lab.radius);
-  Value equal_density;
-  equal_density.set_bool_value(lab.equal_density);
-  top["equal_density"] = equal_density;
-  top["height_mode"] = text(HeightModeName(lab.world.heights.mode));
-  top["sea_level"] = number(lab.world.heights.sea_level);
-  top["out"] = text(lab.out.string());
-  Value list;
-  for (const Row& row : rows) {
-    Value entry;
-    auto& f = *entry.mutable_struct_value()->mutable_fields();
-    f["method"] = text(row.label);
-    if (!row.error.empty()) {
-      f["error"] = text(row.error);
-    } else {
-      Value params;
-      for (const BlenderFigure& p : row.params)
-        (*params.mutable_struct_value()->mutable_fields())[p.name] = number(p.value);
-      f["params"] = params;
-      f["ns_per_column"] = number(row.ns_per_column);
-      f["biomes_per_chunk"] = number(row.chunks.biomes_per_chunk);
-      f["single_biome_share"] = number(row.chunks.single_biome_share);
-      f["max_sum_error"] = number(row.max_sum_error);
-      f["max_neighbour_jump"] = number(row.max_jump);
-      f["grid_lock"] = number(row.grid_lock);
-      f["rms_from_full_resolution"] = number(row.rms_from_reference);
-      if (row.coast) {
-        f["coast_max_error"] = number(row.coast->max_error);
-        f["coast_rms_error"] = number(row.coast->rms_error);
-        f["steepest_slope"] = number(row.coast->steepest_slope);
-      }
-      Value pngs;
-      for (const std::string& png : row.pngs) *pngs.mutable_list_value()->add_values() = text(png);
-      f["pngs"] = pngs;
-    }
-    *list.mutable_list_value()->add_values() = entry;
-  }
-  top["methods"] = list;
+  return value;
+}
+
+Value JsonText(absl::string_view v) {
+  Value value;
+  value.set_string_value(std::string(v));
+  return value;
+}
+
+absl::Status PrintStruct(const Struct& report) {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
@@ -397,6 +371,61 @@ absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
   }
   std::fputs(json.c_str(), stdout);
   return absl::OkStatus();
+}
+
+absl::Status PrintJson(const Lab& lab, const std::vector<Row>& rows) {
+  Struct report;
+  auto& top = *report.mutable_fields();
+  top["world"] = JsonText(lab.world.name);
+  Value region;
+  for (double v : {static_cast<double>(lab.x0), static_cast<double>(lab.z0),
+                   static_cast<double>(lab.x0 + lab.width - 1),
+                   static_cast<double>(lab.z0 + lab.height - 1)}) {
+    *region.mutable_list_value()->add_values() = JsonNumber(v);
+  }
+  top["region"] = region;
+  top["chunk_size"] = JsonNumber(lab.chunk_size);
+  top["interval"] = JsonNumber(lab.interval);
+  top["radius"] = JsonNumber(lab.radius);
+  Value equal_density;
+  equal_density.set_bool_value(lab.equal_density);
+  top["equal_density"] = equal_density;
+  top["height_mode"] = JsonText(HeightModeName(lab.world.heights.mode));
+  top["sea_level"] = JsonNumber(lab.world.heights.sea_level);
+  top["out"] = JsonText(lab.out.string());
+  Value list;
+  for (const Row& row : rows) {
+    Value entry;
+    auto& f = *entry.mutable_struct_value()->mutable_fields();
+    f["method"] = JsonText(row.label);
+    if (!row.error.empty()) {
+      f["error"] = JsonText(row.error);
+    } else {
+      Value params;
+      for (const BlenderFigure& p : row.params)
+        (*params.mutable_struct_value()->mutable_fields())[p.name] = JsonNumber(p.value);
+      f["params"] = params;
+      f["ns_per_column"] = JsonNumber(row.ns_per_column);
+      f["biomes_per_chunk"] = JsonNumber(row.chunks.biomes_per_chunk);
+      f["single_biome_share"] = JsonNumber(row.chunks.single_biome_share);
+      f["max_sum_error"] = JsonNumber(row.max_sum_error);
+      f["max_neighbour_jump"] = JsonNumber(row.max_jump);
+      f["grid_lock"] = JsonNumber(row.grid_lock);
+      f["rms_from_full_resolution"] = JsonNumber(row.rms_from_reference);
+      if (row.coast) {
+        f["coast_max_error"] = JsonNumber(row.coast->max_error);
+        f["coast_rms_error"] = JsonNumber(row.coast->rms_error);
+        f["steepest_slope"] = JsonNumber(row.coast->steepest_slope);
+      }
+      Value pngs;
+      for (const std::string& png : row.pngs)
+        *pngs.mutable_list_value()->add_values() = JsonText(png);
+      f["pngs"] = pngs;
+    }
+    *list.mutable_list_value()->add_values() = entry;
+  }
+  top["methods"] = list;
+  return PrintStruct(report);
 }
 
 absl::StatusOr<MethodEntry> ParseMethod(absl::string_view text) {
@@ -489,6 +518,24 @@ absl::StatusOr<Lab> Configure() {
 
   lab.equal_density = absl::GetFlag(FLAGS_equal_density);
   lab.out = absl::GetFlag(FLAGS_out);
+
+  lab.slices = absl::GetFlag(FLAGS_slices);
+  if (lab.slices) {
+    lab.slice_y = absl::GetFlag(FLAGS_slice_y);
+    const std::string range = absl::GetFlag(FLAGS_slice_y_range);
+    const std::vector<std::string> parts = absl::StrSplit(range, ',');
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &lab.slice_min_y) ||
+        !absl::SimpleAtoi(parts[1], &lab.slice_max_y) || lab.slice_min_y > lab.slice_max_y) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--slice_y_range=", range, " is not MIN_Y,MAX_Y with MIN_Y <= MAX_Y"));
+    }
+    for (const int64_t y : {lab.slice_y, lab.slice_min_y, lab.slice_max_y}) {
+      if (std::abs(y) > kMaxWorldY) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--slice_y, --slice_y_range: y must lie within +-%d", kMaxWorldY));
+      }
+    }
+  }
   return lab;
 }
 
@@ -532,7 +579,8 @@ Row RunMethod(const Lab& lab, const MethodEntry& method, const quality::RegionWe
         {&(*views)[1], "dominant"},
         {&(*views)[2], "height"},
         {&crop, "crop"}}) {
-    if (absl::Status s = WriteView(*image, lab.out / absl::StrCat(name, "_", suffix, ".png"), &row);
+    if (absl::Status s =
+            WriteView(*image, lab.out / absl::StrCat(name, "_", suffix, ".png"), &row.pngs);
         !s.ok()) {
       row.error = std::string(s.message());
       row.failed = true;
@@ -543,11 +591,156 @@ Row RunMethod(const Lab& lab, const MethodEntry& method, const quality::RegionWe
   return row;
 }
 
+// --slices: one slice's row.
+struct SliceRow {
+  std::string name, where;
+  size_t cells = 0;
+  double cave_share = 0, ns_per_cell_scattered = 0, ns_per_cell_reference = 0;
+  // quality::RmsDistance from the reference of the 3D blend and of the 2D blend alone (what the
+  // 3D blend changes), and the reference's own largest |sum of weights - 1|.
+  double rms = 0, rms_2d = 0, max_sum_error = 0;
+  std::vector<std::string> pngs;
+};
+
+void PrintSliceTable(const Lab& lab, double y_scale, const std::vector<SliceRow>& rows) {
+  const VolumeBlendParams& p = lab.world.caves.blending;
+  std::printf(
+      "world %s, 3D blend against the full-resolution 3D reference; cave blending interval %g, "
+      "jitter %g, radius %g, vertical radius %g (y scale %g)\n",
+      lab.world.name.c_str(), p.sampling_interval, p.jitter, p.blend_radius,
+      p.vertical_blend_radius, y_scale);
+  std::printf(
+      "rms: root mean square over cells of the distance between weight vectors (as the 2D "
+      "table's rms vs full); 2D only: the world's 2D blend of each cell's column\n");
+  std::printf("%-11s %7s %10s %17s %15s %14s %18s %18s\n", "slice", "cells", "cave cells",
+              "ns/cell scattered", "ns/cell full 3D", "rms vs full 3D", "2D only vs full 3D",
+              "max|sum-1| full 3D");
+  for (const SliceRow& row : rows) {
+    std::printf("%-11s %7zu %10s %17s %15s %14s %18s %18.2e\n", row.name.c_str(), row.cells,
+                Fixed(row.cave_share, 3).c_str(), Fixed(row.ns_per_cell_scattered, 1).c_str(),
+                Fixed(row.ns_per_cell_reference, 1).c_str(), Fixed(row.rms, 4).c_str(),
+                Fixed(row.rms_2d, 4).c_str(), row.max_sum_error);
+  }
+  for (const SliceRow& row : rows) std::printf("%s: %s\n", row.name.c_str(), row.where.c_str());
+}
+
+absl::Status PrintSliceJson(const Lab& lab, double y_scale, const std::vector<SliceRow>& rows) {
+  const VolumeBlendParams& p = lab.world.caves.blending;
+  Struct report;
+  auto& top = *report.mutable_fields();
+  top["world"] = JsonText(lab.world.name);
+  Value blending;
+  auto& b = *blending.mutable_struct_value()->mutable_fields();
+  b["sampling_interval"] = JsonNumber(p.sampling_interval);
+  b["jitter"] = JsonNumber(p.jitter);
+  b["blend_radius"] = JsonNumber(p.blend_radius);
+  b["vertical_blend_radius"] = JsonNumber(p.vertical_blend_radius);
+  b["y_scale"] = JsonNumber(y_scale);
+  top["cave_blending"] = blending;
+  top["out"] = JsonText(lab.out.string());
+  Value list;
+  for (const SliceRow& row : rows) {
+    Value entry;
+    auto& f = *entry.mutable_struct_value()->mutable_fields();
+    f["slice"] = JsonText(row.name);
+    f["where"] = JsonText(row.where);
+    f["cells"] = JsonNumber(static_cast<double>(row.cells));
+    f["cave_share"] = JsonNumber(row.cave_share);
+    f["ns_per_cell_scattered"] = JsonNumber(row.ns_per_cell_scattered);
+    f["ns_per_cell_full_resolution_3d"] = JsonNumber(row.ns_per_cell_reference);
+    f["rms_from_full_resolution_3d"] = JsonNumber(row.rms);
+    f["rms_2d_from_full_resolution_3d"] = JsonNumber(row.rms_2d);
+    f["max_sum_error_full_resolution_3d"] = JsonNumber(row.max_sum_error);
+    Value pngs;
+    for (const std::string& png : row.pngs)
+      *pngs.mutable_list_value()->add_values() = JsonText(png);
+    f["pngs"] = pngs;
+    *list.mutable_list_value()->add_values() = entry;
+  }
+  top["slices"] = list;
+  return PrintStruct(report);
+}
+
+// The --slices run (see the file comment): 0, 1 if a picture could not be written, 2 if the world
+// or the slices are refused (before anything is written).
+int RunSlices(const Lab& lab) {
+  absl::StatusOr<std::shared_ptr<const World>> world = World::Create(lab.world);
+  std::vector<SliceBlend> blends;
+  for (const VolumeSlice& slice :
+       {HorizontalSlice(lab.x0, lab.z0, lab.width, lab.height, lab.slice_y),
+        VerticalSlice(lab.x0 + lab.width / 2, lab.z0, lab.height, lab.slice_min_y,
+                      lab.slice_max_y)}) {
+    absl::StatusOr<SliceBlend> blend =
+        world.ok() ? BlendSlice(**world, slice, lab.repeat) : world.status();
+    if (!blend.ok()) {
+      std::fprintf(stderr, "worldgen-lab: --slices: %s\n",
+                   std::string(blend.status().message()).c_str());
+      return 2;
+    }
+    blends.push_back(*std::move(blend));
+  }
+  std::error_code error;
+  std::filesystem::create_directories(lab.out, error);
+  if (error) {
+    std::fprintf(stderr, "worldgen-lab: --out=%s: %s\n", lab.out.c_str(), error.message().c_str());
+    return 2;
+  }
+
+  int status = 0;
+  auto write = [&](const RgbImage& image, const std::string& file, std::vector<std::string>* pngs) {
+    if (absl::Status s = WriteView(image, lab.out / file, pngs); !s.ok()) {
+      std::fprintf(stderr, "worldgen-lab: %s\n", std::string(s.message()).c_str());
+      status = 1;
+    }
+  };
+  std::vector<SliceRow> rows;
+  std::vector<std::array<RgbImage, 3>> views;  // Per slice: map, scattered, reference.
+  std::vector<std::string> unlisted;
+  for (const SliceBlend& blend : blends) {
+    SliceRow row{.name = blend.slice.name,
+                 .where = blend.slice.where,
+                 .cells = blend.map.columns(),
+                 .cave_share = blend.cave_share,
+                 .ns_per_cell_scattered = blend.ns_per_cell_scattered,
+                 .ns_per_cell_reference = blend.ns_per_cell_reference,
+                 .rms = quality::RmsDistance(blend.scattered, blend.reference),
+                 .rms_2d = quality::RmsDistance(blend.surface, blend.reference),
+                 .max_sum_error = quality::MaxSumError(blend.reference),
+                 .pngs = {}};
+    const std::array<RgbImage, 3>& v = views.emplace_back(std::array<RgbImage, 3>{
+        BlendColours(blend.map, lab.world.biomes), BlendColours(blend.scattered, lab.world.biomes),
+        BlendColours(blend.reference, lab.world.biomes)});
+    write(v[0], row.name + "_map.png", &row.pngs);
+    write(v[1], row.name + "_scattered.png", &row.pngs);
+    write(v[2], row.name + "_full_resolution_3d.png", &row.pngs);
+    write(Montage({{&v[0]}, {&v[1]}, {&v[2]}}, 4), row.name + "_montage.png", &row.pngs);
+    rows.push_back(std::move(row));
+  }
+  // Both slices: map, scattered and reference side by side, the horizontal slice above.
+  std::vector<std::vector<const RgbImage*>> columns(3);
+  for (const std::array<RgbImage, 3>& v : views) {
+    for (size_t c = 0; c < 3; ++c) columns[c].push_back(&v[c]);
+  }
+  write(Montage(columns, 4), "montage.png", &unlisted);
+
+  const double y_scale = (*world)->volume_blender()->lattice().y_scale();
+  if (absl::GetFlag(FLAGS_json)) {
+    if (absl::Status s = PrintSliceJson(lab, y_scale, rows); !s.ok()) {
+      std::fprintf(stderr, "worldgen-lab: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  } else {
+    PrintSliceTable(lab, y_scale, rows);
+  }
+  return status;
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "worldgen-lab: every blender on one world region, in PNGs and a table");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<Lab> lab = Configure();
+  if (lab.ok() && lab->slices) return RunSlices(*lab);
   absl::StatusOr<std::vector<MethodEntry>> methods =
       lab.ok() ? SelectMethods(absl::GetFlag(FLAGS_methods)) : lab.status();
   if (!methods.ok()) {

@@ -32,8 +32,18 @@ std::vector<float> Light(const RegionBlend& blend) {
 
 }  // namespace
 
+int DenseBiomeIndex(const std::vector<BiomeSpec>& biomes, uint32_t id) {
+  return static_cast<int>(
+      std::lower_bound(biomes.begin(), biomes.end(), id,
+                       [](const BiomeSpec& b, uint32_t biome_id) { return b.id < biome_id; }) -
+      biomes.begin());
+}
+
 RgbImage BlendColours(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes) {
-  const quality::RegionWeights& f = blend.weights;
+  return BlendColours(blend.weights, biomes);
+}
+
+RgbImage BlendColours(const quality::RegionWeights& f, const std::vector<BiomeSpec>& biomes) {
   RgbImage image(f.width, f.height);
   for (int y = 0; y < f.height; ++y) {
     for (int x = 0; x < f.width; ++x) {

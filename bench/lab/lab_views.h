@@ -20,8 +20,12 @@ struct RegionBlend {
   std::vector<int> source;    // Dense biome index the biome source returns (the raw map).
 };
 
+// The dense index of biome `id` (its position in the world's id-sorted biome table `biomes`).
+int DenseBiomeIndex(const std::vector<BiomeSpec>& biomes, uint32_t id);
+
 // Biome colours mixed by weight: a column's colour is sum over biomes of weight x colour.
 // `biomes` is the world's id-sorted biome table (dense index order).
+RgbImage BlendColours(const quality::RegionWeights& weights, const std::vector<BiomeSpec>& biomes);
 RgbImage BlendColours(const RegionBlend& blend, const std::vector<BiomeSpec>& biomes);
 
 // Each column in its dominant biome's colour, with the raw map's borders (columns whose source

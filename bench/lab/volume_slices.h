@@ -50,8 +50,8 @@ struct SliceBlend {
   double ns_per_cell_scattered = 0.0, ns_per_cell_reference = 0.0;
 };
 
-// Blends `slice` of `world`, which must have cave biomes, all four ways. INVALID_ARGUMENT or
-// FAILED_PRECONDITION as FullResolutionVolumeReference::Create or World::BlendPoint say.
+// Blends `slice` of `world` all four ways. FAILED_PRECONDITION for a world without cave biomes,
+// INVALID_ARGUMENT for a slice the reference or World::BlendPoint refuses (their messages).
 absl::StatusOr<SliceBlend> BlendSlice(const World& world, const VolumeSlice& slice, int repeat);
 
 }  // namespace worldgen::lab

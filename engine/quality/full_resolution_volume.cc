@@ -81,9 +81,9 @@ absl::Status FullResolutionVolumeReference::BlendPoint(
   // exactly 0, so the sums are those over every block of the box.
   const double ys = y * y_scale_, r_sq = radius_ * radius_;
   auto rows = [](double centre, double reach, int64_t origin, int64_t count) {
-    return std::pair{std::max<int64_t>(0, static_cast<int64_t>(std::floor(centre - reach)) - origin),
-                     std::min<int64_t>(count - 1,
-                                       static_cast<int64_t>(std::ceil(centre + reach)) - origin)};
+    return std::pair{
+        std::max<int64_t>(0, static_cast<int64_t>(std::floor(centre - reach)) - origin),
+        std::min<int64_t>(count - 1, static_cast<int64_t>(std::ceil(centre + reach)) - origin)};
   };
   const auto [j_lo, j_hi] = rows(y, radius_ / y_scale_, y0_, ny_);
   const auto [k_lo, k_hi] = rows(z, radius_, z0_, nz_);
@@ -96,10 +96,9 @@ absl::Status FullResolutionVolumeReference::BlendPoint(
       const double rest = (r_sq - dz * dz) - dy * dy;
       if (!(rest > 0.0)) continue;
       const double half = std::sqrt(rest);
-      const int64_t lo = std::max<int64_t>(
-          0, static_cast<int64_t>(std::floor(x - half)) - 1 - x0_);
-      const int64_t hi = std::min<int64_t>(
-          nx_ - 1, static_cast<int64_t>(std::ceil(x + half)) + 1 - x0_);
+      const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(std::floor(x - half)) - 1 - x0_);
+      const int64_t hi =
+          std::min<int64_t>(nx_ - 1, static_cast<int64_t>(std::ceil(x + half)) + 1 - x0_);
       if (lo <= hi) runs.emplace_back(row + lo, static_cast<size_t>(hi - lo + 1));
     }
   }

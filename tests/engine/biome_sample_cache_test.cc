@@ -65,6 +65,14 @@ TEST(BiomeSampleCacheTest, KeysSeparateWorldsAndTiles) {
   EXPECT_EQ(BiomeAt(cache, {2, 0, 0}, 7, 5, &computed), 2);
   EXPECT_EQ(BiomeAt(cache, {1, 0, 1}, 7, 5, &computed), 3);
   EXPECT_EQ(computed, 0);
+  // 3D tiles (tile_k odd) are entries of their own beside the 2D tile of the same (i, j).
+  BiomeAt(cache, {1, 0, 0, 1}, 4);
+  BiomeAt(cache, {1, 0, 0, -1}, 5);
+  EXPECT_EQ(BiomeAt(cache, {1, 0, 0}, 7, 5, &computed), 1);
+  EXPECT_EQ(BiomeAt(cache, {1, 0, 0, 1}, 7, 5, &computed), 4);
+  EXPECT_EQ(BiomeAt(cache, {1, 0, 0, -1}, 7, 5, &computed), 5);
+  EXPECT_EQ(computed, 0);
+  EXPECT_EQ(cache.stats().entries, 5u);
 }
 
 TEST(BiomeSampleCacheTest, ManyTilesInOneShardStayFindable) {
