@@ -77,8 +77,8 @@ absl::Status FullResolutionVolumeReference::BlendPoint(
   world_->blender().BlendPoint(x, z, cache, &column);
 
   // The rows along x of the blocks that may reach p, each cut to the part within reach (plus a
-  // block each side against the rounding of the square root): the blocks left out would add
-  // exactly 0, so the sums are those over every block of the box.
+  // block each side against the rounding of the square root). The blocks left out would add
+  // exactly 0, so the sums are those over every block in reach.
   const double ys = y * y_scale_, r_sq = radius_ * radius_;
   auto rows = [](double centre, double reach, int64_t origin, int64_t count) {
     return std::pair{
@@ -92,7 +92,8 @@ absl::Status FullResolutionVolumeReference::BlendPoint(
     for (int64_t k = k_lo; k <= k_hi; ++k) {
       const VolumeSample* row = blocks_.data() + static_cast<size_t>((j * nz_ + k) * nx_);
       const double dy = ys - row->y, dz = z - row->z;
-      // ConvolveVolumePoint's term before dx, which rounds no higher with dx = 0.
+      // ConvolveVolumePoint's kernel term is rest - dx * dx, never above rest: a row with
+      // rest <= 0 adds nothing.
       const double rest = (r_sq - dz * dz) - dy * dy;
       if (!(rest > 0.0)) continue;
       const double half = std::sqrt(rest);
