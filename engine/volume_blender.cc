@@ -13,16 +13,18 @@ namespace worldgen {
 
 namespace {
 
-// ConvolveVolumePoint at the n points (x0 + step * a, ys, z), a < n, at once: the same sums in the
-// same order for each point (a sample out of reach adds exactly +0.0 to a sum, which changes no
-// sum and no total, and a biome whose sum stays 0 is not present), so each (*out)[a] has
-// ConvolveVolumePoint's bits; the loop over the points vectorizes. `columns` holds the n points'
-// 2D weights over a surface (empty without); `biome_count` bounds the samples' biomes.
 // Four doubles, element-wise IEEE arithmetic (no contraction: -ffp-contract=off), so each lane has
 // the scalar code's bits on every SIMD target (the compiler splits it where vectors are narrower).
 typedef double Lanes __attribute__((vector_size(32)));
 typedef int64_t LaneMask __attribute__((vector_size(32)));
 constexpr size_t kLanes = 4;
+
+// ConvolveVolumePoint at the n points (x0 + step * a, ys, z), a < n, at once: the same sums in the
+// same order for each point (a sample out of reach adds exactly +0.0 to a sum, which changes no
+// sum and no total, and a biome whose sum stays 0 gets weight 0, which is not listed), so each
+// (*out)[a] has ConvolveVolumePoint's bits; the loop over the points runs in Lanes. `columns`
+// holds the n points' 2D weights over a surface (empty without); `biome_count` bounds the samples'
+// biomes.
 
 void ConvolveVolumeRow(std::span<const std::span<const VolumeSample>> runs, double radius_sq,
                        double x0, double step, int n, double ys, double z,
