@@ -205,6 +205,35 @@ BENCHMARK(BM_VolumeColumn)
     ->ArgsProduct({{4, 1}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
+// One 3D point query (SampleWeights with y: World::BlendPoint(x, y, z)) of the example cave world,
+// inside the cave bands (y in [-64, 0)), over 4,096 points; cached: a cache warmed by one pass.
+void BM_VolumePoint(benchmark::State& state) {
+  static const std::shared_ptr<const World> world = [] {
+    absl::StatusOr<std::vector<WorldSpec>> specs =
+        LoadWorldSpecs({std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/caves.json"});
+    return *World::Create(specs->front());
+  }();
+  const bool cached = state.range(0) != 0;
+  BiomeSampleCache cache(1 << 30);
+  auto at = [](uint64_t k, int axis) {
+    const uint64_t h = HashCoords(5, static_cast<int64_t>(k % 4096), axis);
+    return axis == 1 ? -64.0 + static_cast<double>(h % 64) + 0.5
+                     : static_cast<double>(h % 32768) - 16384.5;
+  };
+  if (cached) {
+    for (uint64_t k = 0; k < 4096; ++k) {
+      benchmark::DoNotOptimize(world->BlendPoint(at(k, 0), at(k, 1), at(k, 2), {}, &cache));
+    }
+  }
+  uint64_t k = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        world->BlendPoint(at(k, 0), at(k, 1), at(k, 2), {}, cached ? &cache : nullptr));
+    ++k;
+  }
+}
+BENCHMARK(BM_VolumePoint)->ArgName("cached")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
 // One point query with its height (World::BlendPoint), cached samples, over 4,096 points.
 void BM_PointWithHeights(benchmark::State& state) {
   const auto world = MakeHeightsWorld(state.range(0) != 0);
