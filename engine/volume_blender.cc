@@ -199,9 +199,13 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
                                         Gather* out) const {
   const double g = lattice_.interval(), s = lattice_.y_scale();
   const double min_y = box.min_y * s, max_y = box.max_y * s;
-  const auto [i0, i1] = RowRange(box.min_x, box.max_x);
-  const auto [j0, j1] = RowRange(min_y, max_y);
-  const auto [k0, k1] = RowRange(box.min_z, box.max_z);
+  // Plain variables, not structured bindings: the tile visitor below captures them, which clang
+  // 14 (the fuzz build) does not allow for bindings.
+  const std::pair<int32_t, int32_t> is = RowRange(box.min_x, box.max_x);
+  const std::pair<int32_t, int32_t> js = RowRange(min_y, max_y);
+  const std::pair<int32_t, int32_t> ks = RowRange(box.min_z, box.max_z);
+  const int32_t i0 = is.first, i1 = is.second, j0 = js.first, j1 = js.second;
+  const int32_t k0 = ks.first, k1 = ks.second;
   out->samples.clear();
   out->j0 = j0;
   out->k0 = k0;
