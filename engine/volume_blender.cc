@@ -13,6 +13,36 @@ namespace worldgen {
 
 namespace {
 
+// The weights of one point from its kernel sums, the one place the surface formula's quotients are
+// taken: total = surface + the present biomes' sums in ascending order; a present biome b gets
+// sum_of(b) / total and a biome of the column's 2D weights (surface / total) * w2D (exactly w2D
+// where no cave sample reaches), merged in ascending biome order (a cave biome is never in 2D),
+// zeros left out. `present` is ascending.
+template <typename Present, typename SumOf>
+void ShareOut(const Present& present, SumOf sum_of, double surface,
+              std::span<const std::pair<int, float>> column,
+              std::vector<std::pair<int, float>>* weights) {
+  weights->clear();
+  double total = surface;  // +0.0 without a surface: the biomes' sums alone, bit for bit.
+  for (const auto biome : present) total += sum_of(biome);
+  const double share = surface / total;
+  size_t c = 0, s = 0;
+  while (c < present.size() || s < column.size()) {
+    float w;
+    int biome;
+    if (s == column.size() || (c < present.size() && present[c] < column[s].first)) {
+      biome = present[c];
+      w = static_cast<float>(sum_of(biome) / total);
+      ++c;
+    } else {
+      biome = column[s].first;
+      w = static_cast<float>(share * static_cast<double>(column[s].second));
+      ++s;
+    }
+    if (w != 0.0f) weights->emplace_back(biome, w);
+  }
+}
+
 // Four doubles, element-wise IEEE arithmetic (no contraction: -ffp-contract=off), so each lane has
 // the scalar code's bits on every SIMD target (the compiler splits it where vectors are narrower).
 typedef double Lanes __attribute__((vector_size(32)));
@@ -72,29 +102,11 @@ void ConvolveVolumeRow(std::span<const std::span<const VolumeSample>> runs, doub
   }
   std::sort(present.begin(), present.end());
   out->resize(width);
+  static const std::vector<std::pair<int, float>> kNone;
   for (size_t a = 0; a < width; ++a) {
-    std::vector<std::pair<int, float>>& weights = (*out)[a];
-    weights.clear();
-    double total = surface[a];
-    for (int biome : present) total += sums[static_cast<size_t>(biome) * padded + a];
-    const double share = surface[a] / total;
-    const std::vector<std::pair<int, float>> none;
-    const std::vector<std::pair<int, float>>& column = over_surface ? columns[a] : none;
-    size_t c = 0, s = 0;
-    while (c < present.size() || s < column.size()) {
-      float w;
-      int biome;
-      if (s == column.size() || (c < present.size() && present[c] < column[s].first)) {
-        biome = present[c];
-        w = static_cast<float>(sums[static_cast<size_t>(biome) * padded + a] / total);
-        ++c;
-      } else {
-        biome = column[s].first;
-        w = static_cast<float>(share * static_cast<double>(column[s].second));
-        ++s;
-      }
-      if (w != 0.0f) weights.emplace_back(biome, w);
-    }
+    ShareOut(
+        present, [&](int biome) { return sums[static_cast<size_t>(biome) * padded + a]; },
+        surface[a], over_surface ? columns[a] : kNone, &(*out)[a]);
   }
 }
 
@@ -389,27 +401,9 @@ void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, do
     }
   }
   std::sort(present.begin(), present.end());
-  double total = surface;  // +0.0 without a surface: the biomes' sums alone, bit for bit.
-  for (uint16_t biome : present) total += sums[biome];
-  const double share = surface / total;  // Exactly 1 where no cave sample reaches.
-  // Merge the sampled biomes and the column's 2D biomes, ascending (a cave biome is never in 2D).
-  size_t c = 0, s = 0;
-  while (c < present.size() || s < surface_weights.size()) {
-    float w;
-    int biome;
-    if (s == surface_weights.size() ||
-        (c < present.size() && present[c] < surface_weights[s].first)) {
-      biome = present[c];
-      w = static_cast<float>(sums[biome] / total);
-      seen[static_cast<size_t>(biome)] = -1;
-      ++c;
-    } else {
-      biome = surface_weights[s].first;
-      w = static_cast<float>(share * static_cast<double>(surface_weights[s].second));
-      ++s;
-    }
-    if (w != 0.0f) weights->emplace_back(biome, w);
-  }
+  ShareOut(
+      present, [&](uint16_t biome) { return sums[biome]; }, surface, surface_weights, weights);
+  for (uint16_t biome : present) seen[biome] = -1;
 }
 
 void ScatteredVolumeBlender::SurfaceColumns(

@@ -24,6 +24,19 @@ constexpr uint64_t kVolumeLatticeStream = 0x3d1a;
 
 bool WithinWorld(double v) { return std::isfinite(v) && std::fabs(v) <= kMaxWorldCoordinate; }
 
+// The arg-max biome id of each of `n` columns or cells of `layers` (ascending id; ties to the lower
+// id): a chunk's and a section's dominant biomes.
+void DominantBiomes(const std::vector<BiomeLayer>& layers, size_t n, std::vector<uint32_t>* out) {
+  out->resize(n);
+  for (size_t at = 0; at < n; ++at) {
+    size_t best = 0;
+    for (size_t k = 1; k < layers.size(); ++k) {
+      if (layers[k].weights[at] > layers[best].weights[at]) best = k;
+    }
+    (*out)[at] = layers[best].biome_id;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
@@ -172,16 +185,7 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
       }
     }
   }
-  if (options.dominant_biome) {
-    chunk.dominant_biome.resize(columns);
-    for (size_t col = 0; col < columns; ++col) {
-      size_t best = 0;
-      for (size_t k = 1; k < chunk.layers.size(); ++k) {
-        if (chunk.layers[k].weights[col] > chunk.layers[best].weights[col]) best = k;
-      }
-      chunk.dominant_biome[col] = chunk.layers[best].biome_id;
-    }
-  }
+  if (options.dominant_biome) DominantBiomes(chunk.layers, columns, &chunk.dominant_biome);
   return chunk;
 }
 
@@ -316,16 +320,7 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
       section.layers.push_back(
           {spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
     }
-    if (options.dominant_biome) {
-      section.dominant_biome.resize(cells);
-      for (size_t at = 0; at < cells; ++at) {
-        size_t best = 0;
-        for (size_t k = 1; k < section.layers.size(); ++k) {
-          if (section.layers[k].weights[at] > section.layers[best].weights[at]) best = k;
-        }
-        section.dominant_biome[at] = section.layers[best].biome_id;
-      }
-    }
+    if (options.dominant_biome) DominantBiomes(section.layers, cells, &section.dominant_biome);
     if (options.source_biome) {
       section.source_biome.resize(cells);
       for (int b = 0; b < ny; ++b) {
