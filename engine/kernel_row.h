@@ -90,6 +90,44 @@ void KernelBlockWeights(const KernelBlock& block);
 // The scalar reference: every point at every column, one column at a time.
 void KernelBlockScalar(const KernelBlock& block);
 
+// The 3D kernel (ScatteredVolumeBlender): a lattice point with its biome, y in kernel space (the
+// kernel's radius the same on every axis there).
+struct VolumeSample {
+  double x = 0.0, y = 0.0, z = 0.0;
+  uint16_t biome = 0;
+};
+
+// A 3D block's rows are padded to a multiple of this many cells.
+inline constexpr size_t kVolumeLanes = 4;
+inline constexpr size_t VolumeStride(size_t nx) {
+  return (nx + kVolumeLanes - 1) / kVolumeLanes * kVolumeLanes;
+}
+
+// A block of nx * ny * nz cells and the samples that may reach it:
+//   runs:     the samples, in the order every cell's sums run (the caller's canonical order);
+//   plane_of: per biome index of the samples, the plane its terms add to;
+//   xs, ys, zs: the cells' coordinates (ys in kernel space), each axis evenly spaced and ascending;
+//   planes:   plane q at planes + q * plane_size (plane_size >= ny * nz * VolumeStride(nx)),
+//             cell (a, b, d)'s sum at (b * nz + d) * VolumeStride(nx) + a; the caller zeroes the
+//             planes it uses (aligned to 64 bytes, a row of cells never straddles a cache line).
+struct VolumeKernelBlock {
+  std::span<const std::span<const VolumeSample>> runs;
+  const uint32_t* plane_of = nullptr;
+  double radius = 0.0;
+  std::span<const double> xs, ys, zs;
+  double* planes = nullptr;
+  size_t plane_size = 0;
+};
+
+// For every sample p in the runs' order and every cell (x, y, z) of the block:
+//     planes[plane_of[p.biome]][cell] += max(((r^2 - dz^2) - dy^2) - dx^2, 0)^2
+// with d. = (cell - p). in that parenthesization (ConvolveVolumePoint's sum, term for term). A
+// sample adds exactly +0.0 wherever it does not reach, so the variants skip those cells; the
+// lanes of a padded row past nx are scratch.
+void VolumeKernelSums(const VolumeKernelBlock& block);
+// The scalar reference: every sample at every cell.
+void VolumeKernelSumsScalar(const VolumeKernelBlock& block);
+
 // A compiled variant of KernelBlockWeights, for tests and benchmarks.
 struct KernelVariant {
   absl::string_view name;  // "avx512", "avx2" or "baseline".
@@ -99,6 +137,15 @@ struct KernelVariant {
 std::span<const KernelVariant> KernelVariants();
 // The variant KernelBlockWeights runs.
 absl::string_view DispatchedKernelVariant();
+
+// A compiled variant of VolumeKernelSums (the same names and support as KernelVariants).
+struct VolumeKernelVariant {
+  absl::string_view name;
+  bool supported;
+  void (*run)(const VolumeKernelBlock& block);
+};
+std::span<const VolumeKernelVariant> VolumeKernelVariants();
+absl::string_view DispatchedVolumeKernelVariant();
 
 }  // namespace worldgen
 

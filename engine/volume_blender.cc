@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <span>
 
 #include "absl/strings/str_format.h"
@@ -43,70 +42,65 @@ void ShareOut(const Present& present, SumOf sum_of, double surface,
   }
 }
 
-// Four doubles, element-wise IEEE arithmetic (no contraction: -ffp-contract=off), so each lane has
-// the scalar code's bits on every SIMD target (the compiler splits it where vectors are narrower).
-typedef double Lanes __attribute__((vector_size(32)));
-typedef int64_t LaneMask __attribute__((vector_size(32)));
-constexpr size_t kLanes = 4;
-
-// ConvolveVolumePoint at the n points (x0 + step * a, ys, z), a < n, at once: the same sums in the
-// same order for each point (a sample out of reach adds exactly +0.0 to a sum, which changes no
-// sum and no total, and a biome whose sum stays 0 gets weight 0, which is not listed), so each
-// (*out)[a] has ConvolveVolumePoint's bits; the loop over the points runs in Lanes. `columns`
-// holds the n points' 2D weights over a surface (empty without); `biome_count` bounds the samples'
-// biomes.
-
-void ConvolveVolumeRow(std::span<const std::span<const VolumeSample>> runs, double radius_sq,
-                       double x0, double step, int n, double ys, double z,
-                       std::span<const char> is_cave,
-                       std::span<const std::vector<std::pair<int, float>>> columns, int biome_count,
-                       std::vector<std::vector<std::pair<int, float>>>* out) {
-  const size_t width = static_cast<size_t>(n);
-  // The row padded to whole vectors (the padding lanes' sums are never read).
-  const size_t padded = (width + kLanes - 1) / kLanes * kLanes;
-  thread_local std::vector<double> xs, sums, surface;
-  thread_local std::vector<char> touched;
-  thread_local std::vector<int> present;
-  xs.resize(padded);
-  for (size_t a = 0; a < padded; ++a) xs[a] = x0 + step * static_cast<double>(a);
-  sums.assign(static_cast<size_t>(biome_count) * padded, 0.0);
-  surface.assign(padded, 0.0);
-  touched.assign(static_cast<size_t>(biome_count), 0);
-  present.clear();
+// ConvolveVolumePoint at every cell of a block at once: VolumeKernelSums scatters each sample, in
+// the runs' order, into the cells it reaches, so every cell's sums receive their terms in the
+// samples' order, as ConvolveVolumePoint adds them (a sample out of a cell's reach adds exactly
+// +0.0, which changes no sum), then ShareOut takes each cell's quotients. The present biomes are
+// those of any sample in the runs: one that reaches no cell of a block has a sum of +0.0 there,
+// which adds nothing to the total and gets weight 0, which is not listed; so each cell has
+// ConvolveVolumePoint's bits. Cell (a, b, d) is at (xs[a], ys[b], zs[d]) (ys in kernel space)
+// with index (b * nz + d) * nx + a; `columns` holds the nz * nx columns' 2D weights over a
+// surface (empty without); `biome_count` bounds the samples' biomes. Each cell's weights go to
+// `accumulator`.
+void ConvolveVolumeBlock(std::span<const std::span<const VolumeSample>> runs, double radius,
+                         std::span<const double> xs, std::span<const double> ys,
+                         std::span<const double> zs, std::span<const char> is_cave,
+                         std::span<const std::vector<std::pair<int, float>>> columns,
+                         int biome_count, LayerAccumulator* accumulator) {
+  const size_t nx = xs.size(), ny = ys.size(), nz = zs.size();
+  const size_t stride = VolumeStride(nx);
+  // Planes of 64-byte multiples: plane 0 the surface's sums, plane 1 + t the t-th present biome's.
+  const size_t plane = (ny * nz * stride + 7) / 8 * 8;
   const bool over_surface = !is_cave.empty();
+  thread_local std::vector<uint32_t> plane_of;
+  thread_local std::vector<int> present;
+  plane_of.assign(static_cast<size_t>(biome_count), 0);
+  present.clear();
   for (std::span<const VolumeSample> run : runs) {
     for (const VolumeSample& p : run) {
-      const double dy = ys - p.y, dz = z - p.z;
-      const double base = (radius_sq - dz * dz) - dy * dy;
-      if (!(base > 0.0)) continue;  // Out of reach of the whole row.
-      double* acc;
-      if (over_surface && !is_cave[p.biome]) {
-        acc = surface.data();
-      } else {
-        if (!touched[p.biome]) touched[p.biome] = 1, present.push_back(p.biome);
-        acc = sums.data() + static_cast<size_t>(p.biome) * padded;
-      }
-      // acc[a] += v > 0 ? v * v : +0.0 with v = base - (xs[a] - p.x)^2, four lanes at a time.
-      const Lanes px = {p.x, p.x, p.x, p.x}, vbase = {base, base, base, base}, zero = {};
-      for (size_t a = 0; a < padded; a += kLanes) {
-        Lanes x, sum;
-        std::memcpy(&x, xs.data() + a, sizeof x);
-        std::memcpy(&sum, acc + a, sizeof sum);
-        const Lanes dx = x - px;
-        const Lanes v = vbase - dx * dx;
-        const LaneMask positive = v > zero;
-        sum += reinterpret_cast<Lanes>(reinterpret_cast<LaneMask>(v * v) & positive);
-        std::memcpy(acc + a, &sum, sizeof sum);
-      }
+      if ((over_surface && !is_cave[p.biome]) || plane_of[p.biome] != 0) continue;
+      present.push_back(p.biome);
+      plane_of[p.biome] = static_cast<uint32_t>(present.size());
     }
   }
-  std::sort(present.begin(), present.end());
-  out->resize(width);
+  thread_local std::vector<double> store;
+  store.assign((present.size() + 1) * plane + 8, 0.0);
+  double* planes =
+      store.data() + (64 - reinterpret_cast<uintptr_t>(store.data()) % 64) % 64 / sizeof(double);
+  VolumeKernelSums({.runs = runs,
+                    .plane_of = plane_of.data(),
+                    .radius = radius,
+                    .xs = xs,
+                    .ys = ys,
+                    .zs = zs,
+                    .planes = planes,
+                    .plane_size = plane});
+  thread_local std::vector<int> ascending;
+  ascending = present;
+  std::sort(ascending.begin(), ascending.end());
+  thread_local std::vector<std::pair<int, float>> weights;
   static const std::vector<std::pair<int, float>> kNone;
-  for (size_t a = 0; a < width; ++a) {
-    ShareOut(
-        present, [&](int biome) { return sums[static_cast<size_t>(biome) * padded + a]; },
-        surface[a], over_surface ? columns[a] : kNone, &(*out)[a]);
+  for (size_t b = 0; b < ny; ++b) {
+    for (size_t d = 0; d < nz; ++d) {
+      for (size_t a = 0; a < nx; ++a) {
+        const size_t at = (b * nz + d) * stride + a;
+        ShareOut(
+            ascending,
+            [&](int biome) { return planes[plane_of[static_cast<size_t>(biome)] * plane + at]; },
+            planes[at], over_surface ? columns[d * nx + a] : kNone, &weights);
+        accumulator->Add((b * nz + d) * nx + a, weights);
+      }
+    }
   }
 }
 
@@ -328,11 +322,12 @@ void ScatteredVolumeBlender::GatherSamples(const VolumeBox& box, std::vector<Vol
   out->assign(gather.samples.begin(), gather.samples.end());
 }
 
-void ScatteredVolumeBlender::Runs(const Gather& gather, double ys, double z,
+void ScatteredVolumeBlender::Runs(const Gather& gather, double ys_lo, double ys_hi, double z_lo,
+                                  double z_hi,
                                   std::vector<std::span<const VolumeSample>>* runs) const {
   runs->clear();
-  const auto [ja, jb] = RowRange(ys, ys);
-  const auto [ka, kb] = RowRange(z, z);
+  const auto [ja, jb] = RowRange(ys_lo, ys_hi);
+  const auto [ka, kb] = RowRange(z_lo, z_hi);
   const int32_t j_lo = std::max(ja, gather.j0), j_hi = std::min(jb, gather.j0 + gather.rows_j - 1);
   const int32_t k_lo = std::max(ka, gather.k0), k_hi = std::min(kb, gather.k0 + gather.rows_k - 1);
   if (k_lo > k_hi) return;
@@ -484,8 +479,8 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
   }
   layers->resize(static_cast<size_t>(blocks));
   single->assign(static_cast<size_t>(blocks), 0);
-  thread_local std::vector<std::vector<std::pair<int, float>>> row;
   thread_local std::vector<std::span<const VolumeSample>> runs;
+  thread_local std::vector<double> xs, ys, zs;
   const double s = lattice_.y_scale();
   for (int t = 0; t < blocks; ++t) {
     std::vector<IndexedLayer>& out = (*layers)[static_cast<size_t>(t)];
@@ -523,28 +518,26 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
       continue;
     }
     LayerAccumulator accumulator(biome_count, cells);
-    for (int b = 0; b < ny; ++b) {
-      const double y = (box.min_y + c * b) * s;
-      for (int d = 0; d < nz; ++d) {
-        const double z = static_cast<double>(z0 + int64_t{cell} * d);
-        if (surface_ != nullptr && !caves) {
-          for (int a = 0; a < nx; ++a) {
-            // No cave sample in reach: the 2D blend.
-            accumulator.Add((static_cast<size_t>(b) * nz + d) * nx + a,
-                            columns[static_cast<size_t>(d) * nx + a]);
-          }
-          continue;
-        }
-        Runs(gather, y, z, &runs);
-        const std::span<const std::vector<std::pair<int, float>>> row_columns =
-            surface_ != nullptr ? columns.subspan(static_cast<size_t>(d) * nx, nx)
-                                : std::span<const std::vector<std::pair<int, float>>>();
-        ConvolveVolumeRow(runs, radius_sq_, static_cast<double>(x0), c, nx, y, z, is_cave_,
-                          row_columns, biome_count, &row);
-        for (int a = 0; a < nx; ++a) {
-          accumulator.Add((static_cast<size_t>(b) * nz + d) * nx + a, row[static_cast<size_t>(a)]);
+    if (surface_ != nullptr && !caves) {
+      // No cave sample in reach: the 2D blend.
+      for (int b = 0; b < ny; ++b) {
+        for (size_t k = 0; k < column_count; ++k) {
+          accumulator.Add(static_cast<size_t>(b) * column_count + k, columns[k]);
         }
       }
+    } else {
+      xs.resize(static_cast<size_t>(nx));
+      ys.resize(static_cast<size_t>(ny));
+      zs.resize(static_cast<size_t>(nz));
+      for (int a = 0; a < nx; ++a) xs[a] = static_cast<double>(x0) + c * a;
+      for (int b = 0; b < ny; ++b) ys[b] = (box.min_y + c * b) * s;
+      for (int d = 0; d < nz; ++d) zs[d] = static_cast<double>(z0 + int64_t{cell} * d);
+      Runs(gather, ys.front(), ys.back(), zs.front(), zs.back(), &runs);
+      ConvolveVolumeBlock(runs, radius_, xs, ys, zs, is_cave_,
+                          surface_ != nullptr
+                              ? columns.first(column_count)
+                              : std::span<const std::vector<std::pair<int, float>>>(),
+                          biome_count, &accumulator);
     }
     accumulator.MoveTo(&out);
   }
@@ -567,7 +560,7 @@ void ScatteredVolumeBlender::BlendPoint(double x, double y, double z,
   }
   GatherInto({x, y, z, x, y, z}, cache, &gather);
   const double ys = y * lattice_.y_scale();
-  Runs(gather, ys, z, &runs);
+  Runs(gather, ys, ys, z, z, &runs);
   ConvolveVolumePoint(runs, radius_sq_, x, ys, z, is_cave_, column, weights);
 }
 

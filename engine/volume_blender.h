@@ -33,15 +33,10 @@
 #include "engine/biome_source.h"
 #include "engine/blender.h"
 #include "engine/jittered_bcc_lattice.h"
+#include "engine/kernel_row.h"
 #include "engine/world_spec.h"
 
 namespace worldgen {
-
-// A lattice point with its biome; y in kernel space.
-struct VolumeSample {
-  double x = 0.0, y = 0.0, z = 0.0;
-  uint16_t biome = 0;
-};
 
 // Inclusive box of block coordinates (y not scaled).
 struct VolumeBox {
@@ -129,9 +124,9 @@ class ScatteredVolumeBlender {
   // xz[2v], xz[2v + 1], y (blocks) in xz[256 + v], biome in biome[v].
   static constexpr int kTile3 = 8;
   void FillTile(int32_t ti, int32_t j, int32_t tk, BiomeTile* tile) const;
-  // The runs of `gather` whose rows (j, k) may reach the kernel-space height ys and depth z (every
-  // i of the gather: its x range is the block's), in order.
-  void Runs(const Gather& gather, double ys, double z,
+  // The runs of `gather` whose rows (j, k) may reach a kernel-space height in [ys_lo, ys_hi] and a
+  // depth in [z_lo, z_hi] (every i of the gather: its x range is the block's), in order.
+  void Runs(const Gather& gather, double ys_lo, double ys_hi, double z_lo, double z_hi,
             std::vector<std::span<const VolumeSample>>* runs) const;
   // Whether a cave sample of `gather` lies within the radius of `box`.
   bool CaveReaches(const Gather& gather, const VolumeBox& box) const;

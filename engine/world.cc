@@ -371,12 +371,13 @@ uint32_t World::SourceBiomeAt(double x, double y, double z) const {
 }
 
 std::string SimdVariantsInUse() {
-  return absl::StrCat("kernel ", DispatchedKernelVariant(), ", noise ",
-                      DispatchedNoiseBatchVariant());
+  return absl::StrCat("kernel ", DispatchedKernelVariant(), ", volume ",
+                      DispatchedVolumeKernelVariant(), ", noise ", DispatchedNoiseBatchVariant());
 }
 
 absl::Status CheckForcedSimdVariant() {
   for (const std::string& error : {simd::ForcedVariantError(KernelVariants()),
+                                   simd::ForcedVariantError(VolumeKernelVariants()),
                                    simd::ForcedVariantError(NoiseBatchVariants())}) {
     if (!error.empty()) return absl::InvalidArgumentError(error);
   }

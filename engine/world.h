@@ -105,8 +105,9 @@ class World {
   std::unique_ptr<ScatteredVolumeBlender> volume_blender_;
 };
 
-// The SIMD variants the engine's vector code runs in this process, e.g. "kernel avx512, noise
-// avx512" (the dispatchers' choice, or the one WORLDGEN_SIMD_VARIANT forces; engine/simd.h).
+// The SIMD variants the engine's vector code runs in this process, e.g. "kernel avx512, volume
+// avx512, noise avx512" (the dispatchers' choice, or the one WORLDGEN_SIMD_VARIANT forces;
+// engine/simd.h).
 std::string SimdVariantsInUse();
 // INVALID_ARGUMENT saying why if WORLDGEN_SIMD_VARIANT forces a variant the kernel or the noise
 // cannot run here (the dispatchers would silently ignore it); OK otherwise.

@@ -189,6 +189,98 @@ TEST(KernelRowTest, OutOfReachColumnsGainExactlyZero) {
   }
 }
 
+// The 3D kernel's sums through one variant: samples scattered around a block of cells (many beyond
+// its reach, some right at its edges), several biomes sharing planes, the samples split into runs.
+std::vector<double> RunVolumeBlock(void (*kernel)(const VolumeKernelBlock&), uint64_t trial,
+                                   size_t nx, size_t ny, size_t nz, size_t* reached) {
+  const double step = static_cast<double>(1 << (trial % 3));
+  const double y_step = step * (0.25 + 2.0 * Unit(trial, 10));
+  const double radius = 1.5 * step + 30.0 * Unit(trial, 11);
+  const double x0 = std::floor(-30000.0 + 60000.0 * Unit(trial, 12));
+  const double y0 = std::floor(-300.0 + 600.0 * Unit(trial, 13));
+  const double z0 = std::floor(-30000.0 + 60000.0 * Unit(trial, 14));
+  std::vector<double> xs(nx), ys(ny), zs(nz);
+  for (size_t a = 0; a < nx; ++a) xs[a] = x0 + step * static_cast<double>(a);
+  for (size_t b = 0; b < ny; ++b) ys[b] = (y0 + step * static_cast<double>(b)) * (y_step / step);
+  for (size_t d = 0; d < nz; ++d) zs[d] = z0 + step * static_cast<double>(d);
+  const size_t count = 10 + static_cast<size_t>(200 * Unit(trial, 15));
+  std::vector<VolumeSample> samples;
+  for (size_t k = 0; k < count; ++k) {
+    const auto around = [&](const std::vector<double>& at, uint64_t stream) {
+      const double lo = at.front() - radius - 3.0, hi = at.back() + radius + 3.0;
+      double v = lo + (hi - lo) * Unit(trial * 1000 + k, stream);
+      // Some samples exactly a radius from a cell: the edge where the term is exactly 0.
+      if (k % 7 == 0) v = at[k % at.size()] + (k % 2 == 0 ? radius : -radius);
+      return v;
+    };
+    samples.push_back({around(xs, 16), around(ys, 17), around(zs, 18),
+                       static_cast<uint16_t>(HashCoords(trial, static_cast<int64_t>(k), 19) % 6)});
+  }
+  const uint32_t plane_of[6] = {0, 2, 1, 0, 3, 2};
+  std::vector<std::span<const VolumeSample>> runs;
+  for (size_t begin = 0; begin < samples.size();) {
+    const size_t length = std::min(samples.size() - begin, 1 + (begin * 7 + trial) % 40);
+    runs.emplace_back(samples.data() + begin, length);
+    begin += length;
+  }
+  const size_t stride = VolumeStride(nx), plane = ny * nz * stride + 5;
+  std::vector<double> planes(4 * plane, 0.0);
+  kernel({.runs = runs,
+          .plane_of = plane_of,
+          .radius = radius,
+          .xs = xs,
+          .ys = ys,
+          .zs = zs,
+          .planes = planes.data(),
+          .plane_size = plane});
+  // Padded lanes and the planes' slack are scratch: compare real cells only.
+  std::vector<double> cells;
+  for (size_t q = 0; q < 4; ++q) {
+    for (size_t row = 0; row < ny * nz; ++row) {
+      for (size_t a = 0; a < nx; ++a) cells.push_back(planes[q * plane + row * stride + a]);
+    }
+  }
+  *reached = static_cast<size_t>(
+      std::count_if(cells.begin(), cells.end(), [](double v) { return v > 0.0; }));
+  return cells;
+}
+
+// Every compiled variant of the 3D kernel this CPU can run equals the scalar reference bit for
+// bit, for rows that are not whole vectors, heights and depths past the kept offsets (nz > 32),
+// every cell step, and samples out of reach or exactly at it.
+TEST(VolumeKernelTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
+  int variants_run = 0;
+  for (const VolumeKernelVariant& variant : VolumeKernelVariants()) {
+    if (!variant.supported) continue;
+    ++variants_run;
+    uint64_t trial = 0;
+    size_t reached_total = 0;
+    for (size_t nx : {1, 2, 3, 4, 5, 8, 16}) {
+      for (size_t ny : {1, 4, 16}) {
+        for (size_t nz : {1, 4, 40}) {
+          for (int k = 0; k < 4; ++k) {
+            ++trial;
+            size_t reached = 0, expected_reached = 0;
+            const std::vector<double> expected =
+                RunVolumeBlock(&VolumeKernelSumsScalar, trial, nx, ny, nz, &expected_reached);
+            const std::vector<double> got =
+                RunVolumeBlock(variant.run, trial, nx, ny, nz, &reached);
+            ASSERT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(double)), 0)
+                << variant.name << " " << nx << "x" << ny << "x" << nz << " trial " << trial;
+            reached_total += reached;
+          }
+        }
+      }
+    }
+    EXPECT_GT(reached_total, 10000u) << "the trials must reach cells";
+  }
+  EXPECT_GE(variants_run, 1);
+  std::printf("volume kernel variants checked:");
+  for (const VolumeKernelVariant& v : VolumeKernelVariants())
+    std::printf(" %s%s", v.name.data(), v.supported ? "" : "(unsupported)");
+  std::printf("; dispatched: %s\n", DispatchedVolumeKernelVariant().data());
+}
+
 TEST(KernelRowTest, NonNegativeIsStdMaxWithZeroBitForBit) {
   // Including the cases where a max instruction and std::max can differ: NaN and signed zeros.
   const double inf = std::numeric_limits<double>::infinity();
