@@ -183,7 +183,11 @@ bool CaveBiomeSource::InSomeBand(double y) const {
 }
 
 int CaveBiomeSource::Pick(int above, double x, double y, double z) const {
-  const double t = TemperatureAt(x, y, z), h = HumidityAt(x, y, z);
+  // Temperature and humidity, bit for bit TemperatureAt and HumidityAt, sharing their simplices.
+  const uint64_t seeds[2] = {temperature_seed_, humidity_seed_};
+  double climate[2];
+  FractalNoise3DMulti(seeds, 2, x, y, z, caves_spec_.frequency, caves_spec_.octaves, climate);
+  const double t = climate[0], h = climate[1];
   const auto distance = [&](int index) {
     const double dt = t - points_[static_cast<size_t>(index)].first;
     const double dh = h - points_[static_cast<size_t>(index)].second;

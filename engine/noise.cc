@@ -122,21 +122,16 @@ constexpr double kGradients3[12][3] = {
 // rarer peak in range; noise_test.cc checks the range).
 constexpr double kOutputScale3 = 100.0;
 
-inline double Corner3(uint64_t seed_mix, int64_t ci, int64_t cj, int64_t ck, double dx, double dy,
-                      double dz) {
-  const double falloff = 0.5 - dx * dx - dy * dy - dz * dz;
-  if (falloff <= 0.0) return 0.0;
-  const uint64_t h = HashCoordsFromSeedMix(seed_mix, static_cast<uint64_t>(ci),
-                                           static_cast<uint64_t>(cj), static_cast<uint64_t>(ck));
-  const double* g = kGradients3[h % 12];
-  const double f2 = falloff * falloff;
-  return f2 * f2 * (g[0] * dx + g[1] * dy + g[2] * dz);
-}
+// A point's simplex in 3D, which does not depend on the seed: its four corners' lattice
+// coordinates, offsets and falloffs (the corner contributes only where its falloff is positive).
+struct Simplex3 {
+  int64_t ci[4], cj[4], ck[4];
+  double dx[4], dy[4], dz[4];
+  double falloff[4];
+};
 
-}  // namespace
-
-double SimplexNoise3D(uint64_t seed, double x, double y, double z) {
-  const uint64_t seed_mix = Mix64(seed ^ kHashSeedSalt);
+inline Simplex3 Simplex3At(double x, double y, double z) {
+  Simplex3 s;
   const double skew = (x + y + z) * kSkew3;
   const double fi = std::floor(x + skew), fj = std::floor(y + skew), fk = std::floor(z + skew);
   const int64_t i = static_cast<int64_t>(fi), j = static_cast<int64_t>(fj),
@@ -162,29 +157,76 @@ double SimplexNoise3D(uint64_t seed, double x, double y, double z) {
       i1 = 0, j1 = 1, k1 = 0, i2 = 1, j2 = 1, k2 = 0;
     }
   }
-  double sum = Corner3(seed_mix, i, j, k, x0, y0, z0);
-  sum += Corner3(seed_mix, i + i1, j + j1, k + k1, x0 - static_cast<double>(i1) + kUnskew3,
-                 y0 - static_cast<double>(j1) + kUnskew3, z0 - static_cast<double>(k1) + kUnskew3);
-  sum += Corner3(seed_mix, i + i2, j + j2, k + k2, x0 - static_cast<double>(i2) + 2.0 * kUnskew3,
-                 y0 - static_cast<double>(j2) + 2.0 * kUnskew3,
-                 z0 - static_cast<double>(k2) + 2.0 * kUnskew3);
-  sum += Corner3(seed_mix, i + 1, j + 1, k + 1, x0 - 1.0 + 3.0 * kUnskew3,
-                 y0 - 1.0 + 3.0 * kUnskew3, z0 - 1.0 + 3.0 * kUnskew3);
+  const auto corner = [&](int c, int64_t di, int64_t dj, int64_t dk, double dx, double dy,
+                          double dz) {
+    s.ci[c] = i + di, s.cj[c] = j + dj, s.ck[c] = k + dk;
+    s.dx[c] = dx, s.dy[c] = dy, s.dz[c] = dz;
+    s.falloff[c] = 0.5 - dx * dx - dy * dy - dz * dz;
+  };
+  corner(0, 0, 0, 0, x0, y0, z0);
+  corner(1, i1, j1, k1, x0 - static_cast<double>(i1) + kUnskew3,
+         y0 - static_cast<double>(j1) + kUnskew3, z0 - static_cast<double>(k1) + kUnskew3);
+  corner(2, i2, j2, k2, x0 - static_cast<double>(i2) + 2.0 * kUnskew3,
+         y0 - static_cast<double>(j2) + 2.0 * kUnskew3,
+         z0 - static_cast<double>(k2) + 2.0 * kUnskew3);
+  corner(3, 1, 1, 1, x0 - 1.0 + 3.0 * kUnskew3, y0 - 1.0 + 3.0 * kUnskew3,
+         z0 - 1.0 + 3.0 * kUnskew3);
+  return s;
+}
+
+// SimplexNoise3D of the seed whose mix is `seed_mix` at the point of `s`.
+inline double Simplex3Value(const Simplex3& s, uint64_t seed_mix) {
+  const auto corner = [&](int c) {
+    const double falloff = s.falloff[c];
+    if (falloff <= 0.0) return 0.0;
+    const uint64_t h =
+        HashCoordsFromSeedMix(seed_mix, static_cast<uint64_t>(s.ci[c]),
+                              static_cast<uint64_t>(s.cj[c]), static_cast<uint64_t>(s.ck[c]));
+    const double* g = kGradients3[h % 12];
+    const double f2 = falloff * falloff;
+    return f2 * f2 * (g[0] * s.dx[c] + g[1] * s.dy[c] + g[2] * s.dz[c]);
+  };
+  double sum = corner(0);  // Not 0.0 + corner(0): a first corner of -0.0 keeps its sign.
+  sum += corner(1);
+  sum += corner(2);
+  sum += corner(3);
   const double value = sum * kOutputScale3;
   return value > 1.0 ? 1.0 : (value < -1.0 ? -1.0 : value);
 }
 
+}  // namespace
+
+double SimplexNoise3D(uint64_t seed, double x, double y, double z) {
+  return Simplex3Value(Simplex3At(x, y, z), Mix64(seed ^ kHashSeedSalt));
+}
+
 double FractalNoise3D(uint64_t seed, double x, double y, double z, double frequency, int octaves,
                       double lacunarity, double gain) {
-  double sum = 0.0, amplitude = 1.0, amplitude_total = 0.0, f = frequency;
-  for (int octave = 0; octave < octaves; ++octave) {
-    sum += amplitude *
-           SimplexNoise3D(DeriveSeed(seed, static_cast<uint64_t>(octave)), x * f, y * f, z * f);
-    amplitude_total += amplitude;
-    amplitude *= gain;
-    f *= lacunarity;
+  double out;
+  FractalNoise3DMulti(&seed, 1, x, y, z, frequency, octaves, &out, lacunarity, gain);
+  return out;
+}
+
+void FractalNoise3DMulti(const uint64_t* seeds, size_t seed_count, double x, double y, double z,
+                         double frequency, int octaves, double* out, double lacunarity,
+                         double gain) {
+  constexpr size_t kSeeds = 8;
+  for (size_t first = 0; first < seed_count; first += kSeeds) {
+    const size_t count = std::min(kSeeds, seed_count - first);
+    double sum[kSeeds] = {};
+    double amplitude = 1.0, amplitude_total = 0.0, f = frequency;
+    for (int octave = 0; octave < octaves; ++octave) {
+      const Simplex3 simplex = Simplex3At(x * f, y * f, z * f);
+      for (size_t s = 0; s < count; ++s) {
+        const uint64_t seed = DeriveSeed(seeds[first + s], static_cast<uint64_t>(octave));
+        sum[s] += amplitude * Simplex3Value(simplex, Mix64(seed ^ kHashSeedSalt));
+      }
+      amplitude_total += amplitude;
+      amplitude *= gain;
+      f *= lacunarity;
+    }
+    for (size_t s = 0; s < count; ++s) out[first + s] = sum[s] / amplitude_total;
   }
-  return sum / amplitude_total;
 }
 
 namespace {

@@ -25,6 +25,13 @@ double SimplexNoise3D(uint64_t seed, double x, double y, double z);
 double FractalNoise3D(uint64_t seed, double x, double y, double z, double frequency, int octaves,
                       double lacunarity = 2.0, double gain = 0.5);
 
+// FractalNoise3D of several seeds at one point: out[s] = FractalNoise3D(seeds[s], x, y, z, ...)
+// bit for bit. An octave's simplex (corners, offsets, falloffs) does not depend on the seed, so it
+// is found once for all of them; each seed adds only its gradients.
+void FractalNoise3DMulti(const uint64_t* seeds, size_t seed_count, double x, double y, double z,
+                         double frequency, int octaves, double* out, double lacunarity = 2.0,
+                         double gain = 0.5);
+
 // Fractal Brownian motion: `octaves` layers of SimplexNoise2D, each at `lacunarity` times the
 // frequency and `gain` times the amplitude of the previous one, divided by the sum of the
 // amplitudes so the result stays in [-1, 1]. `frequency` is in cycles per world unit. Requires 1 <=

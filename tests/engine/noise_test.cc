@@ -109,6 +109,45 @@ TEST(Noise3DTest, GoldenValues) {
                    1.75);
 }
 
+// FractalNoise3DMulti (and FractalNoise3D, which runs through it) is the octave sum of the pinned
+// SimplexNoise3D for every seed, bit for bit: more seeds than one pass takes, any octave count,
+// lacunarity and gain, points on and off the simplex grid's planes.
+TEST(Noise3DTest, MultiSeedFractalIsTheOctaveSumOfEachSeed) {
+  const auto octave_sum = [](uint64_t seed, double x, double y, double z, double frequency,
+                             int octaves, double lacunarity, double gain) {
+    double sum = 0.0, amplitude = 1.0, amplitude_total = 0.0, f = frequency;
+    for (int o = 0; o < octaves; ++o) {
+      sum += amplitude *
+             SimplexNoise3D(DeriveSeed(seed, static_cast<uint64_t>(o)), x * f, y * f, z * f);
+      amplitude_total += amplitude;
+      amplitude *= gain;
+      f *= lacunarity;
+    }
+    return sum / amplitude_total;
+  };
+  uint64_t seeds[11];
+  for (uint64_t s = 0; s < 11; ++s) seeds[s] = HashCoords(77, static_cast<int64_t>(s), 1);
+  int checked = 0;
+  for (int k = 0; k < 400; ++k) {
+    const double x = k % 5 == 0 ? 0.0 : (k * 37.3 - 7000.0) * (k % 3 == 0 ? 1.0 : 0.013);
+    const double y = k % 7 == 0 ? -64.0 : k * -1.7 + 100.0;
+    const double z = k % 11 == 0 ? x : k * 19.1 - 3000.0;
+    const int octaves = 1 + k % 4;
+    const double lacunarity = k % 2 == 0 ? 2.0 : 1.7, gain = k % 3 == 0 ? 0.5 : 0.61;
+    const size_t count = 1 + static_cast<size_t>(k) % 11;
+    double out[11];
+    FractalNoise3DMulti(seeds, count, x, y, z, 0.015, octaves, out, lacunarity, gain);
+    for (size_t s = 0; s < count; ++s) {
+      const double expected = octave_sum(seeds[s], x, y, z, 0.015, octaves, lacunarity, gain);
+      ASSERT_EQ(std::memcmp(&out[s], &expected, sizeof expected), 0) << k << " seed " << s;
+      const double single = FractalNoise3D(seeds[s], x, y, z, 0.015, octaves, lacunarity, gain);
+      ASSERT_EQ(std::memcmp(&single, &expected, sizeof expected), 0) << k << " seed " << s;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 2000);
+}
+
 TEST(NoiseTest, FractalNoiseStaysInRange) {
   for (int k = 0; k < 5000; ++k) {
     double v = FractalNoise2D(9, k * 7.3, k * -3.1, 1.0 / 300.0, 4);
