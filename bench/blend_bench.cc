@@ -27,6 +27,7 @@
 // The context names the SIMD variants run; WORLDGEN_SIMD_VARIANT=avx512|avx2|baseline forces one
 // (bench/variants.sh runs the benchmarks under each this CPU can run).
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -167,11 +168,19 @@ BENCHMARK(BM_ChunkWithHeights)->ArgName("coastal")->Arg(0)->Arg(1);
 // example cave world at cell size 4 or 1, as GenerateChunk's vertical range blends it
 // (World::BlendVolume), over 64 chunks spread apart; cached: a BiomeSampleCache warmed by one pass.
 void BM_VolumeColumn(benchmark::State& state) {
-  static const std::shared_ptr<const World> world = [] {
+  // The example cave world, its 3D lattice interval (range 2) changed where asked: the lab's
+  // trade-off between the lattice's density and the distance from the full-resolution blur
+  // (docs/performance.md, "3D biomes").
+  const double interval = static_cast<double>(state.range(2));
+  static std::map<double, std::shared_ptr<const World>> worlds;
+  std::shared_ptr<const World>& world = worlds[interval];
+  if (world == nullptr) {
     absl::StatusOr<std::vector<WorldSpec>> specs =
         LoadWorldSpecs({std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/caves.json"});
-    return *World::Create(specs->front());
-  }();
+    WorldSpec spec = specs->front();
+    spec.caves.blending.sampling_interval = interval;
+    world = *World::Create(spec);
+  }
   const int cell = static_cast<int>(state.range(0));
   const bool cached = state.range(1) != 0;
   const int n = 16 / cell;
@@ -201,8 +210,10 @@ void BM_VolumeColumn(benchmark::State& state) {
       static_cast<double>(biomes) / static_cast<double>(std::max<size_t>(sections, 1));
 }
 BENCHMARK(BM_VolumeColumn)
-    ->ArgNames({"cell", "cached"})
-    ->ArgsProduct({{4, 1}, {0, 1}})
+    ->ArgNames({"cell", "cached", "interval"})
+    ->ArgsProduct({{4, 1}, {0, 1}, {8}})
+    ->Args({4, 1, 12})
+    ->Args({4, 1, 16})
     ->Unit(benchmark::kMicrosecond);
 
 // One 3D point query (SampleWeights with y: World::BlendPoint(x, y, z)) of the example cave world,

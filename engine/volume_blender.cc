@@ -235,43 +235,80 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
       double x, y, z;
       uint16_t biome;
     };
-    thread_local std::vector<Point> layer;
-    layer.resize(width * depth);
     const int32_t ti0 = static_cast<int32_t>(FloorDiv(i0, kTile3));
     const int32_t ti1 = static_cast<int32_t>(FloorDiv(i1, kTile3));
     const int32_t tk0 = static_cast<int32_t>(FloorDiv(k0, kTile3));
     const int32_t tk1 = static_cast<int32_t>(FloorDiv(k1, kTile3));
-    for (int32_t j = j0; j <= j1; ++j) {
-      for (int32_t tk = tk0; tk <= tk1; ++tk) {
-        for (int32_t ti = ti0; ti <= ti1; ++ti) {
+    // Layers are read in batches of about kBatch tiles: the tiles' index slots and the lines the
+    // copy reads are prefetched for the whole batch first (BiomeSampleCache::Prefetch), so the
+    // visits do not wait for each tile's misses in turn.
+    constexpr size_t kBatch = 16;
+    const size_t tiles_per_layer = static_cast<size_t>(ti1 - ti0 + 1) * (tk1 - tk0 + 1);
+    const int32_t layers_per_batch =
+        static_cast<int32_t>(std::max<size_t>(1, kBatch / tiles_per_layer));
+    // The lattice rows b (k) and columns a (i) of tile (ti, tk) in the gather's range.
+    const auto tile_range = [&](int32_t ti, int32_t tk) {
+      return std::array<int, 4>{
+          std::max(0, k0 - tk * kTile3), std::min(kTile3 - 1, k1 - tk * kTile3),
+          std::max(0, i0 - ti * kTile3), std::min(kTile3 - 1, i1 - ti * kTile3)};
+    };
+    thread_local std::vector<Point> layers;
+    thread_local std::vector<BiomeTileKey> keys;
+    for (int32_t jb = j0; jb <= j1; jb += layers_per_batch) {
+      const int32_t je = std::min(j1, jb + layers_per_batch - 1);
+      layers.resize(static_cast<size_t>(je - jb + 1) * width * depth);
+      keys.clear();
+      for (int32_t j = jb; j <= je; ++j) {
+        for (int32_t tk = tk0; tk <= tk1; ++tk) {
+          for (int32_t ti = ti0; ti <= ti1; ++ti) keys.push_back({cache_uid_, ti, j, 2 * tk + 1});
+        }
+      }
+      constexpr int kPoints = kTile3 * kTile3 * 2;
+      for (size_t first = 0; first < keys.size(); first += kBatch) {
+        const std::span<const BiomeTileKey> batch(keys.data() + first,
+                                                  std::min(kBatch, keys.size() - first));
+        cache->Prefetch(batch, [&](size_t k, const BiomeTile* tile) {
+          const auto [b0, b1, a0, a1] = tile_range(batch[k].tile_i, (batch[k].tile_k - 1) / 2);
+          for (int b = b0; b <= b1; ++b) {
+            const int v0 = (b * kTile3 + a0) * 2, v1 = (b * kTile3 + a1) * 2 + 1;
+            for (int d = 2 * v0; d <= 2 * v1 + 1; d += 8) __builtin_prefetch(&tile->xz[d]);
+            __builtin_prefetch(&tile->xz[2 * v1 + 1]);
+            __builtin_prefetch(&tile->xz[2 * kPoints + v0]);
+            __builtin_prefetch(&tile->xz[2 * kPoints + v1]);
+            __builtin_prefetch(&tile->biome[v0]);
+          }
+        });
+        for (const BiomeTileKey& key : batch) {
+          const int32_t ti = key.tile_i, j = key.tile_j, tk = (key.tile_k - 1) / 2;
+          Point* layer = layers.data() + static_cast<size_t>(j - jb) * width * depth;
           cache->Visit(
-              BiomeTileKey{cache_uid_, ti, j, 2 * tk + 1},
-              [&](BiomeTile& tile) { FillTile(ti, j, tk, &tile); },
+              key, [&](BiomeTile& tile) { FillTile(ti, j, tk, &tile); },
               [&](const BiomeTile& tile) {
-                constexpr int kPoints = kTile3 * kTile3 * 2;
-                for (int b = 0; b < kTile3; ++b) {
-                  const int32_t k = tk * kTile3 + b;
-                  if (k < k0 || k > k1) continue;
-                  for (int a = 0; a < kTile3; ++a) {
-                    const int32_t i = ti * kTile3 + a;
-                    if (i < i0 || i > i1) continue;
+                const auto [b0, b1, a0, a1] = tile_range(ti, tk);
+                for (int b = b0; b <= b1; ++b) {
+                  const size_t k = static_cast<size_t>(tk * kTile3 + b - k0);
+                  for (int a = a0; a <= a1; ++a) {
+                    const size_t i = static_cast<size_t>(ti * kTile3 + a - i0);
                     for (int c = 0; c < 2; ++c) {
                       const int v = (b * kTile3 + a) * 2 + c;
-                      layer[static_cast<size_t>(k - k0) * width + static_cast<size_t>(i - i0) * 2 +
-                            static_cast<size_t>(c)] = {tile.xz[2 * v], tile.xz[2 * kPoints + v],
-                                                       tile.xz[2 * v + 1], tile.biome[v]};
+                      layer[k * width + i * 2 + static_cast<size_t>(c)] = {
+                          tile.xz[2 * v], tile.xz[2 * kPoints + v], tile.xz[2 * v + 1],
+                          tile.biome[v]};
                     }
                   }
                 }
               });
         }
       }
-      for (size_t k = 0; k < depth; ++k) {
-        out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
-        for (size_t t = 0; t < width; ++t) {
-          const Point& p = layer[k * width + t];
-          const double ys = p.y * s;
-          if (reaches(p.x, ys, p.z)) out->samples.push_back({p.x, ys, p.z, p.biome});
+      for (int32_t j = jb; j <= je; ++j) {
+        const Point* layer = layers.data() + static_cast<size_t>(j - jb) * width * depth;
+        for (size_t k = 0; k < depth; ++k) {
+          out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
+          for (size_t t = 0; t < width; ++t) {
+            const Point& p = layer[k * width + t];
+            const double ys = p.y * s;
+            if (reaches(p.x, ys, p.z)) out->samples.push_back({p.x, ys, p.z, p.biome});
+          }
         }
       }
     }
