@@ -59,8 +59,6 @@ void ConvolveVolumeBlock(std::span<const std::span<const VolumeSample>> runs, do
                          int biome_count, LayerAccumulator* accumulator) {
   const size_t nx = xs.size(), ny = ys.size(), nz = zs.size();
   const size_t stride = VolumeStride(nx);
-  // Planes of 64-byte multiples: plane 0 the surface's sums, plane 1 + t the t-th present biome's.
-  const size_t plane = (ny * nz * stride + 7) / 8 * 8;
   const bool over_surface = !is_cave.empty();
   thread_local std::vector<uint32_t> plane_of;
   thread_local std::vector<int> present;
@@ -73,32 +71,43 @@ void ConvolveVolumeBlock(std::span<const std::span<const VolumeSample>> runs, do
       plane_of[p.biome] = static_cast<uint32_t>(present.size());
     }
   }
-  thread_local std::vector<double> store;
-  store.assign((present.size() + 1) * plane + 8, 0.0);
-  double* planes =
-      store.data() + (64 - reinterpret_cast<uintptr_t>(store.data()) % 64) % 64 / sizeof(double);
-  VolumeKernelSums({.runs = runs,
-                    .plane_of = plane_of.data(),
-                    .radius = radius,
-                    .xs = xs,
-                    .ys = ys,
-                    .zs = zs,
-                    .planes = planes,
-                    .plane_size = plane});
   thread_local std::vector<int> ascending;
   ascending = present;
   std::sort(ascending.begin(), ascending.end());
   thread_local std::vector<std::pair<int, float>> weights;
   static const std::vector<std::pair<int, float>> kNone;
-  for (size_t b = 0; b < ny; ++b) {
-    for (size_t d = 0; d < nz; ++d) {
-      for (size_t a = 0; a < nx; ++a) {
-        const size_t at = (b * nz + d) * stride + a;
-        ShareOut(
-            ascending,
-            [&](int biome) { return planes[plane_of[static_cast<size_t>(biome)] * plane + at]; },
-            planes[at], over_surface ? columns[d * nx + a] : kNone, &weights);
-        accumulator->Add((b * nz + d) * nx + a, weights);
+  // Heights in slabs whose planes fit kPlaneBytes (at least one height per slab), so a section of
+  // many biomes does not leave a large scratch behind: cells are independent, so a slab's sums
+  // are the block's.
+  constexpr size_t kPlaneBytes = size_t{4} << 20;
+  const size_t row_doubles = (present.size() + 1) * nz * stride;
+  const size_t slab = std::clamp<size_t>(kPlaneBytes / sizeof(double) / row_doubles, 1, ny);
+  thread_local std::vector<double> store;
+  for (size_t b0 = 0; b0 < ny; b0 += slab) {
+    const size_t rows = std::min(slab, ny - b0);
+    // Planes rounded up to 64 bytes: plane 0 the surface's sums, plane t the t-th present biome's.
+    const size_t plane = (rows * nz * stride + 7) / 8 * 8;
+    store.assign((present.size() + 1) * plane + 8, 0.0);
+    double* planes =
+        store.data() + (64 - reinterpret_cast<uintptr_t>(store.data()) % 64) % 64 / sizeof(double);
+    VolumeKernelSums({.runs = runs,
+                      .plane_of = plane_of.data(),
+                      .radius = radius,
+                      .xs = xs,
+                      .ys = ys.subspan(b0, rows),
+                      .zs = zs,
+                      .planes = planes,
+                      .plane_size = plane});
+    for (size_t b = 0; b < rows; ++b) {
+      for (size_t d = 0; d < nz; ++d) {
+        for (size_t a = 0; a < nx; ++a) {
+          const size_t at = (b * nz + d) * stride + a;
+          ShareOut(
+              ascending,
+              [&](int biome) { return planes[plane_of[static_cast<size_t>(biome)] * plane + at]; },
+              planes[at], over_surface ? columns[d * nx + a] : kNone, &weights);
+          accumulator->Add(((b0 + b) * nz + d) * nx + a, weights);
+        }
       }
     }
   }
