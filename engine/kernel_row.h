@@ -1,4 +1,5 @@
-// The hot loop of every kernel blender: a block's samples convolved into normalized weights.
+// The hot loop of every kernel blender: a block's samples convolved into normalized weights;
+// and for 3D biomes, VolumeKernelSums: a block of cells' kernel sums, compiled and checked alike.
 //
 // Written once against GCC's portable vector extensions (across columns only) and compiled for
 // AVX-512, AVX2 and baseline x86-64, each with the vector one of its registers holds (8, 4 and 2
