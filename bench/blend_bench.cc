@@ -160,18 +160,9 @@ void BM_ChunkWithHeights(benchmark::State& state) {
 }
 BENCHMARK(BM_ChunkWithHeights)->ArgName("coastal")->Arg(0)->Arg(1);
 
-// 3D biomes (issue 25): a 16 x 384 x 16 column range (y from -64 to 320, Minecraft's) of
-// docker/worlds/caves.json, blended section by section (16 x 16 x 16 blocks, one gather each) in
-// cells of 1 or 4 blocks; ns per cell, and the share of sections that are one biome. The issue's
-// target: at cell size 4 no more than BM_ChunkWithHeights/coastal:0 per chunk.
-// 3D (issue 25): one chunk's 16 x 384 x 16 column range (y in [-64, 320), Minecraft's) of the
-// example cave world at cell size 4 or 1, as GenerateChunk's vertical range blends it
-// (World::BlendVolume), over 64 chunks spread apart; cached: a BiomeSampleCache warmed by one pass.
-void BM_VolumeColumn(benchmark::State& state) {
-  // The example cave world, its 3D lattice interval (range 2) changed where asked: the lab's
-  // trade-off between the lattice's density and the distance from the full-resolution blur
-  // (docs/performance.md, "3D biomes").
-  const double interval = static_cast<double>(state.range(2));
+// The example cave world (docker/worlds/caves.json), its 3D lattice interval set to `interval`
+// (the file's is 8), created once per interval.
+std::shared_ptr<const World> CaveWorld(double interval) {
   static std::map<double, std::shared_ptr<const World>> worlds;
   std::shared_ptr<const World>& world = worlds[interval];
   if (world == nullptr) {
@@ -181,6 +172,18 @@ void BM_VolumeColumn(benchmark::State& state) {
     spec.caves.blending.sampling_interval = interval;
     world = *World::Create(spec);
   }
+  return world;
+}
+
+// 3D biomes (issue 25): one chunk's 16 x 384 x 16 column range (y in [-64, 320), Minecraft's) of
+// the example cave world in cells of 4 or 1 blocks, as GenerateChunk's vertical range blends it
+// (World::BlendVolume), over 64 chunks spread apart; cached: a BiomeSampleCache warmed by one pass.
+// ns per cell, the share of sections that are one biome and the biomes per section. The issue's
+// target: at cell size 4 no more than BM_ChunkWithHeights/coastal:0 per chunk. Range 2 is the 3D
+// lattice interval: the lab's trade-off between the lattice's density and the distance from the
+// full-resolution blur (docs/performance.md, "3D biomes").
+void BM_VolumeColumn(benchmark::State& state) {
+  const std::shared_ptr<const World> world = CaveWorld(static_cast<double>(state.range(2)));
   const int cell = static_cast<int>(state.range(0));
   const bool cached = state.range(1) != 0;
   const int n = 16 / cell;
@@ -219,11 +222,7 @@ BENCHMARK(BM_VolumeColumn)
 // One 3D point query (SampleWeights with y: World::BlendPoint(x, y, z)) of the example cave world,
 // inside the cave bands (y in [-64, 0)), over 4,096 points; cached: a cache warmed by one pass.
 void BM_VolumePoint(benchmark::State& state) {
-  static const std::shared_ptr<const World> world = [] {
-    absl::StatusOr<std::vector<WorldSpec>> specs =
-        LoadWorldSpecs({std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/caves.json"});
-    return *World::Create(specs->front());
-  }();
+  const std::shared_ptr<const World> world = CaveWorld(8.0);
   const bool cached = state.range(0) != 0;
   BiomeSampleCache cache(1 << 30);
   auto at = [](uint64_t k, int axis) {
