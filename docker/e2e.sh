@@ -343,9 +343,12 @@ for c in "0 0" "-3 5"; do
 done
 # Coastal heights (the raw map's column tiles, the distance transform) agree across replicas too.
 same coast_chunk chunk -7 -9 --world=coast --json; chunks=$((chunks + 1))
+# 3D: a chunk's sections and points of the example cave world, in its cave-rich stretch near x, z = 2000.
+same caves_chunk_3d chunk 62 62 --world=caves --y=-64:32 --cell=4 --json; chunks=$((chunks + 1))
+same caves_points_3d sample --xyz --world=caves 1990.5 -40 2001.25  2010 -60 1999  1985 -20.5 2014 --json
 points=(0 0  1 1  -17 33  1000 -1000  123456 -654321  -5 7  31 -31  4096 4095  -100000 100000  2 -3)
 same samples sample "${points[@]}" --json
-log "describe, $chunks chunks and $(( ${#points[@]} / 2 )) sample points through nginx are bit-identical to a local server"
+log "describe, $chunks chunks (one 3D) and $(( ${#points[@]} / 2 )) + 3 (3D) sample points through nginx are bit-identical to a local server"
 
 # The map viewer service: its tiles are `worldgen render`'s images of the local server, byte for byte.
 viewer=127.0.0.1:$(host_port viewer 8080)
@@ -366,6 +369,13 @@ chunks_generated() {  # chunks_generated SERVICE: its worldgen_chunks_generated_
 # nginx routes by region (consistent hash of worldgen-route): calls over many regions reach every replica.
 wg --target="$lb" load --pattern=random --requests=64 --concurrency=4 --duration=0 --json \
   >"$logs/spread.json" 2>&1 || fail "64 requests over random regions through nginx failed: $(tail -c 300 "$logs/spread.json")"
+# 3D load through nginx: players loading whole columns of sections of the cave world, none refused.
+wg --target="$lb" --world=caves load --pattern=spiral --y=-64:320 --cell=4 --size=16 --requests=16 \
+  --concurrency=2 --chunks_per_request=4 --duration=0 --progress=false --json >"$logs/load3d.json" 2>"$logs/load3d.err" ||
+  fail "16 requests of 3D chunks through nginx failed: $(tail -c 300 "$logs/load3d.json") $(tail -n 3 "$logs/load3d.err")"
+python3 "$root/tests/e2e/check_load_report.py" 16 <"$logs/load3d.json" >"$logs/load3d.check" ||
+  fail "the 3D load's report: $(cat "$logs/load3d.check")"
+log "3D load through nginx: $(cat "$logs/load3d.check")"
 for s in $replicas; do
   n=$(chunks_generated "$s") || fail "$s: /metrics not reachable"
   [[ $n -gt 0 ]] || fail "$s generated no chunk: nginx did not spread the calls"

@@ -44,10 +44,11 @@ ABSL_FLAG(std::string, splat_png, "",
           "-> biome mapping is printed on stderr).");
 ABSL_FLAG(bool, source_biome, false,
           "Also request the biome source's unblended biome (the raw map the blender reads).");
-ABSL_FLAG(std::string, y, "",
-          "chunk: a 3D chunk of the vertical range MIN:MAX (blocks, multiples of 16) in cells of "
-          "--cell blocks (cave biomes blended in 3D; heights are not sent).");
-ABSL_FLAG(int, cell, 4, "chunk --y: blocks per cell side (1, 2, 4, 8 or 16).");
+ABSL_FLAG(
+    std::string, y, "",
+    "chunk, load: a 3D chunk of the vertical range MIN:MAX (blocks, multiples of 16) in cells of "
+    "--cell blocks (cave biomes blended in 3D; heights are not sent).");
+ABSL_FLAG(int, cell, 4, "chunk, load --y: blocks per cell side (1, 2, 4, 8 or 16).");
 ABSL_FLAG(bool, xyz, false, "sample: the arguments are triples X Y Z (3D points).");
 ABSL_FLAG(std::string, slice, "",
           "render: a plane through the 3D world instead of the map: y:Y (the region's columns at "
@@ -300,6 +301,13 @@ int RunLoad(const std::vector<std::string>& args) {
   config.chunks_per_request = absl::GetFlag(FLAGS_chunks_per_request);
   config.chunk.chunk_size = absl::GetFlag(FLAGS_size);
   config.chunk.heights = absl::GetFlag(FLAGS_heights);
+  if (const std::string y = absl::GetFlag(FLAGS_y); !y.empty()) {
+    absl::StatusOr<ChunkRequestOptions::Vertical> vertical =
+        ParseVertical(y, absl::GetFlag(FLAGS_cell));
+    if (!vertical.ok()) return Usage(std::string(vertical.status().message()));
+    config.chunk.vertical = *vertical;
+    config.chunk.heights = false;  // Per column: a 2D request's, as for `chunk --y`.
+  }
   config.seed = absl::GetFlag(FLAGS_seed);
   config.area = absl::GetFlag(FLAGS_area);
   config.hot_set = absl::GetFlag(FLAGS_hot_set);
@@ -422,9 +430,10 @@ const std::vector<Subcommand>& Subcommands() {
       {"load",
        "",
        "Closed-loop load generator for GenerateChunk: prints throughput (chunks/s, MB/s), "
-       "latency percentiles and errors by status code. Exit code 1 if any request failed.",
+       "latency percentiles and errors by status code. Exit code 1 if any request failed. "
+       "--y=MIN:MAX asks for 3D chunks (their sections of cells of --cell blocks), as chunk does.",
        {"concurrency", "duration", "requests", "pattern", "chunks_per_request", "rate", "size",
-        "heights", "area", "hot_set", "seed", "json", "progress"},
+        "heights", "y", "cell", "area", "hot_set", "seed", "json", "progress"},
        RunLoad},
   };
   return *commands;

@@ -128,6 +128,20 @@ std::string JsonString(absl::string_view text) {
 // A finite JSON number (JSON has no inf/nan).
 std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.6g", v) : "0"; }
 
+// The vertical range of 3D requests: null for 2D ones.
+std::string VerticalJson(const ChunkRequestOptions& chunk) {
+  if (!chunk.vertical.has_value()) return "null";
+  return absl::StrCat("{\"min_y\":", chunk.vertical->min_y, ",\"max_y\":", chunk.vertical->max_y,
+                      ",\"cell_size\":", chunk.vertical->cell_size, "}");
+}
+
+// " 3D y [MIN, MAX) cells of N" for 3D requests, "" for 2D ones.
+std::string VerticalText(const ChunkRequestOptions& chunk) {
+  if (!chunk.vertical.has_value()) return "";
+  return absl::StrFormat("  3D y [%d, %d) cells of %d", chunk.vertical->min_y,
+                         chunk.vertical->max_y, chunk.vertical->cell_size);
+}
+
 }  // namespace
 
 absl::StatusOr<LoadPattern> ParseLoadPattern(absl::string_view name) {
@@ -315,10 +329,10 @@ std::string LoadReportJson(const LoadConfig& config, const LoadReport& r) {
       "{\"pattern\":", JsonString(LoadPatternName(config.pattern)),
       ",\"concurrency\":", config.concurrency,
       ",\"chunks_per_request\":", config.chunks_per_request,
-      ",\"chunk_size\":", config.chunk.chunk_size, ",\"rate\":", JsonNumber(config.rate),
-      ",\"seconds\":", JsonNumber(r.seconds), ",\"requests\":", r.requests,
-      ",\"ok_requests\":", r.ok_requests, ",\"chunks\":", r.chunks, ",\"bytes\":", r.bytes,
-      ",\"chunks_per_second\":", JsonNumber(r.chunks_per_second()),
+      ",\"chunk_size\":", config.chunk.chunk_size, ",\"vertical\":", VerticalJson(config.chunk),
+      ",\"rate\":", JsonNumber(config.rate), ",\"seconds\":", JsonNumber(r.seconds),
+      ",\"requests\":", r.requests, ",\"ok_requests\":", r.ok_requests, ",\"chunks\":", r.chunks,
+      ",\"bytes\":", r.bytes, ",\"chunks_per_second\":", JsonNumber(r.chunks_per_second()),
       ",\"mb_per_second\":", JsonNumber(r.megabytes_per_second()), ",\"retries\":", r.retries,
       ",\"latency_ms\":{\"p50\":", JsonNumber(r.p50_ms), ",\"p90\":", JsonNumber(r.p90_ms),
       ",\"p99\":", JsonNumber(r.p99_ms), ",\"p99.9\":", JsonNumber(r.p999_ms),
@@ -329,12 +343,12 @@ std::string LoadReportJson(const LoadConfig& config, const LoadReport& r) {
 
 std::string LoadReportText(const LoadConfig& config, const LoadReport& r) {
   std::string out = absl::StrFormat(
-      "pattern %s  concurrency %d  chunks/request %d  chunk size %d  %s\n"
+      "pattern %s  concurrency %d  chunks/request %d  chunk size %d%s  %s\n"
       "%d requests (%d ok) in %.2f s, %d chunks, %d retries\n"
       "throughput: %.1f chunks/s  %.2f MB/s\n"
       "latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n",
       LoadPatternName(config.pattern), config.concurrency, config.chunks_per_request,
-      config.chunk.chunk_size,
+      config.chunk.chunk_size, VerticalText(config.chunk),
       config.rate > 0 ? absl::StrFormat("open loop at %g requests/s", config.rate) : "closed loop",
       r.requests, r.ok_requests, r.seconds, r.chunks, r.retries, r.chunks_per_second(),
       r.megabytes_per_second(), r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, r.mean_ms);

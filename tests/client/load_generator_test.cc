@@ -95,6 +95,22 @@ TEST(LoadReportTest, JsonHasEveryField) {
         "\\\"quoted\\\"\\n"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
   }
+  EXPECT_NE(json.find("\"vertical\":null"), std::string::npos) << json;
+  EXPECT_EQ(LoadReportText(config, report).find("3D"), std::string::npos);
+}
+
+// 3D requests (`load --y`) say so in both reports, with their range and cell size.
+TEST(LoadReportTest, NamesTheVerticalRangeOf3DRequests) {
+  LoadConfig config;
+  config.chunk.vertical = ChunkRequestOptions::Vertical{.min_y = -64, .max_y = 320, .cell_size = 4};
+  const LoadReport report;
+  const std::string json = LoadReportJson(config, report);
+  EXPECT_NE(json.find("\"vertical\":{\"min_y\":-64,\"max_y\":320,\"cell_size\":4}"),
+            std::string::npos)
+      << json;
+  const std::string text = LoadReportText(config, report);
+  EXPECT_NE(text.find("chunk size 0  3D y [-64, 320) cells of 4  closed loop"), std::string::npos)
+      << text;
 }
 
 TEST(RunLoadTest, RejectsConfigsWithoutALimit) {

@@ -109,6 +109,42 @@ TEST(LoadCommandTest, JsonReportIsSaneForEveryPattern) {
   }
 }
 
+// `load --y`: 3D chunks of the example cave world, every request answered; a range the server
+// refuses (not whole sections) fails every request with INVALID_ARGUMENT, so the range does reach
+// it.
+TEST(LoadCommandTest, VerticalRequestsLoadA3DWorld) {
+  auto server = ServerProcess::Start(
+      {absl::StrCat("--world_config=", kSourceDir, "/docker/worlds/caves.json")});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const auto load = [&](const char* y, const char* requests) {
+    return RunCommand(
+        {kCli, absl::StrCat("--target=", (*server)->target()), "--world=caves", "load", "--json",
+         "--progress=false", "--duration=0", absl::StrCat("--requests=", requests),
+         "--concurrency=2", "--chunks_per_request=2", "--size=16", "--pattern=spiral",
+         absl::StrCat("--y=", y), "--cell=4"},
+        absl::Seconds(120));
+  };
+  absl::StatusOr<CommandResult> ok = load("-64:64", "24");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_EQ(ok->exit_code, 0) << ok->err;
+  EXPECT_NE(ok->out.find("\"vertical\":{\"min_y\":-64,\"max_y\":64,\"cell_size\":4}"),
+            std::string::npos)
+      << ok->out;
+  absl::StatusOr<CommandResult> check =
+      RunCommand({kPython, absl::StrCat(kSourceDir, "/tests/e2e/check_load_report.py"), "24"},
+                 absl::Seconds(60), ok->out);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
+  std::cerr << "3D: " << check->out;
+
+  absl::StatusOr<CommandResult> refused = load("-60:64", "4");
+  ASSERT_TRUE(refused.ok()) << refused.status();
+  EXPECT_EQ(refused->exit_code, 1) << refused->out << refused->err;
+  EXPECT_NE(refused->out.find("\"errors\":{\"INVALID_ARGUMENT\":4}"), std::string::npos)
+      << refused->out;
+  EXPECT_NE(refused->out.find("vertical.min_y = -60"), std::string::npos) << refused->out;
+}
+
 TEST(LoadCommandTest, DurationBoundedRunPrintsProgressOnStderr) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(server.ok()) << server.status();
