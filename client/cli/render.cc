@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -311,6 +312,37 @@ RgbImage RegionPainter::Finish() const {
   return image;
 }
 
+namespace {
+
+absl::Status CheckScale(int scale) {
+  if (scale < 1 || scale > kMaxRenderScale) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("scale %d is not in [1, %d] blocks per pixel", scale, kMaxRenderScale));
+  }
+  return absl::OkStatus();
+}
+
+// Paints the painter's `cells` from point samples asked for in batches of at most the server's
+// max_points_per_request: `sample(begin, count)` answers cells [begin, begin + count).
+absl::Status PaintPoints(
+    const v1::WorldDescription& world, const std::vector<std::pair<double, double>>& cells,
+    absl::FunctionRef<absl::StatusOr<std::vector<PointSample>>(size_t begin, size_t count)> sample,
+    RegionPainter* painter) {
+  const size_t batch = std::max<size_t>(1, world.limits().max_points_per_request());
+  for (size_t begin = 0; begin < cells.size(); begin += batch) {
+    absl::StatusOr<std::vector<PointSample>> samples =
+        sample(begin, std::min(batch, cells.size() - begin));
+    if (!samples.ok()) return samples.status();
+    for (size_t k = 0; k < samples->size(); ++k) {
+      const auto& [a, b] = cells[begin + k];
+      painter->Paint(static_cast<int64_t>(a), static_cast<int64_t>(b), (*samples)[k]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int DefaultRenderChunkSize(const v1::WorldDescription& world) {
   return static_cast<int>(std::min<uint32_t>(64, world.limits().max_chunk_size()));
 }
@@ -318,10 +350,7 @@ int DefaultRenderChunkSize(const v1::WorldDescription& world) {
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
                                       int chunk_size, int scale) {
-  if (scale < 1 || scale > kMaxRenderScale) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("scale %d is not in [1, %d] blocks per pixel", scale, kMaxRenderScale));
-  }
+  if (absl::Status scale_ok = CheckScale(scale); !scale_ok.ok()) return scale_ok;
   if (layer.kind == RenderLayer::Kind::kSplat && scale != 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "splat:%d is drawn from chunks' splat textures, at 1 block per pixel only (asked for %d)",
@@ -342,18 +371,14 @@ absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription
     return painter.Finish();
   }
   const std::vector<std::pair<double, double>> points = painter.Points();
-  const size_t batch = std::max<size_t>(1, world.limits().max_points_per_request());
   const PointRequestOptions options = painter.PointOptions();
-  for (size_t begin = 0; begin < points.size(); begin += batch) {
-    const size_t count = std::min(batch, points.size() - begin);
-    absl::StatusOr<std::vector<PointSample>> samples =
-        client.SamplePoints(absl::MakeConstSpan(points.data() + begin, count), options);
-    if (!samples.ok()) return samples.status();
-    for (size_t k = 0; k < samples->size(); ++k) {
-      const auto& [x, z] = points[begin + k];
-      painter.Paint(static_cast<int64_t>(x), static_cast<int64_t>(z), (*samples)[k]);
-    }
-  }
+  absl::Status painted = PaintPoints(
+      world, points,
+      [&](size_t begin, size_t count) {
+        return client.SamplePoints(absl::MakeConstSpan(points.data() + begin, count), options);
+      },
+      &painter);
+  if (!painted.ok()) return painted;
   return painter.Finish();
 }
 
@@ -380,10 +405,7 @@ absl::StatusOr<Slice> ParseSlice(absl::string_view text) {
 absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription& world,
                                      const Slice& slice, const BlockRegion& region,
                                      const RenderLayer& layer, int scale) {
-  if (scale < 1 || scale > kMaxRenderScale) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("scale %d is not in [1, %d] blocks per pixel", scale, kMaxRenderScale));
-  }
+  if (absl::Status scale_ok = CheckScale(scale); !scale_ok.ok()) return scale_ok;
   if (layer.kind == RenderLayer::Kind::kHeight || layer.kind == RenderLayer::Kind::kSplat) {
     return absl::InvalidArgumentError(
         "--slice draws weights, dominant or source biomes: heights and splat textures are per "
@@ -412,18 +434,14 @@ absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription&
         break;
     }
   }
-  const size_t batch = std::max<size_t>(1, world.limits().max_points_per_request());
   const PointRequestOptions options = painter.PointOptions();
-  for (size_t begin = 0; begin < points.size(); begin += batch) {
-    const size_t count = std::min(batch, points.size() - begin);
-    absl::StatusOr<std::vector<PointSample>> samples =
-        client.SamplePoints3D(absl::MakeConstSpan(points.data() + begin, count), options);
-    if (!samples.ok()) return samples.status();
-    for (size_t k = 0; k < samples->size(); ++k) {
-      const auto& [a, b] = cells[begin + k];
-      painter.Paint(static_cast<int64_t>(a), static_cast<int64_t>(b), (*samples)[k]);
-    }
-  }
+  absl::Status painted = PaintPoints(
+      world, cells,
+      [&](size_t begin, size_t count) {
+        return client.SamplePoints3D(absl::MakeConstSpan(points.data() + begin, count), options);
+      },
+      &painter);
+  if (!painted.ok()) return painted;
   return painter.Finish();
 }
 
