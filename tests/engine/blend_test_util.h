@@ -71,24 +71,54 @@ inline uint32_t FloatBits(float f) {
   return bits;
 }
 
+// FNV-1a, 64-bit, fed 8 bytes at a time (little end first): the golden hashes' one step.
+class Fnv1a {
+ public:
+  explicit Fnv1a(uint64_t h = 0xcbf29ce484222325ULL) : h_(h) {}
+  void Add(uint64_t v) {
+    for (int k = 0; k < 8; ++k) {
+      h_ ^= (v >> (8 * k)) & 0xff;
+      h_ *= 0x100000001b3ULL;
+    }
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_;
+};
+
 // FNV-1a over everything a chunk answers with: ids, weight bits, heights, dominant biomes.
 inline uint64_t HashChunk(const ChunkBlend& chunk, uint64_t h = 0xcbf29ce484222325ULL) {
-  auto add = [&h](uint64_t v) {
-    for (int k = 0; k < 8; ++k) {
-      h ^= (v >> (8 * k)) & 0xff;
-      h *= 0x100000001b3ULL;
-    }
-  };
-  add(static_cast<uint64_t>(chunk.chunk_x));
-  add(static_cast<uint64_t>(chunk.chunk_z));
-  add(static_cast<uint64_t>(chunk.single_biome));
+  Fnv1a fnv(h);
+  fnv.Add(static_cast<uint64_t>(chunk.chunk_x));
+  fnv.Add(static_cast<uint64_t>(chunk.chunk_z));
+  fnv.Add(static_cast<uint64_t>(chunk.single_biome));
   for (const BiomeLayer& layer : chunk.layers) {
-    add(layer.biome_id);
-    for (float w : layer.weights) add(FloatBits(w));
+    fnv.Add(layer.biome_id);
+    for (float w : layer.weights) fnv.Add(FloatBits(w));
   }
-  for (float v : chunk.heights) add(FloatBits(v));
-  for (uint32_t v : chunk.dominant_biome) add(v);
-  return h;
+  for (float v : chunk.heights) fnv.Add(FloatBits(v));
+  for (uint32_t v : chunk.dominant_biome) fnv.Add(v);
+  return fnv.value();
+}
+
+// FNV-1a over everything a 3D chunk answers with: sections, ids, weight bits, per-cell options.
+inline uint64_t HashVolume(const VolumeBlend& volume, uint64_t h = 0xcbf29ce484222325ULL) {
+  Fnv1a fnv(h);
+  fnv.Add(static_cast<uint64_t>(volume.chunk_x));
+  fnv.Add(static_cast<uint64_t>(volume.chunk_z));
+  fnv.Add(static_cast<uint64_t>(volume.cell));
+  for (const SectionBlend& section : volume.sections) {
+    fnv.Add(static_cast<uint64_t>(section.min_y));
+    fnv.Add(section.single_biome);
+    for (const BiomeLayer& layer : section.layers) {
+      fnv.Add(layer.biome_id);
+      for (float w : layer.weights) fnv.Add(FloatBits(w));
+    }
+    for (uint32_t id : section.dominant_biome) fnv.Add(id);
+    for (uint32_t id : section.source_biome) fnv.Add(id);
+  }
+  return fnv.value();
 }
 
 // `points` equal `expected` in order: positions bit for bit and biomes.

@@ -20,35 +20,12 @@
 namespace worldgen {
 namespace {
 
+using testing::HashVolume;
 using ::testing::HasSubstr;
 
 const World& CaveWorld() {
   static const std::shared_ptr<const World> world = *World::Create(testing::CaveWorldSpec());
   return *world;
-}
-
-// FNV-1a over everything a volume answers: sections, ids, weight bits, per-cell options.
-uint64_t HashVolume(const VolumeBlend& volume, uint64_t h = 0xcbf29ce484222325ULL) {
-  auto add = [&h](uint64_t v) {
-    for (int k = 0; k < 8; ++k) {
-      h ^= (v >> (8 * k)) & 0xff;
-      h *= 0x100000001b3ULL;
-    }
-  };
-  add(static_cast<uint64_t>(volume.chunk_x));
-  add(static_cast<uint64_t>(volume.chunk_z));
-  add(static_cast<uint64_t>(volume.cell));
-  for (const SectionBlend& section : volume.sections) {
-    add(static_cast<uint64_t>(section.min_y));
-    add(section.single_biome);
-    for (const BiomeLayer& layer : section.layers) {
-      add(layer.biome_id);
-      for (float w : layer.weights) add(testing::FloatBits(w));
-    }
-    for (uint32_t id : section.dominant_biome) add(id);
-    for (uint32_t id : section.source_biome) add(id);
-  }
-  return h;
 }
 
 // The weight of `biome_id` in cell `at` of `section` (0 if it has no layer).
