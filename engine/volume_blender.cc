@@ -166,11 +166,12 @@ bool ScatteredVolumeBlender::MayReachCaves(double min_y, double max_y) const {
   return source_.MayHoldCaves(min_y - reach, max_y + reach);
 }
 
-std::pair<int32_t, int32_t> ScatteredVolumeBlender::RowRange(double lo, double hi) const {
-  // A point reaching [lo, hi] has its jittered position within r of it, so its unjittered one
-  // within r + jitter; a block of slack absorbs the rounding of the bounds (the exact tests
-  // decide).
-  const double g = lattice_.interval(), reach = radius_ + lattice_.jitter() + 1.0;
+std::pair<int32_t, int32_t> ScatteredVolumeBlender::RowRange(double lo, double hi,
+                                                             double radius) const {
+  // A point reaching [lo, hi] has its jittered position within the radius of it, so its
+  // unjittered one within radius + jitter; a block of slack absorbs the rounding of the bounds
+  // (the exact tests decide).
+  const double g = lattice_.interval(), reach = radius + lattice_.jitter() + 1.0;
   return {static_cast<int32_t>(std::floor((lo - reach) / g - 0.5)),
           static_cast<int32_t>(std::ceil((hi + reach) / g))};
 }
@@ -248,6 +249,26 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
     const int32_t ti1 = static_cast<int32_t>(FloorDiv(i1, kTile3));
     const int32_t tk0 = static_cast<int32_t>(FloorDiv(k0, kTile3));
     const int32_t tk1 = static_cast<int32_t>(FloorDiv(k1, kTile3));
+    // Layer j's columns and rows: its points lie within the jitter of kernel-space heights
+    // [g j, g (j + 1/2)], so at least dy from the box, and reach at most sqrt(r^2 - dy^2)
+    // across: the reach is a ball, not a box, and the layers towards its top and bottom read
+    // fewer points and tiles (none where dy >= r). dy is one block short of the gap, so its
+    // rounding never narrows a layer too far: only points that cannot reach are left out, and
+    // the samples are the same.
+    struct LayerRange {
+      int32_t i0, i1, k0, k1;
+    };
+    const auto layer_range = [&](int32_t j) {
+      const double jitter = lattice_.jitter();
+      const double dy =
+          std::max({0.0, g * j - jitter - max_y - 1.0, min_y - (g * (j + 0.5) + jitter) - 1.0});
+      if (dy >= radius_) return LayerRange{i0, i0 - 1, k0, k0 - 1};
+      const double across = std::sqrt(radius_sq_ - dy * dy);
+      const std::pair<int32_t, int32_t> li = RowRange(box.min_x, box.max_x, across);
+      const std::pair<int32_t, int32_t> lk = RowRange(box.min_z, box.max_z, across);
+      return LayerRange{std::max(i0, li.first), std::min(i1, li.second), std::max(k0, lk.first),
+                        std::min(k1, lk.second)};
+    };
     // Layers are read in batches of about kBatch tiles: the tiles' index slots and the lines the
     // copy reads are prefetched for the whole batch first (BiomeSampleCache::Prefetch), so the
     // visits do not wait for each tile's misses in turn.
@@ -255,21 +276,29 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
     const size_t tiles_per_layer = static_cast<size_t>(ti1 - ti0 + 1) * (tk1 - tk0 + 1);
     const int32_t layers_per_batch =
         static_cast<int32_t>(std::max<size_t>(1, kBatch / tiles_per_layer));
-    // The lattice rows b (k) and columns a (i) of tile (ti, tk) in the gather's range.
-    const auto tile_range = [&](int32_t ti, int32_t tk) {
+    // The lattice rows b (k) and columns a (i) of tile (ti, tk) in a layer's range.
+    const auto tile_range = [&](const LayerRange& r, int32_t ti, int32_t tk) {
       return std::array<int, 4>{
-          std::max(0, k0 - tk * kTile3), std::min(kTile3 - 1, k1 - tk * kTile3),
-          std::max(0, i0 - ti * kTile3), std::min(kTile3 - 1, i1 - ti * kTile3)};
+          std::max(0, r.k0 - tk * kTile3), std::min(kTile3 - 1, r.k1 - tk * kTile3),
+          std::max(0, r.i0 - ti * kTile3), std::min(kTile3 - 1, r.i1 - ti * kTile3)};
     };
     thread_local std::vector<Point> layers;
     thread_local std::vector<BiomeTileKey> keys;
+    thread_local std::vector<LayerRange> ranges;
     for (int32_t jb = j0; jb <= j1; jb += layers_per_batch) {
       const int32_t je = std::min(j1, jb + layers_per_batch - 1);
       layers.resize(static_cast<size_t>(je - jb + 1) * width * depth);
       keys.clear();
+      ranges.clear();
       for (int32_t j = jb; j <= je; ++j) {
-        for (int32_t tk = tk0; tk <= tk1; ++tk) {
-          for (int32_t ti = ti0; ti <= ti1; ++ti) keys.push_back({cache_uid_, ti, j, 2 * tk + 1});
+        const LayerRange& r = ranges.emplace_back(layer_range(j));
+        if (r.i0 > r.i1 || r.k0 > r.k1) continue;
+        for (int32_t tk = static_cast<int32_t>(FloorDiv(r.k0, kTile3));
+             tk <= static_cast<int32_t>(FloorDiv(r.k1, kTile3)); ++tk) {
+          for (int32_t ti = static_cast<int32_t>(FloorDiv(r.i0, kTile3));
+               ti <= static_cast<int32_t>(FloorDiv(r.i1, kTile3)); ++ti) {
+            keys.push_back({cache_uid_, ti, j, 2 * tk + 1});
+          }
         }
       }
       constexpr int kPoints = kTile3 * kTile3 * 2;
@@ -277,7 +306,9 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
         const std::span<const BiomeTileKey> batch(keys.data() + first,
                                                   std::min(kBatch, keys.size() - first));
         cache->Prefetch(batch, [&](size_t k, const BiomeTile* tile) {
-          const auto [b0, b1, a0, a1] = tile_range(batch[k].tile_i, (batch[k].tile_k - 1) / 2);
+          const auto [b0, b1, a0, a1] =
+              tile_range(ranges[static_cast<size_t>(batch[k].tile_j - jb)], batch[k].tile_i,
+                         (batch[k].tile_k - 1) / 2);
           for (int b = b0; b <= b1; ++b) {
             const int v0 = (b * kTile3 + a0) * 2, v1 = (b * kTile3 + a1) * 2 + 1;
             for (int d = 2 * v0; d <= 2 * v1 + 1; d += 8) __builtin_prefetch(&tile->xz[d]);
@@ -293,7 +324,8 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
           cache->Visit(
               key, [&](BiomeTile& tile) { FillTile(ti, j, tk, &tile); },
               [&](const BiomeTile& tile) {
-                const auto [b0, b1, a0, a1] = tile_range(ti, tk);
+                const auto [b0, b1, a0, a1] =
+                    tile_range(ranges[static_cast<size_t>(j - jb)], ti, tk);
                 for (int b = b0; b <= b1; ++b) {
                   const size_t k = static_cast<size_t>(tk * kTile3 + b - k0);
                   for (int a = a0; a <= a1; ++a) {
@@ -311,9 +343,13 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
       }
       for (int32_t j = jb; j <= je; ++j) {
         const Point* layer = layers.data() + static_cast<size_t>(j - jb) * width * depth;
+        const LayerRange& r = ranges[static_cast<size_t>(j - jb)];
         for (size_t k = 0; k < depth; ++k) {
           out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
-          for (size_t t = 0; t < width; ++t) {
+          const int32_t row = k0 + static_cast<int32_t>(k);
+          if (row < r.k0 || row > r.k1) continue;
+          for (size_t t = static_cast<size_t>(r.i0 - i0) * 2;
+               t < static_cast<size_t>(r.i1 - i0 + 1) * 2; ++t) {
             const Point& p = layer[k * width + t];
             const double ys = p.y * s;
             if (reaches(p.x, ys, p.z)) out->samples.push_back({p.x, ys, p.z, p.biome});

@@ -113,8 +113,12 @@ class ScatteredVolumeBlender {
     int32_t j0 = 0, k0 = 0, rows_j = 0, rows_k = 0;
     std::vector<uint32_t> row_start;  // rows_j * rows_k + 1 entries.
   };
-  // The lattice rows (i, j or k, y in kernel space) whose points may reach [lo, hi] on one axis.
-  std::pair<int32_t, int32_t> RowRange(double lo, double hi) const;
+  // The lattice rows (i, j or k, y in kernel space) whose points may reach [lo, hi] on one axis:
+  // within `radius` (kernel space) of it; the blend radius unless a nearer bound is known.
+  std::pair<int32_t, int32_t> RowRange(double lo, double hi) const {
+    return RowRange(lo, hi, radius_);
+  }
+  std::pair<int32_t, int32_t> RowRange(double lo, double hi, double radius) const;
   void GatherInto(const VolumeBox& box, BiomeSampleCache* cache, Gather* out) const;
   // The biome of each gathered sample (the map's, or over a surface the cave biome or
   // surface_marker()), from its position in blocks.

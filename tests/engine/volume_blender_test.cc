@@ -125,38 +125,60 @@ TEST(VolumeBlenderTest, TheLatticeIsBodyCentredCubicAndEveryPointMovesByTheJitte
   EXPECT_GT(largest, 0.5 * 8.0);
 }
 
+// Uncached and through a cache (cold, then warm), for a block, points (the reach a ball, whose top
+// and bottom layers the cached gather narrows) and thin boxes at many heights.
 TEST(VolumeBlenderTest, GatherHoldsExactlyThePointsThatReachTheBoxInCanonicalOrder) {
   const LayeredSource source;
   const ScatteredVolumeBlender blender(11, Params(), source);
+  const ScatteredVolumeBlender cached_blender(11, Params(), source, nullptr, {}, /*cache_uid=*/7);
   const JitteredBccLattice& lattice = blender.lattice();
-  const VolumeBox box = {-20, 5, 40, -5, 20, 47};
-  std::vector<VolumeSample> got;
-  blender.GatherSamples(box, &got);
-  std::vector<VolumeSample> expected;
-  for (int32_t j = -20; j <= 20; ++j) {
-    for (int32_t k = -10; k <= 20; ++k) {
-      for (int32_t i = -20; i <= 10; ++i) {
-        for (int32_t c = 0; c < 2; ++c) {
-          double x, y, z;
-          lattice.Position({i, j, k, c}, &x, &y, &z);
-          const double ys = y * lattice.y_scale();
-          const double dx = std::max({0.0, box.min_x - x, x - box.max_x});
-          const double dy = std::max(
-              {0.0, box.min_y * lattice.y_scale() - ys, ys - box.max_y * lattice.y_scale()});
-          const double dz = std::max({0.0, box.min_z - z, z - box.max_z});
-          if (dx * dx + dy * dy + dz * dz < 24.0 * 24.0) {
-            expected.push_back({x, ys, z, static_cast<uint16_t>(source.BiomeIndexAt(x, y, z))});
+  const double s = lattice.y_scale();
+  std::vector<VolumeBox> boxes = {{-20, 5, 40, -5, 20, 47}, {0, 0, 0, 0, 0, 0}};
+  for (uint64_t n = 0; n < 24; ++n) {
+    const double x = static_cast<double>(testing::TestCoordinate(n, 1, -2000, 2000)) * 0.37;
+    const double y = static_cast<double>(testing::TestCoordinate(n, 2, -400, 400)) * 0.13;
+    const double z = static_cast<double>(testing::TestCoordinate(n, 3, -2000, 2000)) * 0.41;
+    const double wide = static_cast<double>(n % 3) * 7.0, tall = static_cast<double>(n % 4);
+    boxes.push_back({x, y, z, x + wide, y + tall, z + (n % 2 == 0 ? 0.0 : 16.0)});
+  }
+  BiomeSampleCache cache(64 << 20);
+  for (const VolumeBox& box : boxes) {
+    SCOPED_TRACE(::testing::Message()
+                 << "box " << box.min_x << " " << box.min_y << " " << box.min_z << " .. "
+                 << box.max_x << " " << box.max_y << " " << box.max_z);
+    std::vector<VolumeSample> expected;
+    const auto lo = [](double v) { return static_cast<int32_t>(std::floor(v / 8.0)) - 5; };
+    const auto hi = [](double v) { return static_cast<int32_t>(std::ceil(v / 8.0)) + 5; };
+    for (int32_t j = lo(box.min_y * s); j <= hi(box.max_y * s); ++j) {
+      for (int32_t k = lo(box.min_z); k <= hi(box.max_z); ++k) {
+        for (int32_t i = lo(box.min_x); i <= hi(box.max_x); ++i) {
+          for (int32_t c = 0; c < 2; ++c) {
+            double x, y, z;
+            lattice.Position({i, j, k, c}, &x, &y, &z);
+            const double ys = y * s;
+            const double dx = std::max({0.0, box.min_x - x, x - box.max_x});
+            const double dy = std::max({0.0, box.min_y * s - ys, ys - box.max_y * s});
+            const double dz = std::max({0.0, box.min_z - z, z - box.max_z});
+            if (dx * dx + dy * dy + dz * dz < 24.0 * 24.0) {
+              expected.push_back({x, ys, z, static_cast<uint16_t>(source.BiomeIndexAt(x, y, z))});
+            }
           }
         }
       }
     }
-  }
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t n = 0; n < got.size(); ++n) {
-    EXPECT_EQ(got[n].x, expected[n].x);
-    EXPECT_EQ(got[n].y, expected[n].y);
-    EXPECT_EQ(got[n].z, expected[n].z);
-    EXPECT_EQ(got[n].biome, expected[n].biome);
+    std::vector<VolumeSample> plain, cold, warm;
+    blender.GatherSamples(box, &plain);
+    cached_blender.GatherSamples(box, &cold, &cache);
+    cached_blender.GatherSamples(box, &warm, &cache);
+    for (const std::vector<VolumeSample>* got : {&plain, &cold, &warm}) {
+      ASSERT_EQ(got->size(), expected.size());
+      for (size_t n = 0; n < got->size(); ++n) {
+        EXPECT_EQ((*got)[n].x, expected[n].x);
+        EXPECT_EQ((*got)[n].y, expected[n].y);
+        EXPECT_EQ((*got)[n].z, expected[n].z);
+        EXPECT_EQ((*got)[n].biome, expected[n].biome);
+      }
+    }
   }
 }
 
