@@ -220,7 +220,8 @@ double LargestSlopeJump(const World& world, const std::vector<std::array<double,
       std::map<int, double> biomes = line[k];
       biomes.insert(line[k - 1].begin(), line[k - 1].end());
       biomes.insert(line[k + 1].begin(), line[k + 1].end());
-      for (const auto& [biome, unused] : biomes) {
+      for (const auto& entry : biomes) {
+        const int biome = entry.first;  // Not a structured binding: clang 14 cannot capture one.
         const auto at = [&](size_t n) {
           auto it = line[n].find(biome);
           return it == line[n].end() ? 0.0 : it->second;

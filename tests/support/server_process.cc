@@ -126,7 +126,9 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   std::string start_line;
   {
     absl::MutexLock lock(&server->mu_);
-    auto started_or_closed = [s = server.get()]() ABSL_SHARED_LOCKS_REQUIRED(s->mu_) {
+    // A plain capture: clang's lock annotation cannot name an init-capture.
+    ServerProcess* const s = server.get();
+    auto started_or_closed = [s]() ABSL_SHARED_LOCKS_REQUIRED(s->mu_) {
       return s->saw_start_line_ || s->output_closed_;
     };
     server->mu_.AwaitWithTimeout(absl::Condition(&started_or_closed), timeout);
