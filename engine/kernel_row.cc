@@ -363,59 +363,41 @@ __attribute__((target("avx2"))) void VolumeAvx2(const VolumeKernelBlock& b) {
 #endif
 void VolumeBaseline(const VolumeKernelBlock& b) { VolumeBody<PortableMax, Double2>(b); }
 
-const VolumeKernelVariant* VolumeVariants() {
-  static const VolumeKernelVariant variants[] = {
-#if WORLDGEN_SIMD_DISPATCH
-    {"avx512", __builtin_cpu_supports("avx512f") != 0, &VolumeAvx512},
-    {"avx2", __builtin_cpu_supports("avx2") != 0, &VolumeAvx2},
-#endif
-    {"baseline", true, &VolumeBaseline},
-  };
-  return variants;
-}
-
-const KernelVariant* Variants() {
-  static const KernelVariant variants[] = {
+const simd::Dispatcher<void(const KernelBlock&)>& Kernels() {
+  static const simd::Dispatcher<void(const KernelBlock&)> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
     {"avx512", __builtin_cpu_supports("avx512f") != 0, &KernelAvx512},
-    {"avx2", __builtin_cpu_supports("avx2") != 0, &KernelAvx2},
+        {"avx2", __builtin_cpu_supports("avx2") != 0, &KernelAvx2},
 #endif
-    {"baseline", true, &KernelBaseline},
-  };
-  return variants;
+        {"baseline", true, &KernelBaseline},
+  });
+  return dispatcher;
 }
 
-using simd::kVariantCount;
-
-const KernelVariant& Dispatched() {
-  static const KernelVariant& chosen =
-      simd::FirstSupported(std::span<const KernelVariant>(Variants(), kVariantCount));
-  return chosen;
+const simd::Dispatcher<void(const VolumeKernelBlock&)>& VolumeKernels() {
+  static const simd::Dispatcher<void(const VolumeKernelBlock&)> dispatcher({
+#if WORLDGEN_SIMD_DISPATCH
+    {"avx512", __builtin_cpu_supports("avx512f") != 0, &VolumeAvx512},
+        {"avx2", __builtin_cpu_supports("avx2") != 0, &VolumeAvx2},
+#endif
+        {"baseline", true, &VolumeBaseline},
+  });
+  return dispatcher;
 }
 
 }  // namespace
 
-void KernelBlockWeights(const KernelBlock& block) { Dispatched().run(block); }
+void KernelBlockWeights(const KernelBlock& block) { Kernels().chosen().run(block); }
 
-std::span<const KernelVariant> KernelVariants() { return {Variants(), kVariantCount}; }
+std::span<const KernelVariant> KernelVariants() { return Kernels().variants(); }
 
-absl::string_view DispatchedKernelVariant() { return Dispatched().name; }
+absl::string_view DispatchedKernelVariant() { return Kernels().chosen().name; }
 
-namespace {
-const VolumeKernelVariant& DispatchedVolume() {
-  static const VolumeKernelVariant& chosen = simd::FirstSupported(
-      std::span<const VolumeKernelVariant>(VolumeVariants(), simd::kVariantCount));
-  return chosen;
-}
-}  // namespace
+void VolumeKernelSums(const VolumeKernelBlock& block) { VolumeKernels().chosen().run(block); }
 
-void VolumeKernelSums(const VolumeKernelBlock& block) { DispatchedVolume().run(block); }
+std::span<const VolumeKernelVariant> VolumeKernelVariants() { return VolumeKernels().variants(); }
 
-std::span<const VolumeKernelVariant> VolumeKernelVariants() {
-  return {VolumeVariants(), simd::kVariantCount};
-}
-
-absl::string_view DispatchedVolumeKernelVariant() { return DispatchedVolume().name; }
+absl::string_view DispatchedVolumeKernelVariant() { return VolumeKernels().chosen().name; }
 
 void VolumeKernelSumsScalar(const VolumeKernelBlock& b) {
   const double radius_sq = b.radius * b.radius;

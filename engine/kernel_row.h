@@ -19,6 +19,7 @@
 #include <span>
 
 #include "absl/strings/string_view.h"
+#include "engine/simd.h"
 
 namespace worldgen {
 
@@ -129,22 +130,14 @@ void VolumeKernelSums(const VolumeKernelBlock& block);
 // The scalar reference: every sample at every cell.
 void VolumeKernelSumsScalar(const VolumeKernelBlock& block);
 
-// A compiled variant of KernelBlockWeights, for tests and benchmarks.
-struct KernelVariant {
-  absl::string_view name;  // "avx512", "avx2" or "baseline".
-  bool supported;          // Whether this CPU (and this build) can run it.
-  void (*run)(const KernelBlock& block);
-};
+// The compiled variants of KernelBlockWeights, best first, for tests and benchmarks.
+using KernelVariant = simd::Variant<void(const KernelBlock& block)>;
 std::span<const KernelVariant> KernelVariants();
 // The variant KernelBlockWeights runs.
 absl::string_view DispatchedKernelVariant();
 
-// A compiled variant of VolumeKernelSums (the same names and support as KernelVariants).
-struct VolumeKernelVariant {
-  absl::string_view name;
-  bool supported;
-  void (*run)(const VolumeKernelBlock& block);
-};
+// The compiled variants of VolumeKernelSums (the same names and support as KernelVariants).
+using VolumeKernelVariant = simd::Variant<void(const VolumeKernelBlock& block)>;
 std::span<const VolumeKernelVariant> VolumeKernelVariants();
 absl::string_view DispatchedVolumeKernelVariant();
 

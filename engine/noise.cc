@@ -881,26 +881,18 @@ void MultiBatchBaseline(const uint64_t* seeds, size_t seed_count, const double* 
                              gain);
 }
 
-const NoiseBatchVariant* Variants() {
-  static const NoiseBatchVariant variants[] = {
+const simd::Dispatcher<NoiseBatchFn>& NoiseBatches() {
+  static const simd::Dispatcher<NoiseBatchFn> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
     {"avx512",
      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512vl"),
      &MultiBatchAvx512},
-    {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
+        {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
 #endif
-    {"baseline", true, &MultiBatchBaseline},
-  };
-  return variants;
-}
-
-using simd::kVariantCount;
-
-const NoiseBatchVariant& Dispatched() {
-  static const NoiseBatchVariant& chosen =
-      simd::FirstSupported(std::span<const NoiseBatchVariant>(Variants(), kVariantCount));
-  return chosen;
+        {"baseline", true, &MultiBatchBaseline},
+  });
+  return dispatcher;
 }
 
 }  // namespace
@@ -908,17 +900,18 @@ const NoiseBatchVariant& Dispatched() {
 void FractalNoise2DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
                               const double* zs, size_t n, double frequency, int octaves,
                               double* out, double lacunarity, double gain) {
-  Dispatched().run(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+  NoiseBatches().chosen().run(seeds, seed_count, xs, zs, n, frequency, octaves, out, lacunarity,
+                              gain);
 }
 
 void FractalNoise2DBatch(uint64_t seed, const double* xs, const double* zs, size_t n,
                          double frequency, int octaves, double* out, double lacunarity,
                          double gain) {
-  Dispatched().run(&seed, 1, xs, zs, n, frequency, octaves, out, lacunarity, gain);
+  NoiseBatches().chosen().run(&seed, 1, xs, zs, n, frequency, octaves, out, lacunarity, gain);
 }
 
-std::span<const NoiseBatchVariant> NoiseBatchVariants() { return {Variants(), kVariantCount}; }
+std::span<const NoiseBatchVariant> NoiseBatchVariants() { return NoiseBatches().variants(); }
 
-const char* DispatchedNoiseBatchVariant() { return Dispatched().name; }
+const char* DispatchedNoiseBatchVariant() { return NoiseBatches().chosen().name; }
 
 }  // namespace worldgen

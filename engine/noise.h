@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <span>
 
+#include "engine/simd.h"
+
 namespace worldgen {
 
 // Simplex noise on a skewed triangular grid with 24 hashed gradient directions.
@@ -67,12 +69,10 @@ void FractalNoise2DMultiBatch(const uint64_t* seeds, size_t seed_count, const do
 
 // The compiled variants of FractalNoise2DMultiBatch, best first; the dispatcher runs the first one
 // the CPU supports. Exposed so tests check every variant the machine can run.
-struct NoiseBatchVariant {
-  const char* name;
-  bool supported;
-  void (*run)(const uint64_t* seeds, size_t seed_count, const double* xs, const double* zs,
-              size_t n, double frequency, int octaves, double* out, double lacunarity, double gain);
-};
+using NoiseBatchFn = void(const uint64_t* seeds, size_t seed_count, const double* xs,
+                          const double* zs, size_t n, double frequency, int octaves, double* out,
+                          double lacunarity, double gain);
+using NoiseBatchVariant = simd::Variant<NoiseBatchFn>;
 std::span<const NoiseBatchVariant> NoiseBatchVariants();
 const char* DispatchedNoiseBatchVariant();
 

@@ -11,9 +11,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace worldgen::simd {
 
@@ -69,16 +71,13 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 #define WORLDGEN_SIMD_DISPATCH 0
 #else
 #define WORLDGEN_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
-// Code that picks per-target variants itself (kernel_row.cc) compiles them only when this is 1; the
-// same sanitized-build rule applies, so TSan builds run the baseline.
+// Code that picks per-target variants itself (a simd::Dispatcher: the kernels, the noise) compiles
+// them only when this is 1; the same sanitized-build rule applies, so TSan builds run the
+// baseline.
 #define WORLDGEN_SIMD_DISPATCH 1
 #endif
 
 namespace worldgen::simd {
-
-// How many variants code that picks its own compiles (avx512, avx2, baseline; or the baseline
-// only).
-inline constexpr size_t kVariantCount = WORLDGEN_SIMD_DISPATCH ? 3 : 1;
 
 // The environment variable that forces a variant ("avx512", "avx2" or "baseline") on every
 // dispatcher that has it, for benchmarks and tests of each variant on one machine, and for an
@@ -107,6 +106,31 @@ const Variant& FirstSupported(std::span<const Variant> variants) {
   }
   return variants.back();
 }
+
+// A compiled variant of a function of type Fn, for its dispatcher, tests and benchmarks.
+template <typename Fn>
+struct Variant {
+  const char* name;  // "avx512", "avx2" or "baseline".
+  bool supported;    // Whether this CPU (and this build) can run it.
+  Fn* run;
+};
+
+// One function's variants, best first with the always-supported baseline last (the baseline
+// alone without WORLDGEN_SIMD_DISPATCH), and the one its calls run, chosen by FirstSupported at
+// construction. Each dispatcher keeps one in a function-local static, so the CPU (and the
+// environment) is asked once, at its first call.
+template <typename Fn>
+class Dispatcher {
+ public:
+  explicit Dispatcher(std::initializer_list<Variant<Fn>> variants)
+      : variants_(variants), chosen_(&FirstSupported(std::span<const Variant<Fn>>(variants_))) {}
+  std::span<const Variant<Fn>> variants() const { return variants_; }
+  const Variant<Fn>& chosen() const { return *chosen_; }
+
+ private:
+  std::vector<Variant<Fn>> variants_;
+  const Variant<Fn>* chosen_;
+};
 
 // Why a forced variant would not run on this CPU and build: names not among `variants`, or one
 // this CPU cannot run; empty when it would (or nothing is forced).

@@ -136,7 +136,7 @@ TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
   // The baseline variant always runs; report what else this machine checked.
   std::printf("kernel variants checked:");
   for (const KernelVariant& v : KernelVariants())
-    std::printf(" %s%s", v.name.data(), v.supported ? "" : "(unsupported)");
+    std::printf(" %s%s", v.name, v.supported ? "" : "(unsupported)");
   std::printf("; dispatched: %s\n", DispatchedKernelVariant().data());
 }
 
@@ -277,7 +277,7 @@ TEST(VolumeKernelTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
   EXPECT_GE(variants_run, 1);
   std::printf("volume kernel variants checked:");
   for (const VolumeKernelVariant& v : VolumeKernelVariants())
-    std::printf(" %s%s", v.name.data(), v.supported ? "" : "(unsupported)");
+    std::printf(" %s%s", v.name, v.supported ? "" : "(unsupported)");
   std::printf("; dispatched: %s\n", DispatchedVolumeKernelVariant().data());
 }
 
