@@ -51,6 +51,12 @@ struct BiomeTileKey {
   // 2 * tile_k + 1 here, odd and so never 0: no 3D key equals a 2D one.
   int32_t tile_k = 0;
   bool operator==(const BiomeTileKey&) const = default;
+
+  // A 3D tile's key and its tile_k back: the one home of that encoding.
+  static BiomeTileKey Volume(uint64_t world_uid, int32_t ti, int32_t j, int32_t tk) {
+    return {world_uid, ti, j, 2 * tk + 1};
+  }
+  int32_t volume_tile_k() const { return (tile_k - 1) / 2; }
 };
 
 class BiomeSampleCache {

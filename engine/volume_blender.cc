@@ -297,7 +297,7 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
              tk <= static_cast<int32_t>(FloorDiv(r.k1, kTile3)); ++tk) {
           for (int32_t ti = static_cast<int32_t>(FloorDiv(r.i0, kTile3));
                ti <= static_cast<int32_t>(FloorDiv(r.i1, kTile3)); ++ti) {
-            keys.push_back({cache_uid_, ti, j, 2 * tk + 1});
+            keys.push_back(BiomeTileKey::Volume(cache_uid_, ti, j, tk));
           }
         }
       }
@@ -308,7 +308,7 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
         cache->Prefetch(batch, [&](size_t k, const BiomeTile* tile) {
           const auto [b0, b1, a0, a1] =
               tile_range(ranges[static_cast<size_t>(batch[k].tile_j - jb)], batch[k].tile_i,
-                         (batch[k].tile_k - 1) / 2);
+                         batch[k].volume_tile_k());
           for (int b = b0; b <= b1; ++b) {
             const int v0 = (b * kTile3 + a0) * 2, v1 = (b * kTile3 + a1) * 2 + 1;
             for (int d = 2 * v0; d <= 2 * v1 + 1; d += 8) __builtin_prefetch(&tile->xz[d]);
@@ -319,7 +319,7 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
           }
         });
         for (const BiomeTileKey& key : batch) {
-          const int32_t ti = key.tile_i, j = key.tile_j, tk = (key.tile_k - 1) / 2;
+          const int32_t ti = key.tile_i, j = key.tile_j, tk = key.volume_tile_k();
           Point* layer = layers.data() + static_cast<size_t>(j - jb) * width * depth;
           cache->Visit(
               key, [&](BiomeTile& tile) { FillTile(ti, j, tk, &tile); },
