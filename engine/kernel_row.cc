@@ -364,24 +364,30 @@ __attribute__((target("avx2"))) void VolumeAvx2(const VolumeKernelBlock& b) {
 void VolumeBaseline(const VolumeKernelBlock& b) { VolumeBody<PortableMax, Double2>(b); }
 
 const simd::Dispatcher<void(const KernelBlock&)>& Kernels() {
+  // A braced list around #if, which clang-format cannot indent.
+  // clang-format off
   static const simd::Dispatcher<void(const KernelBlock&)> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
-    {"avx512", __builtin_cpu_supports("avx512f") != 0, &KernelAvx512},
-        {"avx2", __builtin_cpu_supports("avx2") != 0, &KernelAvx2},
+      {"avx512", __builtin_cpu_supports("avx512f") != 0, &KernelAvx512},
+      {"avx2", __builtin_cpu_supports("avx2") != 0, &KernelAvx2},
 #endif
-        {"baseline", true, &KernelBaseline},
+      {"baseline", true, &KernelBaseline},
   });
+  // clang-format on
   return dispatcher;
 }
 
 const simd::Dispatcher<void(const VolumeKernelBlock&)>& VolumeKernels() {
+  // A braced list around #if, which clang-format cannot indent.
+  // clang-format off
   static const simd::Dispatcher<void(const VolumeKernelBlock&)> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
-    {"avx512", __builtin_cpu_supports("avx512f") != 0, &VolumeAvx512},
-        {"avx2", __builtin_cpu_supports("avx2") != 0, &VolumeAvx2},
+      {"avx512", __builtin_cpu_supports("avx512f") != 0, &VolumeAvx512},
+      {"avx2", __builtin_cpu_supports("avx2") != 0, &VolumeAvx2},
 #endif
-        {"baseline", true, &VolumeBaseline},
+      {"baseline", true, &VolumeBaseline},
   });
+  // clang-format on
   return dispatcher;
 }
 

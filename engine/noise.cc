@@ -882,16 +882,19 @@ void MultiBatchBaseline(const uint64_t* seeds, size_t seed_count, const double* 
 }
 
 const simd::Dispatcher<NoiseBatchFn>& NoiseBatches() {
+  // A braced list around #if, which clang-format cannot indent.
+  // clang-format off
   static const simd::Dispatcher<NoiseBatchFn> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
-    {"avx512",
-     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl"),
-     &MultiBatchAvx512},
-        {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
+      {"avx512",
+       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl"),
+       &MultiBatchAvx512},
+      {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
 #endif
-        {"baseline", true, &MultiBatchBaseline},
+      {"baseline", true, &MultiBatchBaseline},
   });
+  // clang-format on
   return dispatcher;
 }
 
