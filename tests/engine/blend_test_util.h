@@ -81,6 +81,13 @@ class Fnv1a {
       h_ *= 0x100000001b3ULL;
     }
   }
+  // Each layer's biome id, then its weights' bits.
+  void Add(const std::vector<BiomeLayer>& layers) {
+    for (const BiomeLayer& layer : layers) {
+      Add(layer.biome_id);
+      for (float w : layer.weights) Add(FloatBits(w));
+    }
+  }
   uint64_t value() const { return h_; }
 
  private:
@@ -93,10 +100,7 @@ inline uint64_t HashChunk(const ChunkBlend& chunk, uint64_t h = 0xcbf29ce4842223
   fnv.Add(static_cast<uint64_t>(chunk.chunk_x));
   fnv.Add(static_cast<uint64_t>(chunk.chunk_z));
   fnv.Add(static_cast<uint64_t>(chunk.single_biome));
-  for (const BiomeLayer& layer : chunk.layers) {
-    fnv.Add(layer.biome_id);
-    for (float w : layer.weights) fnv.Add(FloatBits(w));
-  }
+  fnv.Add(chunk.layers);
   for (float v : chunk.heights) fnv.Add(FloatBits(v));
   for (uint32_t v : chunk.dominant_biome) fnv.Add(v);
   return fnv.value();
@@ -111,10 +115,7 @@ inline uint64_t HashVolume(const VolumeBlend& volume, uint64_t h = 0xcbf29ce4842
   for (const SectionBlend& section : volume.sections) {
     fnv.Add(static_cast<uint64_t>(section.min_y));
     fnv.Add(section.single_biome);
-    for (const BiomeLayer& layer : section.layers) {
-      fnv.Add(layer.biome_id);
-      for (float w : layer.weights) fnv.Add(FloatBits(w));
-    }
+    fnv.Add(section.layers);
     for (uint32_t id : section.dominant_biome) fnv.Add(id);
     for (uint32_t id : section.source_biome) fnv.Add(id);
   }
