@@ -53,17 +53,8 @@ template <typename V>
 inline constexpr size_t kLanes = sizeof(V) / sizeof(double);
 static_assert(kKernelLanes % kLanes<Double8> == 0 && kKernelLanes % kLanes<Double2> == 0);
 
-template <typename V>
-WORLDGEN_KERNEL_INLINE V Load(const double* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename V>
-WORLDGEN_KERNEL_INLINE void Store(double* p, V v) {
-  std::memcpy(p, &v, sizeof v);
-}
+using simd::Load;
+using simd::Store;
 
 // Most rows SlotSums takes at a time.
 constexpr size_t kMaxRows = 8;

@@ -261,15 +261,10 @@ constexpr uint64_t kPatchMaxCellOffset = kPatchSide - 2;
 constexpr int kPatchRetryVectors = 7;
 constexpr int kPatchMinUses = 4;
 
-// L lanes of doubles and 64-bit integers (GCC vector extensions, like engine/simd.h's fixed-width
-// types): one AVX-512 register at 8 lanes, one AVX2 register at 4. Comparisons of D give I masks
-// (-1 true, 0 false); U is for integer arithmetic that must wrap.
-template <int L>
-struct Lanes {
-  typedef double D __attribute__((vector_size(8 * L), aligned(8)));
-  typedef int64_t I __attribute__((vector_size(8 * L), aligned(8)));
-  typedef uint64_t U __attribute__((vector_size(8 * L), aligned(8)));
-};
+using simd::Lanes;
+using simd::Load;
+using simd::Splat;
+using simd::Store;
 
 // The instruction sets the batch is compiled for. kAvx512 uses 8 lanes and a few AVX-512
 // instructions the vector extensions do not express (floor, double-to-integer, mask tests); the
@@ -278,25 +273,6 @@ enum class Isa { kBaseline, kAvx2, kAvx512 };
 
 template <Isa kIsa>
 inline constexpr int kLanesOf = kIsa == Isa::kAvx512 ? 8 : 4;
-
-template <typename V, typename T>
-WORLDGEN_NOISE_INLINE V Splat(T value) {
-  V v;
-  for (size_t l = 0; l < sizeof(V) / sizeof(T); ++l) v[l] = value;
-  return v;
-}
-
-template <typename V, typename T>
-WORLDGEN_NOISE_INLINE V Load(const T* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <typename V, typename T>
-WORLDGEN_NOISE_INLINE void Store(T* p, V v) {
-  std::memcpy(p, &v, sizeof v);
-}
 
 // v with lane l moved to lane l ^ kHalf: one step of a reduction over the lanes.
 template <int kHalf, typename V>

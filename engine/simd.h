@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -29,6 +30,36 @@ typedef uint64_t Uint64x4 __attribute__((vector_size(32), aligned(8)));
 typedef double Double8 __attribute__((vector_size(64), aligned(8)));
 typedef float Float8 __attribute__((vector_size(32), aligned(4)));
 typedef int32_t Int32x8 __attribute__((vector_size(32), aligned(4)));
+
+// L lanes of doubles and of 64-bit integers: one AVX-512 register at 8 lanes, one AVX2 register
+// at 4 (GCC splits wider vectors over narrower registers). Comparisons of D give I masks (-1 true,
+// 0 false); U is for integer arithmetic that must wrap.
+template <int L>
+struct Lanes {
+  typedef double D __attribute__((vector_size(8 * L), aligned(8)));
+  typedef int64_t I __attribute__((vector_size(8 * L), aligned(8)));
+  typedef uint64_t U __attribute__((vector_size(8 * L), aligned(8)));
+};
+
+// Every lane of a vector V set to `value`, of V's lane type T.
+template <typename V, typename T>
+inline __attribute__((always_inline)) V Splat(T value) {
+  V v;
+  for (size_t l = 0; l < sizeof(V) / sizeof(T); ++l) v[l] = value;
+  return v;
+}
+
+// Unaligned loads and stores of a vector V from and to lanes of type T.
+template <typename V, typename T>
+inline __attribute__((always_inline)) V Load(const T* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename V, typename T>
+inline __attribute__((always_inline)) void Store(T* p, V v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
 // Lane permutes: Shuffle(a, index)[l] = a[index[l] mod N]; Shuffle(a, b, index)[l] = lane
 // index[l] mod 2N of a's lanes followed by b's. GCC's __builtin_shuffle; clang (the fuzzing build)
