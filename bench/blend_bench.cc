@@ -16,6 +16,9 @@
 //   BM_PointWithHeights/coastal      one point query with its height, cached samples
 //   BM_SourceTile/source             the biome source over one cache tile (16x16 lattice points of
 //                                    interval 8), batched: items_per_second = lattice samples/s
+//   BM_LatticeRow/row                jittered lattice positions of one cache tile's 16 rows of 16
+//                                    vertices: one Position call each (row 0) or one PositionRow
+//                                    per row (row 1): items_per_second = vertices/s
 //   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
 //   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per
 //   block)
@@ -324,6 +327,31 @@ void BM_SourceTile(benchmark::State& state) {
   state.SetLabel(state.range(0) == 0 ? "climate" : "noise_max");
 }
 BENCHMARK(BM_SourceTile)->ArgName("source")->Arg(0)->Arg(1);
+
+void BM_LatticeRow(benchmark::State& state) {
+  const bool row = state.range(0) != 0;
+  const JitteredLattice lattice(5, 8.0, 0.35);
+  constexpr int kSide = 16;  // BiomeTile::kTileSize
+  const auto tiles = SpreadChunks(kSide * 8, 256);
+  double xs[kSide * kSide], zs[kSide * kSide];
+  size_t next = 0;
+  for (auto _ : state) {
+    const auto [ti, tj] = tiles[next++ % tiles.size()];
+    for (int b = 0; b < kSide; ++b) {
+      const auto i = static_cast<int32_t>(ti * kSide), j = static_cast<int32_t>(tj * kSide + b);
+      if (row) {
+        lattice.PositionRow(i, kSide, j, xs + b * kSide, zs + b * kSide);
+      } else {
+        for (int a = 0; a < kSide; ++a)
+          lattice.Position(i + a, j, &xs[b * kSide + a], &zs[b * kSide + a]);
+      }
+    }
+    benchmark::DoNotOptimize(xs);
+    benchmark::DoNotOptimize(zs);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kSide * kSide);
+}
+BENCHMARK(BM_LatticeRow)->ArgName("row")->Arg(0)->Arg(1);
 
 void BM_SourcePoint(benchmark::State& state) {
   const auto world = SourceWorld(state.range(0));

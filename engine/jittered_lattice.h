@@ -11,7 +11,10 @@
 #define WORLDGEN_ENGINE_JITTERED_LATTICE_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
+
+#include "engine/simd.h"
 
 namespace worldgen {
 
@@ -32,12 +35,12 @@ class JitteredLattice {
                   Shape shape = Shape::kTriangular);
 
   Shape shape() const { return shape_; }
-  double interval() const { return interval_; }
-  double jitter() const { return jitter_; }          // In blocks.
-  double row_height() const { return row_height_; }  // Between rows: interval * sqrt(3)/2 or 1.
-  double row_shift() const { return row_shift_; }    // Row j's x offset: row_shift * j intervals.
+  double interval() const { return g_.interval; }
+  double jitter() const { return g_.jitter; }          // In blocks.
+  double row_height() const { return g_.row_height; }  // Between rows: interval * sqrt(3)/2 or 1.
+  double row_shift() const { return g_.row_shift; }    // Row j's x offset: row_shift * j intervals.
   // Largest distance from any point of the plane to its nearest unjittered vertex.
-  double max_vertex_distance() const { return MaxVertexDistance(interval_, shape_); }
+  double max_vertex_distance() const { return MaxVertexDistance(g_.interval, shape_); }
   static double MaxVertexDistance(double interval, Shape shape) {
     return interval / (shape == Shape::kTriangular ? kSqrt3 : kSqrt2);
   }
@@ -45,17 +48,36 @@ class JitteredLattice {
   // The jittered position of vertex (i, j).
   void Position(int32_t i, int32_t j, double* x, double* z) const;
 
+  // Position of the vertices (i_begin + k, j) into x[k], z[k] for k < count, with the same bits,
+  // several vertices per vector instruction (the dispatched variant of PositionRowVariants()).
+  // i_begin + count - 1 must not overflow int32_t.
+  void PositionRow(int32_t i_begin, int32_t count, int32_t j, double* x, double* z) const;
+
+  // What Position reads of the lattice, for the compiled variants of PositionRow.
+  struct Geometry {
+    uint64_t seed_mix;  // Mix64(seed ^ kHashSeedSalt): HashCoords' seed step, done once.
+    double interval;
+    double jitter;      // In blocks.
+    double row_height;  // interval * sqrt(3)/2, or interval (square).
+    double row_shift;   // 0.5 triangular, 0 square.
+  };
+  const Geometry& geometry() const { return g_; }
+  using PositionRowFn = void(const Geometry& g, int32_t i_begin, int32_t count, int32_t j,
+                             double* x, double* z);
+
   // The unjittered vertex nearest to (x, z) (ties broken deterministically).
   LatticeIndex NearestVertex(double x, double z) const;
 
  private:
-  uint64_t seed_mix_;  // Mix64(seed ^ kHashSeedSalt): HashCoords' seed step, done once.
   Shape shape_;
-  double interval_;
-  double jitter_;
-  double row_height_;
-  double row_shift_;  // 0.5 triangular, 0 square
+  Geometry g_;
 };
+
+// The compiled variants of JitteredLattice::PositionRow ("avx512", "avx2", "baseline"; see
+// simd::Dispatcher), and the one it runs.
+using LatticeRowVariant = simd::Variant<JitteredLattice::PositionRowFn>;
+std::span<const LatticeRowVariant> LatticeRowVariants();
+const char* DispatchedLatticeRowVariant();
 
 }  // namespace worldgen
 

@@ -104,12 +104,11 @@ void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* ti
   constexpr int32_t n = BiomeTile::kTileSize;
   double x[BiomeTile::kVertices], z[BiomeTile::kVertices];
   for (int32_t b = 0; b < n; ++b) {
-    for (int32_t a = 0; a < n; ++a) {
-      const int32_t v = b * n + a;
-      lattice_.Position(tile_i * n + a, tile_j * n + b, &x[v], &z[v]);
-      tile->xz[2 * v] = x[v];
-      tile->xz[2 * v + 1] = z[v];
-    }
+    lattice_.PositionRow(tile_i * n, n, tile_j * n + b, x + b * n, z + b * n);
+  }
+  for (int32_t v = 0; v < n * n; ++v) {
+    tile->xz[2 * v] = x[v];
+    tile->xz[2 * v + 1] = z[v];
   }
   source_.BiomeIndices(x, z, n * n, tile->biome);
 }
@@ -160,11 +159,15 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
   if (candidates.size() < total) candidates.resize(total);
   KernelSample* cand = candidates.data();
   if (cache == nullptr) {
-    for (size_t r = 0, k = 0; r < rows; ++r) {
-      for (int64_t i = i_lo[r]; i <= i_hi[r]; ++i, ++k) {
-        lattice_.Position(static_cast<int32_t>(i), j0 + static_cast<int32_t>(r), &cand[k].x,
-                          &cand[k].z);
-      }
+    thread_local std::vector<double> row_x, row_z;
+    for (size_t r = 0; r < rows; ++r) {
+      const int32_t count = static_cast<int32_t>(i_hi[r] - i_lo[r] + 1);
+      if (count <= 0) continue;
+      if (row_x.size() < static_cast<size_t>(count)) row_x.resize(count), row_z.resize(count);
+      lattice_.PositionRow(static_cast<int32_t>(i_lo[r]), count, j0 + static_cast<int32_t>(r),
+                           row_x.data(), row_z.data());
+      KernelSample* dst = cand + row_start[r];
+      for (int32_t a = 0; a < count; ++a) dst[a].x = row_x[a], dst[a].z = row_z[a];
     }
   } else {
     VisitTileRows(

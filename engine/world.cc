@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/hash.h"
+#include "engine/jittered_lattice.h"
 #include "engine/kernel_row.h"
 #include "engine/noise.h"
 #include "engine/simd.h"
@@ -372,13 +373,15 @@ uint32_t World::SourceBiomeAt(double x, double y, double z) const {
 
 std::string SimdVariantsInUse() {
   return absl::StrCat("kernel ", DispatchedKernelVariant(), ", volume ",
-                      DispatchedVolumeKernelVariant(), ", noise ", DispatchedNoiseBatchVariant());
+                      DispatchedVolumeKernelVariant(), ", noise ", DispatchedNoiseBatchVariant(),
+                      ", lattice ", DispatchedLatticeRowVariant());
 }
 
 absl::Status CheckForcedSimdVariant() {
   for (const std::string& error : {simd::ForcedVariantError(KernelVariants()),
                                    simd::ForcedVariantError(VolumeKernelVariants()),
-                                   simd::ForcedVariantError(NoiseBatchVariants())}) {
+                                   simd::ForcedVariantError(NoiseBatchVariants()),
+                                   simd::ForcedVariantError(LatticeRowVariants())}) {
     if (!error.empty()) return absl::InvalidArgumentError(error);
   }
   return absl::OkStatus();
