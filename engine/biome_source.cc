@@ -182,12 +182,7 @@ bool CaveBiomeSource::InSomeBand(double y) const {
                      [y](const Cave& c) { return y >= c.y_min && y < c.y_max; });
 }
 
-int CaveBiomeSource::Pick(int above, double x, double y, double z) const {
-  // Temperature and humidity, bit for bit TemperatureAt and HumidityAt, sharing their simplices.
-  const uint64_t seeds[2] = {temperature_seed_, humidity_seed_};
-  double climate[2];
-  FractalNoise3DMulti(seeds, 2, x, y, z, caves_spec_.frequency, caves_spec_.octaves, climate);
-  const double t = climate[0], h = climate[1];
+int CaveBiomeSource::Pick(int above, double y, double t, double h) const {
   const auto distance = [&](int index) {
     const double dt = t - points_[static_cast<size_t>(index)].first;
     const double dh = h - points_[static_cast<size_t>(index)].second;
@@ -205,16 +200,23 @@ int CaveBiomeSource::Pick(int above, double x, double y, double z) const {
 
 int CaveBiomeSource::BiomeIndexAt(double x, double y, double z) const {
   const int above = surface_.BiomeIndexAt(x, z);
-  return InSomeBand(y) ? Pick(above, x, y, z) : above;
+  if (!InSomeBand(y)) return above;
+  // Temperature and humidity, bit for bit TemperatureAt and HumidityAt, sharing their simplices.
+  const uint64_t seeds[2] = {temperature_seed_, humidity_seed_};
+  double climate[2];
+  FractalNoise3DMulti(seeds, 2, x, y, z, caves_spec_.frequency, caves_spec_.octaves, climate);
+  return Pick(above, y, climate[0], climate[1]);
 }
 
 void CaveBiomeSource::CaveIndicesAt(const double* xs, const double* ys, const double* zs, size_t n,
                                     int* out) const {
   // The points inside some band, whose surface biomes are read in one batch.
-  thread_local std::vector<double> band_x, band_z;
+  // Their climates too, in one batch of the 3D noise (BiomeIndexAt's, bit for bit).
+  thread_local std::vector<double> band_x, band_y, band_z, climate;
   thread_local std::vector<size_t> band_at;
   thread_local std::vector<uint16_t> above;
   band_x.clear();
+  band_y.clear();
   band_z.clear();
   band_at.clear();
   for (size_t k = 0; k < n; ++k) {
@@ -222,14 +224,19 @@ void CaveBiomeSource::CaveIndicesAt(const double* xs, const double* ys, const do
     if (!InSomeBand(ys[k])) continue;
     band_at.push_back(k);
     band_x.push_back(xs[k]);
+    band_y.push_back(ys[k]);
     band_z.push_back(zs[k]);
   }
-  above.resize(band_at.size());
-  surface_.BiomeIndices(band_x.data(), band_z.data(), band_at.size(), above.data());
-  for (size_t t = 0; t < band_at.size(); ++t) {
-    const size_t k = band_at[t];
-    const int best = Pick(above[t], xs[k], ys[k], zs[k]);
-    out[k] = best == above[t] ? -1 : best;  // The 2D map never gives a cave biome.
+  const size_t m = band_at.size();
+  above.resize(m);
+  surface_.BiomeIndices(band_x.data(), band_z.data(), m, above.data());
+  const uint64_t seeds[2] = {temperature_seed_, humidity_seed_};
+  climate.resize(2 * m);
+  FractalNoise3DMultiBatch(seeds, 2, band_x.data(), band_y.data(), band_z.data(), m,
+                           caves_spec_.frequency, caves_spec_.octaves, climate.data());
+  for (size_t t = 0; t < m; ++t) {
+    const int best = Pick(above[t], band_y[t], climate[2 * t], climate[2 * t + 1]);
+    out[band_at[t]] = best == above[t] ? -1 : best;  // The 2D map never gives a cave biome.
   }
 }
 

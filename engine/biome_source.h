@@ -122,8 +122,9 @@ class CaveBiomeSource final : public VolumeSource {
     double y_min, y_max;
   };
   bool InSomeBand(double y) const;
-  // The biome at (x, y, z) inside some band, the surface biome there being `above`.
-  int Pick(int above, double x, double y, double z) const;
+  // The biome at height y inside some band, the surface biome there being `above` and the cave
+  // climate (temperature, humidity) there t, h.
+  int Pick(int above, double y, double t, double h) const;
   const BiomeSource& surface_;
   uint64_t temperature_seed_, humidity_seed_;
   CaveSpec caves_spec_;

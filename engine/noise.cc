@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 
+#include "absl/container/inlined_vector.h"
 #include "engine/hash.h"
 #include "engine/simd.h"
 
@@ -138,25 +139,12 @@ inline Simplex3 Simplex3At(double x, double y, double z) {
                 k = static_cast<int64_t>(fk);
   const double unskew = (fi + fj + fk) * kUnskew3;
   const double x0 = x - (fi - unskew), y0 = y - (fj - unskew), z0 = z - (fk - unskew);
-  // The tetrahedron: corners stepped along the axes in decreasing order of the offsets.
-  int64_t i1, j1, k1, i2, j2, k2;
-  if (x0 >= y0) {
-    if (y0 >= z0) {
-      i1 = 1, j1 = 0, k1 = 0, i2 = 1, j2 = 1, k2 = 0;
-    } else if (x0 >= z0) {
-      i1 = 1, j1 = 0, k1 = 0, i2 = 1, j2 = 0, k2 = 1;
-    } else {
-      i1 = 0, j1 = 0, k1 = 1, i2 = 1, j2 = 0, k2 = 1;
-    }
-  } else {
-    if (y0 < z0) {
-      i1 = 0, j1 = 0, k1 = 1, i2 = 0, j2 = 1, k2 = 1;
-    } else if (x0 < z0) {
-      i1 = 0, j1 = 1, k1 = 0, i2 = 0, j2 = 1, k2 = 1;
-    } else {
-      i1 = 0, j1 = 1, k1 = 0, i2 = 1, j2 = 1, k2 = 0;
-    }
-  }
+  // The tetrahedron: corners stepped along the axes in decreasing order of the offsets, ties
+  // going to x before y before z. Written as comparisons rather than branches: which of the six
+  // tetrahedra a point falls in is a coin toss the branch predictor loses.
+  const bool x_y = x0 >= y0, x_z = x0 >= z0, y_z = y0 >= z0;
+  const int64_t i1 = x_y & x_z, j1 = !x_y & y_z, k1 = !x_z & !y_z;
+  const int64_t i2 = x_y | x_z, j2 = !x_y | y_z, k2 = !x_z | !y_z;
   const auto corner = [&](int c, int64_t di, int64_t dj, int64_t dk, double dx, double dy,
                           double dz) {
     s.ci[c] = i + di, s.cj[c] = j + dj, s.ck[c] = k + dk;
@@ -174,15 +162,22 @@ inline Simplex3 Simplex3At(double x, double y, double z) {
   return s;
 }
 
-// SimplexNoise3D of the seed whose mix is `seed_mix` at the point of `s`.
-inline double Simplex3Value(const Simplex3& s, uint64_t seed_mix) {
+// The index into kGradients3 of corner (i, j, k) under the seed whose mix is `seed_mix`.
+inline int Gradient3Index(uint64_t seed_mix, int64_t i, int64_t j, int64_t k) {
+  return static_cast<int>(HashCoordsFromSeedMix(seed_mix, static_cast<uint64_t>(i),
+                                                static_cast<uint64_t>(j),
+                                                static_cast<uint64_t>(k)) %
+                          12);
+}
+
+// SimplexNoise3D of the seed whose mix is `seed_mix` at the point of `s`; gradient(seed_mix, i, j,
+// k) is Gradient3Index's value, computed or remembered.
+template <typename Gradient>
+inline double Simplex3Value(const Simplex3& s, uint64_t seed_mix, Gradient gradient) {
   const auto corner = [&](int c) {
     const double falloff = s.falloff[c];
     if (falloff <= 0.0) return 0.0;
-    const uint64_t h =
-        HashCoordsFromSeedMix(seed_mix, static_cast<uint64_t>(s.ci[c]),
-                              static_cast<uint64_t>(s.cj[c]), static_cast<uint64_t>(s.ck[c]));
-    const double* g = kGradients3[h % 12];
+    const double* g = kGradients3[gradient(seed_mix, s.ci[c], s.cj[c], s.ck[c])];
     const double f2 = falloff * falloff;
     return f2 * f2 * (g[0] * s.dx[c] + g[1] * s.dy[c] + g[2] * s.dz[c]);
   };
@@ -194,10 +189,31 @@ inline double Simplex3Value(const Simplex3& s, uint64_t seed_mix) {
   return value > 1.0 ? 1.0 : (value < -1.0 ? -1.0 : value);
 }
 
+// Simplex3Value for a fractal sum, without a branch per corner: a corner whose falloff is not
+// positive weighs +0.0 instead of returning +0.0, so its contribution is +0.0 or -0.0 and the value
+// differs from Simplex3Value's at most in the sign of a zero. A fractal sum starts at +0.0 and
+// never becomes -0.0 (adding a zero of either sign to +0.0 gives +0.0), so that sign never reaches
+// it: the fractal is Simplex3Value's bit for bit.
+template <typename Gradient>
+inline double Simplex3FractalTerm(const Simplex3& s, uint64_t seed_mix, Gradient gradient) {
+  const auto corner = [&](int c) {
+    const double falloff = s.falloff[c] > 0.0 ? s.falloff[c] : 0.0;
+    const double* g = kGradients3[gradient(seed_mix, s.ci[c], s.cj[c], s.ck[c])];
+    const double f2 = falloff * falloff;
+    return f2 * f2 * (g[0] * s.dx[c] + g[1] * s.dy[c] + g[2] * s.dz[c]);
+  };
+  double sum = corner(0);
+  sum += corner(1);
+  sum += corner(2);
+  sum += corner(3);
+  const double value = sum * kOutputScale3;
+  return value > 1.0 ? 1.0 : (value < -1.0 ? -1.0 : value);
+}
+
 }  // namespace
 
 double SimplexNoise3D(uint64_t seed, double x, double y, double z) {
-  return Simplex3Value(Simplex3At(x, y, z), Mix64(seed ^ kHashSeedSalt));
+  return Simplex3Value(Simplex3At(x, y, z), Mix64(seed ^ kHashSeedSalt), &Gradient3Index);
 }
 
 double FractalNoise3D(uint64_t seed, double x, double y, double z, double frequency, int octaves,
@@ -207,26 +223,87 @@ double FractalNoise3D(uint64_t seed, double x, double y, double z, double freque
   return out;
 }
 
-void FractalNoise3DMulti(const uint64_t* seeds, size_t seed_count, double x, double y, double z,
-                         double frequency, int octaves, double* out, double lacunarity,
-                         double gain) {
+namespace {
+
+// FractalNoise3DMulti at the points (xs[k], ys[k], zs[k]) into out[k * seed_count + s], with
+// gradient(seed_mix, i, j, k) giving each corner's gradient index.
+template <typename Gradient>
+void FractalNoise3DPoints(const uint64_t* seeds, size_t seed_count, const double* xs,
+                          const double* ys, const double* zs, size_t n, double frequency,
+                          int octaves, double* out, double lacunarity, double gain,
+                          Gradient gradient) {
   constexpr size_t kSeeds = 8;
   for (size_t first = 0; first < seed_count; first += kSeeds) {
     const size_t count = std::min(kSeeds, seed_count - first);
-    double sum[kSeeds] = {};
-    double amplitude = 1.0, amplitude_total = 0.0, f = frequency;
+    // Each seed's octave mixes, the same for every point.
+    absl::InlinedVector<uint64_t, kSeeds * 8> mixes(static_cast<size_t>(octaves) * kSeeds);
     for (int octave = 0; octave < octaves; ++octave) {
-      const Simplex3 simplex = Simplex3At(x * f, y * f, z * f);
       for (size_t s = 0; s < count; ++s) {
         const uint64_t seed = DeriveSeed(seeds[first + s], static_cast<uint64_t>(octave));
-        sum[s] += amplitude * Simplex3Value(simplex, Mix64(seed ^ kHashSeedSalt));
+        mixes[static_cast<size_t>(octave) * kSeeds + s] = Mix64(seed ^ kHashSeedSalt);
       }
-      amplitude_total += amplitude;
-      amplitude *= gain;
-      f *= lacunarity;
     }
-    for (size_t s = 0; s < count; ++s) out[first + s] = sum[s] / amplitude_total;
+    for (size_t k = 0; k < n; ++k) {
+      double sum[kSeeds] = {};
+      double amplitude = 1.0, amplitude_total = 0.0, f = frequency;
+      for (int octave = 0; octave < octaves; ++octave) {
+        const Simplex3 simplex = Simplex3At(xs[k] * f, ys[k] * f, zs[k] * f);
+        for (size_t s = 0; s < count; ++s) {
+          sum[s] +=
+              amplitude * Simplex3FractalTerm(
+                              simplex, mixes[static_cast<size_t>(octave) * kSeeds + s], gradient);
+        }
+        amplitude_total += amplitude;
+        amplitude *= gain;
+        f *= lacunarity;
+      }
+      for (size_t s = 0; s < count; ++s) out[k * seed_count + first + s] = sum[s] / amplitude_total;
+    }
   }
+}
+
+// Gradient indices of recently used corners, direct-mapped on the low bits of the corner and the
+// seed's mix, one table per thread. Points close together (a cache tile's, a chunk gather's) share
+// most corners at cave frequencies, and a corner's hash costs eight 64-bit multiplies.
+class Gradient3Memo {
+ public:
+  int operator()(uint64_t seed_mix, int64_t i, int64_t j, int64_t k) {
+    const uint64_t slot = (static_cast<uint64_t>(i) & 7) | (static_cast<uint64_t>(j) & 7) << 3 |
+                          (static_cast<uint64_t>(k) & 7) << 6 | (seed_mix & 3) << 9;
+    Entry& e = entries_[slot ^ ((seed_mix >> 2) & (kEntries - 1))];
+    if (!e.valid || e.i != i || e.j != j || e.k != k || e.seed_mix != seed_mix) {
+      e = {seed_mix, i, j, k, static_cast<int8_t>(Gradient3Index(seed_mix, i, j, k)), true};
+    }
+    return e.gradient;
+  }
+
+ private:
+  static constexpr size_t kEntries = 2048;
+  struct Entry {
+    uint64_t seed_mix;
+    int64_t i, j, k;
+    int8_t gradient;
+    bool valid;
+  };
+  Entry entries_[kEntries] = {};
+};
+
+}  // namespace
+
+void FractalNoise3DMulti(const uint64_t* seeds, size_t seed_count, double x, double y, double z,
+                         double frequency, int octaves, double* out, double lacunarity,
+                         double gain) {
+  FractalNoise3DPoints(seeds, seed_count, &x, &y, &z, 1, frequency, octaves, out, lacunarity, gain,
+                       &Gradient3Index);
+}
+
+void FractalNoise3DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
+                              const double* ys, const double* zs, size_t n, double frequency,
+                              int octaves, double* out, double lacunarity, double gain) {
+  thread_local Gradient3Memo memo;
+  FractalNoise3DPoints(
+      seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity, gain,
+      [](uint64_t seed_mix, int64_t i, int64_t j, int64_t k) { return memo(seed_mix, i, j, k); });
 }
 
 namespace {

@@ -34,6 +34,14 @@ void FractalNoise3DMulti(const uint64_t* seeds, size_t seed_count, double x, dou
                          double frequency, int octaves, double* out, double lacunarity = 2.0,
                          double gain = 0.5);
 
+// FractalNoise3DMulti at n points: out[k * seed_count + s] = FractalNoise3D(seeds[s], xs[k], ys[k],
+// zs[k], ...) bit for bit. Each corner's gradient is hashed once while it stays in a small
+// per-thread table (points close together share most corners), so a batch of nearby points costs
+// far less than a call per point.
+void FractalNoise3DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
+                              const double* ys, const double* zs, size_t n, double frequency,
+                              int octaves, double* out, double lacunarity = 2.0, double gain = 0.5);
+
 // Fractal Brownian motion: `octaves` layers of SimplexNoise2D, each at `lacunarity` times the
 // frequency and `gain` times the amplitude of the previous one, divided by the sum of the
 // amplitudes so the result stays in [-1, 1]. `frequency` is in cycles per world unit. Requires 1 <=
