@@ -19,6 +19,8 @@
 //   BM_LatticeRow/row                jittered lattice positions of one cache tile's 16 rows of 16
 //                                    vertices: one Position call each (row 0) or one PositionRow
 //                                    per row (row 1): items_per_second = vertices/s
+//   BM_BccRow/row                    the same for the 3D lattice: a 3D cache tile's 8 x 2 rows of 8
+//                                    points (interval 8, vertical interval 4)
 //   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
 //   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per
 //   block)
@@ -37,6 +39,7 @@
 #include "bench/anchor_world.h"
 #include "benchmark/benchmark.h"
 #include "engine/hash.h"
+#include "engine/jittered_bcc_lattice.h"
 #include "engine/jittered_lattice.h"
 #include "engine/noise.h"
 #include "engine/world.h"
@@ -352,6 +355,35 @@ void BM_LatticeRow(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kSide * kSide);
 }
 BENCHMARK(BM_LatticeRow)->ArgName("row")->Arg(0)->Arg(1);
+
+void BM_BccRow(benchmark::State& state) {
+  const bool row = state.range(0) != 0;
+  const JitteredBccLattice lattice(5, 8.0, 4.0, 0.35);
+  constexpr int kSide = 8;  // ScatteredVolumeBlender::kTile3
+  const auto tiles = SpreadChunks(kSide * 8, 256);
+  double xs[kSide], ys[kSide], zs[kSide];
+  size_t next = 0;
+  for (auto _ : state) {
+    const auto [ti, tk] = tiles[next++ % tiles.size()];
+    const auto i = static_cast<int32_t>(ti * kSide);
+    for (int b = 0; b < kSide; ++b) {
+      for (int c = 0; c < 2; ++c) {
+        const auto k = static_cast<int32_t>(tk * kSide + b);
+        if (row) {
+          lattice.PositionRow(i, kSide, 3, k, c, xs, ys, zs);
+        } else {
+          for (int a = 0; a < kSide; ++a)
+            lattice.Position({i + a, 3, k, c}, &xs[a], &ys[a], &zs[a]);
+        }
+        benchmark::DoNotOptimize(xs);
+        benchmark::DoNotOptimize(ys);
+        benchmark::DoNotOptimize(zs);
+      }
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kSide * kSide * 2);
+}
+BENCHMARK(BM_BccRow)->ArgName("row")->Arg(0)->Arg(1);
 
 void BM_SourcePoint(benchmark::State& state) {
   const auto world = SourceWorld(state.range(0));

@@ -16,6 +16,9 @@
 #define WORLDGEN_ENGINE_JITTERED_BCC_LATTICE_H_
 
 #include <cstdint>
+#include <span>
+
+#include "engine/simd.h"
 
 namespace worldgen {
 
@@ -33,19 +36,39 @@ class JitteredBccLattice {
   JitteredBccLattice(uint64_t seed, double interval, double vertical_interval,
                      double jitter_fraction);
 
-  double interval() const { return interval_; }
-  double vertical_interval() const { return vertical_interval_; }
+  double interval() const { return g_.interval; }
+  double vertical_interval() const { return g_.vertical_interval; }
   // y in kernel space = y * y_scale().
-  double y_scale() const { return y_scale_; }
-  double jitter() const { return jitter_; }  // In blocks of kernel space.
+  double y_scale() const { return g_.y_scale; }
+  double jitter() const { return g_.jitter; }  // In blocks of kernel space.
 
   // The jittered position of point (i, j, k, c), in blocks (y not scaled).
   void Position(const BccIndex& p, double* x, double* y, double* z) const;
 
+  // Position of the points (i_begin + n, j, k, c) into x[n], y[n], z[n] for n < count, with the
+  // same bits, several points per vector instruction (the dispatched variant of
+  // BccRowVariants()). i_begin + count - 1 must not overflow int32_t.
+  void PositionRow(int32_t i_begin, int32_t count, int32_t j, int32_t k, int32_t c, double* x,
+                   double* y, double* z) const;
+
+  // What Position reads of the lattice, for the compiled variants of PositionRow.
+  struct Geometry {
+    uint64_t seed_mix;  // Mix64(seed ^ kHashSeedSalt).
+    double interval, vertical_interval, y_scale, jitter;
+  };
+  const Geometry& geometry() const { return g_; }
+  using PositionRowFn = void(const Geometry& g, int32_t i_begin, int32_t count, int32_t j,
+                             int32_t k, int32_t c, double* x, double* y, double* z);
+
  private:
-  uint64_t seed_mix_;
-  double interval_, vertical_interval_, y_scale_, jitter_;
+  Geometry g_;
 };
+
+// The compiled variants of JitteredBccLattice::PositionRow ("avx512", "avx2", "baseline"; see
+// simd::Dispatcher), and the one it runs.
+using BccRowVariant = simd::Variant<JitteredBccLattice::PositionRowFn>;
+std::span<const BccRowVariant> BccRowVariants();
+const char* DispatchedBccRowVariant();
 
 }  // namespace worldgen
 

@@ -1,7 +1,5 @@
 #include "engine/jittered_lattice.h"
 
-#include <immintrin.h>
-
 #include <cmath>
 
 #include "engine/hash.h"
@@ -44,25 +42,6 @@ void PositionOf(const JitteredLattice::Geometry& g, int32_t i, int32_t j, double
 // most kAttempts), and a lane that misses them all keeps PositionOf's direction (1, 0).
 #define WORLDGEN_LATTICE_INLINE inline __attribute__((always_inline))
 
-// An integer below 2^32 in the mantissa of 2^52, less 2^52: the integer as a double, exactly.
-constexpr double kTwo52 = 4503599627370496.0;
-constexpr uint64_t kTwo52Bits = 0x4330000000000000ULL;
-
-template <int L>
-WORLDGEN_LATTICE_INLINE typename simd::Lanes<L>::D Below2To32AsDouble(
-    typename simd::Lanes<L>::U v) {
-  using D = typename simd::Lanes<L>::D;
-  return __builtin_bit_cast(D, v | kTwo52Bits) - simd::Splat<D>(kTwo52);
-}
-
-// True if every lane of the mask is set.
-template <int L>
-WORLDGEN_LATTICE_INLINE bool AllSet(typename simd::Lanes<L>::I mask) {
-  int64_t all = mask[0];
-  for (int l = 1; l < L; ++l) all &= mask[l];
-  return all != 0;
-}
-
 // `sqrt` is the variant's correctly rounded vector square root.
 template <int L, typename Sqrt>
 WORLDGEN_LATTICE_INLINE void Row(const JitteredLattice::Geometry& g, int32_t i_begin, int32_t count,
@@ -88,8 +67,8 @@ WORLDGEN_LATTICE_INLINE void Row(const JitteredLattice::Geometry& g, int32_t i_b
     I found = Splat<I>(int64_t{0});
     for (uint64_t attempt = 0; attempt < kAttempts; ++attempt) {
       const U h = Mix64Of(prefix ^ attempt);
-      const D a = Below2To32AsDouble<L>(h & 0xffffffffULL) * scale - one;
-      const D b = Below2To32AsDouble<L>(h >> 32) * scale - one;
+      const D a = simd::ExactDouble<L>(h & 0xffffffffULL) * scale - one;
+      const D b = simd::ExactDouble<L>(h >> 32) * scale - one;
       const D l2 = a * a + b * b;
       const I hit = (l2 > Splat<D>(0.01)) & (l2 <= one);
       const I take = hit & ~found;
@@ -98,7 +77,7 @@ WORLDGEN_LATTICE_INLINE void Row(const JitteredLattice::Geometry& g, int32_t i_b
       len2 = take ? l2 : len2;
       found |= hit;
       // The second attempt is made without asking: one lane in 4 misses the first.
-      if (attempt >= 1 && AllSet<L>(found)) break;
+      if (attempt >= 1 && simd::AllSet<L>(found)) break;
     }
     const D inv = one / sqrt(len2);
     const D vx =
@@ -121,32 +100,15 @@ void RowBaseline(const JitteredLattice::Geometry& g, int32_t i_begin, int32_t co
 }
 
 #if WORLDGEN_SIMD_DISPATCH
-// Correctly rounded square roots of every lane (the IEEE operation std::sqrt performs). Not
-// always_inline: the generic Row is compiled for the baseline target, where GCC refuses to force
-// AVX code in; each variant is `flatten`, which inlines them once everything sits in its body.
-struct SqrtAvx2 {
-  __attribute__((target("avx2"))) simd::Lanes<4>::D operator()(simd::Lanes<4>::D v) const {
-    return __builtin_bit_cast(simd::Lanes<4>::D, _mm256_sqrt_pd(__builtin_bit_cast(__m256d, v)));
-  }
-};
-struct SqrtAvx512 {
-  __attribute__((target("avx512f"))) simd::Lanes<8>::D operator()(simd::Lanes<8>::D v) const {
-    const __m512d m = __builtin_bit_cast(__m512d, v);
-    // The masked form with every lane selected: the unmasked one trips GCC 12's uninitialized
-    // warning.
-    return __builtin_bit_cast(simd::Lanes<8>::D, _mm512_mask_sqrt_pd(m, 0xff, m));
-  }
-};
-
 __attribute__((target("avx512f,avx512dq,avx512vl"), flatten)) void RowAvx512(
     const JitteredLattice::Geometry& g, int32_t i_begin, int32_t count, int32_t j, double* x,
     double* z) {
-  Row<8>(g, i_begin, count, j, x, z, SqrtAvx512{});
+  Row<8>(g, i_begin, count, j, x, z, simd::SqrtAvx512{});
 }
 __attribute__((target("avx2"), flatten)) void RowAvx2(const JitteredLattice::Geometry& g,
                                                       int32_t i_begin, int32_t count, int32_t j,
                                                       double* x, double* z) {
-  Row<4>(g, i_begin, count, j, x, z, SqrtAvx2{});
+  Row<4>(g, i_begin, count, j, x, z, simd::SqrtAvx2{});
 }
 #endif
 

@@ -8,6 +8,8 @@
 #ifndef WORLDGEN_ENGINE_SIMD_H_
 #define WORLDGEN_ENGINE_SIMD_H_
 
+#include <immintrin.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -61,6 +63,22 @@ inline __attribute__((always_inline)) void Store(T* p, V v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// Each lane of v, an integer below 2^52, as a double (exactly, as static_cast<double> converts
+// it): its bits in the mantissa of 2^52, less 2^52. AVX2 has no 64-bit integer conversion.
+template <int L>
+inline __attribute__((always_inline)) typename Lanes<L>::D ExactDouble(typename Lanes<L>::U v) {
+  using D = typename Lanes<L>::D;
+  return __builtin_bit_cast(D, v | 0x4330000000000000ULL) - Splat<D>(4503599627370496.0);
+}
+
+// True if every lane of the mask (-1 or 0 per lane) is set.
+template <int L>
+inline __attribute__((always_inline)) bool AllSet(typename Lanes<L>::I mask) {
+  int64_t all = mask[0];
+  for (int l = 1; l < L; ++l) all &= mask[l];
+  return all != 0;
+}
+
 // Lane permutes: Shuffle(a, index)[l] = a[index[l] mod N]; Shuffle(a, b, index)[l] = lane
 // index[l] mod 2N of a's lanes followed by b's. GCC's __builtin_shuffle; clang (the fuzzing build)
 // has no variable-index permute builtin, so it gets the lane-by-lane equivalent.
@@ -109,6 +127,26 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 #endif
 
 namespace worldgen::simd {
+
+#if WORLDGEN_SIMD_DISPATCH
+// Correctly rounded square roots of every lane (the IEEE operation std::sqrt performs), for the
+// AVX2 and AVX-512 variants. Not always_inline: a generic helper that calls one is compiled for the
+// baseline target, where GCC refuses to force AVX code in; the variants are `flatten`, which
+// inlines them once everything sits in their body.
+struct SqrtAvx2 {
+  __attribute__((target("avx2"))) Lanes<4>::D operator()(Lanes<4>::D v) const {
+    return __builtin_bit_cast(Lanes<4>::D, _mm256_sqrt_pd(__builtin_bit_cast(__m256d, v)));
+  }
+};
+struct SqrtAvx512 {
+  __attribute__((target("avx512f"))) Lanes<8>::D operator()(Lanes<8>::D v) const {
+    const __m512d m = __builtin_bit_cast(__m512d, v);
+    // The masked form with every lane selected: the unmasked one trips GCC 12's uninitialized
+    // warning.
+    return __builtin_bit_cast(Lanes<8>::D, _mm512_mask_sqrt_pd(m, 0xff, m));
+  }
+};
+#endif
 
 // The environment variable that forces a variant ("avx512", "avx2" or "baseline") on every
 // dispatcher that has it, for benchmarks and tests of each variant on one machine, and for an

@@ -198,10 +198,12 @@ void ScatteredVolumeBlender::FillTile(int32_t ti, int32_t j, int32_t tk, BiomeTi
   constexpr int kPoints = kTile3 * kTile3 * 2;
   double xs[kPoints], ys[kPoints], zs[kPoints];
   for (int b = 0; b < kTile3; ++b) {
-    for (int a = 0; a < kTile3; ++a) {
-      for (int c = 0; c < 2; ++c) {
+    for (int c = 0; c < 2; ++c) {
+      double rx[kTile3], ry[kTile3], rz[kTile3];
+      lattice_.PositionRow(ti * kTile3, kTile3, j, tk * kTile3 + b, c, rx, ry, rz);
+      for (int a = 0; a < kTile3; ++a) {
         const int v = (b * kTile3 + a) * 2 + c;
-        lattice_.Position({ti * kTile3 + a, j, tk * kTile3 + b, c}, &xs[v], &ys[v], &zs[v]);
+        xs[v] = rx[a], ys[v] = ry[a], zs[v] = rz[a];
         tile->xz[2 * v] = xs[v];
         tile->xz[2 * v + 1] = zs[v];
         tile->xz[2 * kPoints + v] = ys[v];
@@ -363,22 +365,41 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
   // An unjittered point farther than r + jitter (and a block of slack) from the box cannot reach
   // it: skipped before its position is hashed.
   const double far = radius_ + lattice_.jitter() + 1.0, far_sq = far * far;
-  thread_local std::vector<double> xs, block_y, zs;
+  thread_local std::vector<double> xs, block_y, zs, row_x[2], row_y[2], row_z[2];
   xs.clear();
   block_y.clear();
   zs.clear();
   for (int32_t j = j0; j <= j1; ++j) {
     for (int32_t k = k0; k <= k1; ++k) {
       out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
+      const auto near = [&](int32_t i, int32_t c) {
+        const double half = 0.5 * c;
+        const double ux = gap(g * (i + half), box.min_x, box.max_x);
+        const double uy = gap(g * (j + half), min_y, max_y);
+        const double uz = gap(g * (k + half), box.min_z, box.max_z);
+        return ux * ux + uy * uy + uz * uz <= far_sq;
+      };
+      // The positions of each kind c's near points, from its first near i to its last, in one
+      // row of the lattice.
+      int32_t first[2] = {i1 + 1, i1 + 1}, last[2] = {i0 - 1, i0 - 1};
+      for (int32_t c = 0; c < 2; ++c) {
+        for (int32_t i = i0; i <= i1; ++i) {
+          if (!near(i, c)) continue;
+          first[c] = std::min(first[c], i);
+          last[c] = i;
+        }
+        if (first[c] > last[c]) continue;
+        const size_t count = static_cast<size_t>(last[c] - first[c] + 1);
+        if (row_x[c].size() < count)
+          row_x[c].resize(count), row_y[c].resize(count), row_z[c].resize(count);
+        lattice_.PositionRow(first[c], static_cast<int32_t>(count), j, k, c, row_x[c].data(),
+                             row_y[c].data(), row_z[c].data());
+      }
       for (int32_t i = i0; i <= i1; ++i) {
         for (int32_t c = 0; c < 2; ++c) {
-          const double half = 0.5 * c;
-          const double ux = gap(g * (i + half), box.min_x, box.max_x);
-          const double uy = gap(g * (j + half), min_y, max_y);
-          const double uz = gap(g * (k + half), box.min_z, box.max_z);
-          if (ux * ux + uy * uy + uz * uz > far_sq) continue;
-          double x, y, z;
-          lattice_.Position({i, j, k, c}, &x, &y, &z);
+          if (!near(i, c)) continue;
+          const size_t at = static_cast<size_t>(i - first[c]);
+          const double x = row_x[c][at], y = row_y[c][at], z = row_z[c][at];
           const double ys = y * s;
           if (!reaches(x, ys, z)) continue;
           out->samples.push_back({x, ys, z, 0});

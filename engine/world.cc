@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/hash.h"
+#include "engine/jittered_bcc_lattice.h"
 #include "engine/jittered_lattice.h"
 #include "engine/kernel_row.h"
 #include "engine/noise.h"
@@ -374,14 +375,16 @@ uint32_t World::SourceBiomeAt(double x, double y, double z) const {
 std::string SimdVariantsInUse() {
   return absl::StrCat("kernel ", DispatchedKernelVariant(), ", volume ",
                       DispatchedVolumeKernelVariant(), ", noise ", DispatchedNoiseBatchVariant(),
-                      ", lattice ", DispatchedLatticeRowVariant());
+                      ", lattice ", DispatchedLatticeRowVariant(), ", bcc lattice ",
+                      DispatchedBccRowVariant());
 }
 
 absl::Status CheckForcedSimdVariant() {
   for (const std::string& error : {simd::ForcedVariantError(KernelVariants()),
                                    simd::ForcedVariantError(VolumeKernelVariants()),
                                    simd::ForcedVariantError(NoiseBatchVariants()),
-                                   simd::ForcedVariantError(LatticeRowVariants())}) {
+                                   simd::ForcedVariantError(LatticeRowVariants()),
+                                   simd::ForcedVariantError(BccRowVariants())}) {
     if (!error.empty()) return absl::InvalidArgumentError(error);
   }
   return absl::OkStatus();

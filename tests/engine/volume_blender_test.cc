@@ -6,7 +6,9 @@
 #include "engine/world.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -123,6 +125,54 @@ TEST(VolumeBlenderTest, TheLatticeIsBodyCentredCubicAndEveryPointMovesByTheJitte
   // And no closer than a BCC lattice's: a plain cubic lattice of the same interval would leave
   // points up to 0.866 intervals away, a denser one less than half an interval.
   EXPECT_GT(largest, 0.5 * 8.0);
+}
+
+// PositionRow's variants (and the dispatched PositionRow) against Position, bit for bit: rows of
+// every length up to a few vectors, both kinds of point, at the origin, far out and at both ends of
+// int32_t. About half the draws miss the ball, so lanes take from 1 to many attempts. Nothing past
+// `count` is written.
+TEST(VolumeBlenderTest, LatticeRowsMatchPositionInEveryVariant) {
+  std::vector<BccRowVariant> variants;
+  for (const BccRowVariant& v : BccRowVariants()) {
+    if (v.supported) variants.push_back(v);
+  }
+  ASSERT_FALSE(variants.empty());
+  EXPECT_STREQ(BccRowVariants().back().name, "baseline");
+  const JitteredBccLattice lattice(0x3d, 8.0, 4.0, 0.35);
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t starts[][3] = {
+      {0, 0, 0}, {-5, -17, 3}, {98765, -4, -123457}, {kMin, kMax, kMin}, {kMax - 30, kMin, kMax}};
+  const auto bits = [](double v) { return std::bit_cast<uint64_t>(v); };
+  for (const auto& [i_begin, j, k] : starts) {
+    for (int32_t c = 0; c < 2; ++c) {
+      for (int32_t count = 0; count <= 31; ++count) {
+        const auto check = [&](const char* name, auto run) {
+          std::vector<double> x(count + 9, -1.5), y(count + 9, -1.5), z(count + 9, -1.5);
+          run(x.data(), y.data(), z.data());
+          for (int32_t n = 0; n < count; ++n) {
+            double px, py, pz;
+            lattice.Position({i_begin + n, j, k, c}, &px, &py, &pz);
+            ASSERT_TRUE(bits(x[n]) == bits(px) && bits(y[n]) == bits(py) && bits(z[n]) == bits(pz))
+                << name << " point (" << i_begin + n << ", " << j << ", " << k << ", " << c
+                << "): " << x[n] << " " << y[n] << " " << z[n] << " vs " << px << " " << py << " "
+                << pz;
+          }
+          for (size_t n = count; n < x.size(); ++n) {
+            ASSERT_TRUE(x[n] == -1.5 && y[n] == -1.5 && z[n] == -1.5) << name << " wrote past";
+          }
+        };
+        check("dispatched", [&](double* x, double* y, double* z) {
+          lattice.PositionRow(i_begin, count, j, k, c, x, y, z);
+        });
+        for (const BccRowVariant& v : variants) {
+          check(v.name, [&](double* x, double* y, double* z) {
+            v.run(lattice.geometry(), i_begin, count, j, k, c, x, y, z);
+          });
+        }
+      }
+    }
+  }
 }
 
 // Uncached and through a cache (cold, then warm), for a block, points (the reach a ball, whose top
