@@ -3,6 +3,7 @@
 #include <immintrin.h>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <span>
 
@@ -54,6 +55,15 @@ alignas(64) constexpr GradientComponents kGradientComponents = SplitGradients();
 // this gradient set; see noise_test.cc).
 constexpr double kOutputScale = 98.0;
 
+// A floored coordinate as a lattice index. Outside int64_t's range (and for NaN) the conversion
+// would be undefined; it gives INT64_MIN there, which is what x86's conversion instruction
+// returns, so no result changes.
+inline int64_t CellIndex(double floored) {
+  return floored >= -9223372036854775808.0 && floored < 9223372036854775808.0
+             ? static_cast<int64_t>(floored)
+             : std::numeric_limits<int64_t>::min();
+}
+
 // Contribution of one simplex corner at offset (dx, dz) from the sample point.
 inline double Corner(uint64_t seed, int64_t ci, int64_t cj, double dx, double dz) {
   double falloff = 0.5 - dx * dx - dz * dz;
@@ -70,8 +80,8 @@ double SimplexNoise2D(uint64_t seed, double x, double z) {
   double skew = (x + z) * kSkew;
   double fi = std::floor(x + skew);
   double fj = std::floor(z + skew);
-  int64_t i = static_cast<int64_t>(fi);
-  int64_t j = static_cast<int64_t>(fj);
+  int64_t i = CellIndex(fi);
+  int64_t j = CellIndex(fj);
   double unskew = (fi + fj) * kUnskew;
   double dx0 = x - (fi - unskew);
   double dz0 = z - (fj - unskew);
@@ -135,8 +145,7 @@ inline Simplex3 Simplex3At(double x, double y, double z) {
   Simplex3 s;
   const double skew = (x + y + z) * kSkew3;
   const double fi = std::floor(x + skew), fj = std::floor(y + skew), fk = std::floor(z + skew);
-  const int64_t i = static_cast<int64_t>(fi), j = static_cast<int64_t>(fj),
-                k = static_cast<int64_t>(fk);
+  const int64_t i = CellIndex(fi), j = CellIndex(fj), k = CellIndex(fk);
   const double unskew = (fi + fj + fk) * kUnskew3;
   const double x0 = x - (fi - unskew), y0 = y - (fj - unskew), z0 = z - (fk - unskew);
   // The tetrahedron: corners stepped along the axes in decreasing order of the offsets, ties

@@ -84,7 +84,10 @@ TEST(JitteredLatticeTest, PositionRowMatchesPositionInEveryVariant) {
   for (Shape shape : {Shape::kTriangular, Shape::kSquare}) {
     for (uint64_t seed : {uint64_t{1}, uint64_t{0xfeedULL}}) {
       const JitteredLattice lattice(seed, shape == Shape::kSquare ? 4.0 : 8.0, 0.4, shape);
-      for (const auto& [i_begin, j] : starts) {
+      for (const auto& start : starts) {
+        // Plain variables, not a structured binding: the lambdas below capture them, which clang
+        // 14 (the fuzz build) does not allow for bindings.
+        const int32_t i_begin = start.first, j = start.second;
         for (int32_t count = 0; count <= 41; ++count) {
           std::vector<double> want_x(count), want_z(count);
           for (int32_t k = 0; k < count; ++k)

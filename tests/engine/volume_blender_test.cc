@@ -144,7 +144,10 @@ TEST(VolumeBlenderTest, LatticeRowsMatchPositionInEveryVariant) {
   const int32_t starts[][3] = {
       {0, 0, 0}, {-5, -17, 3}, {98765, -4, -123457}, {kMin, kMax, kMin}, {kMax - 30, kMin, kMax}};
   const auto bits = [](double v) { return std::bit_cast<uint64_t>(v); };
-  for (const auto& [i_begin, j, k] : starts) {
+  for (const auto& start : starts) {
+    // Plain variables, not a structured binding: the lambdas below capture them, which clang 14
+    // (the fuzz build) does not allow for bindings.
+    const int32_t i_begin = start[0], j = start[1], k = start[2];
     for (int32_t c = 0; c < 2; ++c) {
       for (int32_t count = 0; count <= 31; ++count) {
         const auto check = [&](const char* name, auto run) {
