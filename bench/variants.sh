@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The engine's benchmarks under every SIMD variant this CPU can run (WORLDGEN_SIMD_VARIANT forces
-# the kernel's and the noise's variant; the results are the same bits whichever runs), one table:
-# ns per column (per point for BM_Point, M samples/s for BM_SourceTile) by benchmark and variant.
+# the variant of the kernels, the noise and the lattice rows; the results are the same bits
+# whichever runs), one table: ns per column (per point for BM_Point, M items/s for BM_SourceTile and
+# the lattice rows) by benchmark and variant.
 #
 #   bash bench/variants.sh [BUILD_DIR] [MIN_TIME] [FILTER]
-#   (defaults: build, 0.5, the anchor, chunk-size, point, heights and source-tile benchmarks)
+#   (defaults: build, 0.5, the anchor, chunk-size, point, heights, source-tile and lattice-row
+#   benchmarks)
 set -euo pipefail
 build=${1:-build}
 min_time=${2:-0.5}
-filter=${3:-'BM_Anchor|BM_ChunkSize/gi:8/r:24/size:32|BM_Point/gi:8/r:24/cached:1|BM_ChunkWithHeights|BM_SourceTile'}
+filter=${3:-'BM_Anchor|BM_ChunkSize/gi:8/r:24/size:32|BM_Point/gi:8/r:24/cached:1|BM_ChunkWithHeights|BM_SourceTile|BM_LatticeRow/row:1|BM_BccRow/row:1'}
 bench="$build/bench/blend_bench"
 [[ -x $bench ]] || { echo "variants: $bench is missing (build first)" >&2; exit 2; }
 work=$(mktemp -d)
