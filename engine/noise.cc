@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -309,10 +310,16 @@ void FractalNoise3DMulti(const uint64_t* seeds, size_t seed_count, double x, dou
 void FractalNoise3DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
                               const double* ys, const double* zs, size_t n, double frequency,
                               int octaves, double* out, double lacunarity, double gain) {
-  thread_local Gradient3Memo memo;
-  FractalNoise3DPoints(
-      seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity, gain,
-      [](uint64_t seed_mix, int64_t i, int64_t j, int64_t k) { return memo(seed_mix, i, j, k); });
+  // On the heap: a thread_local table of 80 KiB would sit in every thread's static TLS block,
+  // which glibc carves out of each thread's stack, threads that never blend included (the metrics
+  // server's civetweb workers run on ~100 KiB stacks and overflowed).
+  thread_local std::unique_ptr<Gradient3Memo> memo;
+  if (memo == nullptr) memo = std::make_unique<Gradient3Memo>();
+  Gradient3Memo* const table = memo.get();
+  FractalNoise3DPoints(seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity, gain,
+                       [table](uint64_t seed_mix, int64_t i, int64_t j, int64_t k) {
+                         return (*table)(seed_mix, i, j, k);
+                       });
 }
 
 namespace {

@@ -377,7 +377,7 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
         const double ux = gap(g * (i + half), box.min_x, box.max_x);
         const double uy = gap(g * (j + half), min_y, max_y);
         const double uz = gap(g * (k + half), box.min_z, box.max_z);
-        return ux * ux + uy * uy + uz * uz <= far_sq;
+        return !(ux * ux + uy * uy + uz * uz > far_sq);
       };
       // The positions of each kind c's near points, from its first near i to its last, in one
       // row of the lattice.
@@ -390,8 +390,9 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
         }
         if (first[c] > last[c]) continue;
         const size_t count = static_cast<size_t>(last[c] - first[c] + 1);
-        if (row_x[c].size() < count)
+        if (row_x[c].size() < count) {
           row_x[c].resize(count), row_y[c].resize(count), row_z[c].resize(count);
+        }
         lattice_.PositionRow(first[c], static_cast<int32_t>(count), j, k, c, row_x[c].data(),
                              row_y[c].data(), row_z[c].data());
       }
