@@ -1,5 +1,7 @@
 #include "engine/world.h"
 
+#include <link.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +20,28 @@ using testing::DefaultWorld;
 using testing::FloatBits;
 using ::testing::HasSubstr;
 using testing::TestCoordinate;
+
+// The engine's thread_local buffers take static TLS in every thread of the program that links it,
+// which glibc carves out of each thread's stack: the server's metrics threads (civetweb) run on
+// stacks of about 100 KiB, and an 80 KiB thread_local table once made them overflow. Large
+// per-thread state belongs on the heap behind a thread_local pointer. This binary links the whole
+// engine, so its TLS block is at least the engine's.
+TEST(WorldTest, StaticThreadLocalStorageStaysSmall) {
+  size_t tls_bytes = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') return 0;  // Not the program.
+        for (int h = 0; h < info->dlpi_phnum; ++h) {
+          if (info->dlpi_phdr[h].p_type == PT_TLS) {
+            *static_cast<size_t*>(out) = info->dlpi_phdr[h].p_memsz;
+          }
+        }
+        return 1;
+      },
+      &tls_bytes);
+  EXPECT_GT(tls_bytes, 0u);  // The engine has thread_local buffers: the block was found.
+  EXPECT_LT(tls_bytes, size_t{16} << 10);
+}
 
 TEST(WorldTest, CreateRejectsAnInvalidSpec) {
   WorldSpec spec = DefaultWorldSpec();
