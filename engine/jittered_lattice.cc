@@ -38,8 +38,9 @@ void PositionOf(const JitteredLattice::Geometry& g, int32_t i, int32_t j, double
 
 // PositionRow's vector form: the operations on each lane are PositionOf's in its order, so the
 // bits are the same. Every lane of a vector makes the same attempts, and keeps its first hit; the
-// vector stops once every lane has one (after 1 attempt in 32% of 4-lane vectors, 2 in 78%, at
-// most kAttempts), and a lane that misses them all keeps PositionOf's direction (1, 0).
+// vector makes two attempts unasked (a lane in four misses the first), then stops once every lane
+// has a hit (78% of 4-lane vectors after two, at most kAttempts), and a lane that misses them all
+// keeps PositionOf's direction (1, 0).
 #define WORLDGEN_LATTICE_INLINE inline __attribute__((always_inline))
 
 // `sqrt` is the variant's correctly rounded vector square root.
