@@ -130,11 +130,8 @@ const simd::Dispatcher<JitteredBccLattice::PositionRowFn>& RowVariants() {
   // clang-format off
   static const simd::Dispatcher<JitteredBccLattice::PositionRowFn> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
-      {"avx512",
-       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl"),
-       &RowAvx512},
-      {"avx2", __builtin_cpu_supports("avx2") != 0, &RowAvx2},
+      {"avx512", simd::CpuRunsAvx512(), &RowAvx512},
+      {"avx2", simd::CpuRunsAvx2(), &RowAvx2},
 #endif
       {"baseline", true, &RowBaseline},
   });

@@ -359,8 +359,8 @@ const simd::Dispatcher<void(const KernelBlock&)>& Kernels() {
   // clang-format off
   static const simd::Dispatcher<void(const KernelBlock&)> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
-      {"avx512", __builtin_cpu_supports("avx512f") != 0, &KernelAvx512},
-      {"avx2", __builtin_cpu_supports("avx2") != 0, &KernelAvx2},
+      {"avx512", simd::CpuRunsAvx512(), &KernelAvx512},
+      {"avx2", simd::CpuRunsAvx2(), &KernelAvx2},
 #endif
       {"baseline", true, &KernelBaseline},
   });
@@ -373,8 +373,8 @@ const simd::Dispatcher<void(const VolumeKernelBlock&)>& VolumeKernels() {
   // clang-format off
   static const simd::Dispatcher<void(const VolumeKernelBlock&)> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
-      {"avx512", __builtin_cpu_supports("avx512f") != 0, &VolumeAvx512},
-      {"avx2", __builtin_cpu_supports("avx2") != 0, &VolumeAvx2},
+      {"avx512", simd::CpuRunsAvx512(), &VolumeAvx512},
+      {"avx2", simd::CpuRunsAvx2(), &VolumeAvx2},
 #endif
       {"baseline", true, &VolumeBaseline},
   });

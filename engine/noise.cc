@@ -955,11 +955,8 @@ const simd::Dispatcher<NoiseBatchFn>& NoiseBatches() {
   // clang-format off
   static const simd::Dispatcher<NoiseBatchFn> dispatcher({
 #if WORLDGEN_SIMD_DISPATCH
-      {"avx512",
-       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512vl"),
-       &MultiBatchAvx512},
-      {"avx2", __builtin_cpu_supports("avx2") != 0, &MultiBatchAvx2},
+      {"avx512", simd::CpuRunsAvx512(), &MultiBatchAvx512},
+      {"avx2", simd::CpuRunsAvx2(), &MultiBatchAvx2},
 #endif
       {"baseline", true, &MultiBatchBaseline},
   });

@@ -129,6 +129,16 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 namespace worldgen::simd {
 
 #if WORLDGEN_SIMD_DISPATCH
+// Whether this CPU runs each dispatched variant, the one home of the rule for every dispatcher's
+// table. "avx512" needs F (512-bit arithmetic), DQ (64-bit lane multiplies and conversions) and VL
+// (their 256-bit forms, which GCC picks for the narrower vectors inside an AVX-512 variant); every
+// CPU with AVX-512 F since Skylake-SP and Zen 4 has all three.
+inline bool CpuRunsAvx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512vl");
+}
+inline bool CpuRunsAvx2() { return __builtin_cpu_supports("avx2") != 0; }
+
 // Correctly rounded square roots of every lane (the IEEE operation std::sqrt performs), for the
 // AVX2 and AVX-512 variants. Not always_inline: a generic helper that calls one is compiled for the
 // baseline target, where GCC refuses to force AVX code in; the variants are `flatten`, which
