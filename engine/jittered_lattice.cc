@@ -119,16 +119,8 @@ __attribute__((target("avx2"), flatten)) void RowAvx2(const JitteredLattice::Geo
 #endif
 
 const simd::Dispatcher<JitteredLattice::PositionRowFn>& RowVariants() {
-  // A braced list around #if, which clang-format cannot indent.
-  // clang-format off
-  static const simd::Dispatcher<JitteredLattice::PositionRowFn> dispatcher({
-#if WORLDGEN_SIMD_DISPATCH
-      {"avx512", simd::CpuRunsAvx512(), &RowAvx512},
-      {"avx2", simd::CpuRunsAvx2(), &RowAvx2},
-#endif
-      {"baseline", true, &RowBaseline},
-  });
-  // clang-format on
+  static const simd::Dispatcher<JitteredLattice::PositionRowFn> dispatcher(
+      WORLDGEN_SIMD_VARIANT_FN(RowAvx512), WORLDGEN_SIMD_VARIANT_FN(RowAvx2), &RowBaseline);
   return dispatcher;
 }
 

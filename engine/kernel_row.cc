@@ -355,30 +355,16 @@ __attribute__((target("avx2"))) void VolumeAvx2(const VolumeKernelBlock& b) {
 void VolumeBaseline(const VolumeKernelBlock& b) { VolumeBody<PortableMax, Double2>(b); }
 
 const simd::Dispatcher<void(const KernelBlock&)>& Kernels() {
-  // A braced list around #if, which clang-format cannot indent.
-  // clang-format off
-  static const simd::Dispatcher<void(const KernelBlock&)> dispatcher({
-#if WORLDGEN_SIMD_DISPATCH
-      {"avx512", simd::CpuRunsAvx512(), &KernelAvx512},
-      {"avx2", simd::CpuRunsAvx2(), &KernelAvx2},
-#endif
-      {"baseline", true, &KernelBaseline},
-  });
-  // clang-format on
+  static const simd::Dispatcher<void(const KernelBlock&)> dispatcher(
+      WORLDGEN_SIMD_VARIANT_FN(KernelAvx512), WORLDGEN_SIMD_VARIANT_FN(KernelAvx2),
+      &KernelBaseline);
   return dispatcher;
 }
 
 const simd::Dispatcher<void(const VolumeKernelBlock&)>& VolumeKernels() {
-  // A braced list around #if, which clang-format cannot indent.
-  // clang-format off
-  static const simd::Dispatcher<void(const VolumeKernelBlock&)> dispatcher({
-#if WORLDGEN_SIMD_DISPATCH
-      {"avx512", simd::CpuRunsAvx512(), &VolumeAvx512},
-      {"avx2", simd::CpuRunsAvx2(), &VolumeAvx2},
-#endif
-      {"baseline", true, &VolumeBaseline},
-  });
-  // clang-format on
+  static const simd::Dispatcher<void(const VolumeKernelBlock&)> dispatcher(
+      WORLDGEN_SIMD_VARIANT_FN(VolumeAvx512), WORLDGEN_SIMD_VARIANT_FN(VolumeAvx2),
+      &VolumeBaseline);
   return dispatcher;
 }
 

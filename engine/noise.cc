@@ -951,16 +951,9 @@ void MultiBatchBaseline(const uint64_t* seeds, size_t seed_count, const double* 
 }
 
 const simd::Dispatcher<NoiseBatchFn>& NoiseBatches() {
-  // A braced list around #if, which clang-format cannot indent.
-  // clang-format off
-  static const simd::Dispatcher<NoiseBatchFn> dispatcher({
-#if WORLDGEN_SIMD_DISPATCH
-      {"avx512", simd::CpuRunsAvx512(), &MultiBatchAvx512},
-      {"avx2", simd::CpuRunsAvx2(), &MultiBatchAvx2},
-#endif
-      {"baseline", true, &MultiBatchBaseline},
-  });
-  // clang-format on
+  static const simd::Dispatcher<NoiseBatchFn> dispatcher(WORLDGEN_SIMD_VARIANT_FN(MultiBatchAvx512),
+                                                         WORLDGEN_SIMD_VARIANT_FN(MultiBatchAvx2),
+                                                         &MultiBatchBaseline);
   return dispatcher;
 }
 

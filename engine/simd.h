@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -126,6 +125,14 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 #define WORLDGEN_SIMD_DISPATCH 1
 #endif
 
+// A dispatched variant's function for a Dispatcher's table: &fn where the build compiles the
+// variants, null (and fn never named) where it does not.
+#if WORLDGEN_SIMD_DISPATCH
+#define WORLDGEN_SIMD_VARIANT_FN(fn) (&fn)
+#else
+#define WORLDGEN_SIMD_VARIANT_FN(fn) nullptr
+#endif
+
 namespace worldgen::simd {
 
 #if WORLDGEN_SIMD_DISPATCH
@@ -201,14 +208,27 @@ struct Variant {
 template <typename Fn>
 class Dispatcher {
  public:
-  explicit Dispatcher(std::initializer_list<Variant<Fn>> variants)
-      : variants_(variants), chosen_(&FirstSupported(std::span<const Variant<Fn>>(variants_))) {}
+  // The engine's table: the AVX-512 and AVX2 variants, each null where the build compiles none
+  // (name them with WORLDGEN_SIMD_VARIANT_FN), and the baseline.
+  Dispatcher(Fn* avx512, Fn* avx2, Fn* baseline) {
+#if WORLDGEN_SIMD_DISPATCH
+    if (avx512 != nullptr) variants_.push_back({"avx512", CpuRunsAvx512(), avx512});
+    if (avx2 != nullptr) variants_.push_back({"avx2", CpuRunsAvx2(), avx2});
+#else
+    (void)avx512, (void)avx2;  // Null: this build compiles no variant but the baseline.
+#endif
+    variants_.push_back({"baseline", true, baseline});
+    chosen_ = &FirstSupported(std::span<const Variant<Fn>>(variants_));
+  }
+  Dispatcher(const Dispatcher&) = delete;  // chosen_ points into variants_.
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
   std::span<const Variant<Fn>> variants() const { return variants_; }
   const Variant<Fn>& chosen() const { return *chosen_; }
 
  private:
   std::vector<Variant<Fn>> variants_;
-  const Variant<Fn>* chosen_;
+  const Variant<Fn>* chosen_ = nullptr;
 };
 
 // Why a forced variant would not run on this CPU and build: names not among `variants`, or one
