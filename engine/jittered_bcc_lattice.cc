@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/hash.h"
+#include "engine/rejection_draw.h"
 
 namespace worldgen {
 namespace {
@@ -44,17 +45,16 @@ void PositionOf(const JitteredBccLattice::Geometry& g, const BccIndex& p, double
 }
 
 // PositionRow's vector form, lanes along i: each lane's operations are PositionOf's in its order,
-// so the bits are the same. Every lane of a vector makes the same attempts and keeps its first
-// hit; the vector stops once every lane has one (a draw misses the ball about half the time, so
-// a 4-lane vector makes about 3.3 attempts against PositionOf's 1.9), and a lane that misses them
-// all keeps PositionOf's direction (1, 0, 0). `sqrt` is the variant's vector square root.
+// so the bits are the same; FirstAcceptedDraw keeps each lane's first hit (a draw misses the ball
+// about half the time, so a 4-lane vector makes about 3.3 attempts against PositionOf's 1.9), and
+// a lane that misses them all keeps PositionOf's direction (1, 0, 0). `sqrt` is the variant's
+// vector square root.
 template <int L, typename Sqrt>
 inline __attribute__((always_inline)) void Row(const JitteredBccLattice::Geometry& g,
                                                int32_t i_begin, int32_t count, int32_t j, int32_t k,
                                                int32_t c, double* x, double* y, double* z,
                                                Sqrt sqrt) {
   using D = typename simd::Lanes<L>::D;
-  using I = typename simd::Lanes<L>::I;
   using U = typename simd::Lanes<L>::U;
   using simd::Splat;
   U lane2;
@@ -74,26 +74,20 @@ inline __attribute__((always_inline)) void Row(const JitteredBccLattice::Geometr
     const int64_t i0 = int64_t{i_begin} + n;
     const U ic = Splat<U>(static_cast<uint64_t>(i0) * 2 + static_cast<uint64_t>(c)) + lane2;
     const U cell = Mix64Of(HashCoordsPrefix(g.seed_mix, ic, j_bits) ^ k_term);
-    D ua = one, ub = zero, ud = zero, len2 = one;
-    I found = Splat<I>(int64_t{0});
-    for (uint64_t attempt = 0; attempt < kAttempts; ++attempt) {
-      const U h = Mix64Of(cell ^ attempt);
-      const D a = unit(h), b = unit(h >> 21), d = unit(h >> 42);
-      const D l2 = a * a + b * b + d * d;
-      const I hit = (l2 > Splat<D>(0.01)) & (l2 <= one);
-      const I take = hit & ~found;
-      ua = take ? a : ua;
-      ub = take ? b : ub;
-      ud = take ? d : ud;
-      len2 = take ? l2 : len2;
-      found |= hit;
-      if (attempt >= 1 && simd::AllSet<L>(found)) break;
-    }
+    D u[3] = {one, zero, zero};
+    const D len2 = FirstAcceptedDraw<L, 3>(
+        cell, kAttempts,
+        [&](U h, D(&c)[3]) {
+          c[0] = unit(h);
+          c[1] = unit(h >> 21);
+          c[2] = unit(h >> 42);
+        },
+        u);
     const D inv = one / sqrt(len2);
     const D vx = interval * (Splat<D>(static_cast<double>(i0)) + lane_d + Splat<D>(half)) +
-                 jitter * (ua * inv);
-    const D vy = y_base + jitter * (ub * inv) / y_scale;
-    const D vz = z_base + jitter * (ud * inv);
+                 jitter * (u[0] * inv);
+    const D vy = y_base + jitter * (u[1] * inv) / y_scale;
+    const D vz = z_base + jitter * (u[2] * inv);
     if (count - n >= L) {
       simd::Store(x + n, vx);
       simd::Store(y + n, vy);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/hash.h"
+#include "engine/rejection_draw.h"
 
 namespace worldgen {
 namespace {
@@ -37,10 +38,8 @@ void PositionOf(const JitteredLattice::Geometry& g, int32_t i, int32_t j, double
 }
 
 // PositionRow's vector form: the operations on each lane are PositionOf's in its order, so the
-// bits are the same. Every lane of a vector makes the same attempts, and keeps its first hit; the
-// vector makes two attempts unasked (a lane in four misses the first), then stops once every lane
-// has a hit (78% of 4-lane vectors after two, at most kAttempts), and a lane that misses them all
-// keeps PositionOf's direction (1, 0).
+// bits are the same; FirstAcceptedDraw keeps each lane's first hit (78% of 4-lane vectors stop
+// after two attempts), and a lane that misses them all keeps PositionOf's direction (1, 0).
 #define WORLDGEN_LATTICE_INLINE inline __attribute__((always_inline))
 
 // `sqrt` is the variant's correctly rounded vector square root.
@@ -48,7 +47,6 @@ template <int L, typename Sqrt>
 WORLDGEN_LATTICE_INLINE void Row(const JitteredLattice::Geometry& g, int32_t i_begin, int32_t count,
                                  int32_t j, double* x, double* z, Sqrt sqrt) {
   using D = typename simd::Lanes<L>::D;
-  using I = typename simd::Lanes<L>::I;
   using U = typename simd::Lanes<L>::U;
   using simd::Splat;
   U lane;
@@ -64,26 +62,18 @@ WORLDGEN_LATTICE_INLINE void Row(const JitteredLattice::Geometry& g, int32_t i_b
     const int64_t i0 = int64_t{i_begin} + k;
     const U prefix =
         HashCoordsPrefix(g.seed_mix, Splat<U>(static_cast<uint64_t>(i0)) + lane, j_bits);
-    D ua = one, ub = zero, len2 = one;
-    I found = Splat<I>(int64_t{0});
-    for (uint64_t attempt = 0; attempt < kAttempts; ++attempt) {
-      const U h = Mix64Of(prefix ^ attempt);
-      const D a = simd::ExactDouble<L>(h & 0xffffffffULL) * scale - one;
-      const D b = simd::ExactDouble<L>(h >> 32) * scale - one;
-      const D l2 = a * a + b * b;
-      const I hit = (l2 > Splat<D>(0.01)) & (l2 <= one);
-      const I take = hit & ~found;
-      ua = take ? a : ua;
-      ub = take ? b : ub;
-      len2 = take ? l2 : len2;
-      found |= hit;
-      // The second attempt is made without asking: one lane in 4 misses the first.
-      if (attempt >= 1 && simd::AllSet<L>(found)) break;
-    }
+    D u[2] = {one, zero};
+    const D len2 = FirstAcceptedDraw<L, 2>(
+        prefix, kAttempts,
+        [&](U h, D(&c)[2]) {
+          c[0] = simd::ExactDouble<L>(h & 0xffffffffULL) * scale - one;
+          c[1] = simd::ExactDouble<L>(h >> 32) * scale - one;
+        },
+        u);
     const D inv = one / sqrt(len2);
     const D vx =
-        interval * (Splat<D>(static_cast<double>(i0)) + lane_d + shift) + jitter * (ua * inv);
-    const D vz = row_z + jitter * (ub * inv);
+        interval * (Splat<D>(static_cast<double>(i0)) + lane_d + shift) + jitter * (u[0] * inv);
+    const D vz = row_z + jitter * (u[1] * inv);
     if (count - k >= L) {
       simd::Store(x + k, vx);
       simd::Store(z + k, vz);
