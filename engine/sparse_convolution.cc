@@ -229,33 +229,47 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
   std::vector<double>& slopes = scratch.slopes;  // Per biome: d sum / dx, d sum / dz.
   scratch.present.clear();
   double total = 0.0;
+  // The sum of the biome of the last sample that added a term stays in `run` (a register) while
+  // the next ones share its biome, as most do (a gather's rows cross few borders), and goes back to
+  // sums[] when another biome's term comes: each biome's sum still takes its terms in the samples'
+  // order, without a store and a reload per term.
+  int run_biome = -1;
+  double run = 0.0;
   for (const KernelSample& s : samples) {
     double dx = x - s.x;
     double dz = z - s.z;
     double t = (s.radius_sq - dz * dz) - dx * dx;
     if (!(t > 0.0)) continue;  // Would add exactly +0.0.
     double w = t * t;
-    if (s.biome >= seen.size()) seen.resize(s.biome + 1u, -1);
-    if (s.biome >= sums.size()) sums.resize(s.biome + 1u, 0.0);
-    if (gradient != nullptr && 2u * s.biome + 1u >= slopes.size()) {
-      slopes.resize(2u * s.biome + 2u, 0.0);
+    bool first = false;
+    if (s.biome == run_biome) {
+      run += w;
+    } else {
+      if (run_biome >= 0) sums[static_cast<size_t>(run_biome)] = run;
+      run_biome = s.biome;
+      if (s.biome >= seen.size()) seen.resize(s.biome + 1u, -1);
+      if (s.biome >= sums.size()) sums.resize(s.biome + 1u, 0.0);
+      first = seen[s.biome] < 0;
+      if (first) {
+        seen[s.biome] = 0;
+        run = w;
+        scratch.present.push_back(s.biome);
+      } else {
+        run = sums[s.biome] + w;
+      }
     }
-    if (seen[s.biome] < 0) {
-      seen[s.biome] = 0;
-      sums[s.biome] = w;
-      if (gradient != nullptr) {
+    if (gradient != nullptr) {
+      if (2u * s.biome + 1u >= slopes.size()) slopes.resize(2u * s.biome + 2u, 0.0);
+      if (first) {
         slopes[2u * s.biome] = -4.0 * t * dx;
         slopes[2u * s.biome + 1] = -4.0 * t * dz;
-      }
-      scratch.present.push_back(s.biome);
-    } else {
-      sums[s.biome] += w;
-      if (gradient != nullptr) {
+      } else {
         slopes[2u * s.biome] += -4.0 * t * dx;
         slopes[2u * s.biome + 1] += -4.0 * t * dz;
       }
     }
   }
+  if (run_biome >= 0) sums[static_cast<size_t>(run_biome)] = run;
   std::sort(scratch.present.begin(), scratch.present.end());
   // The total is the biomes' sums in ascending biome order, as the block kernel forms it.
   for (uint16_t biome : scratch.present) total += sums[biome];
