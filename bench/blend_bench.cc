@@ -241,11 +241,19 @@ void BM_VolumePoint(benchmark::State& state) {
       benchmark::DoNotOptimize(world->BlendPoint(at(k, 0), at(k, 1), at(k, 2), {}, &cache));
     }
   }
+  const BiomeSampleCache::Stats warm = cache.stats();
   uint64_t k = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(
         world->BlendPoint(at(k, 0), at(k, 1), at(k, 2), {}, cached ? &cache : nullptr));
     ++k;
+  }
+  if (cached) {
+    const BiomeSampleCache::Stats end = cache.stats();
+    const double hits = static_cast<double>(end.hits - warm.hits);
+    state.counters["hit_ratio"] =
+        hits / std::max(1.0, hits + static_cast<double>(end.misses - warm.misses));
+    state.counters["tiles"] = static_cast<double>(end.entries);
   }
 }
 BENCHMARK(BM_VolumePoint)->ArgName("cached")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
