@@ -19,6 +19,30 @@ uint64_t HashKey(const BiomeTileKey& key) {
   return Mix64(packed ^ Mix64(key.world_uid ^ (k * 0x9e3779b97f4a7c15ULL)));
 }
 
+// A shard's lock, taken after a short spin. Holders keep it for one lookup and tile copy (about
+// 100 ns), while a waiter that blocks at once sleeps in the kernel and is woken by the holder's
+// unlock, several microseconds on both threads: two blending threads met on about one visit in
+// 50. std::mutex underneath, so ThreadSanitizer sees the lock.
+class ShardLock {
+ public:
+  explicit ShardLock(std::mutex& mu) : mu_(mu) {
+    for (int spin = 0; spin < kSpins; ++spin) {
+      if (mu_.try_lock()) return;
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
+    mu_.lock();
+  }
+  ~ShardLock() { mu_.unlock(); }
+  ShardLock(const ShardLock&) = delete;
+  ShardLock& operator=(const ShardLock&) = delete;
+
+ private:
+  static constexpr int kSpins = 32;
+  std::mutex& mu_;
+};
+
 }  // namespace
 
 // One independently locked CLOCK cache: an open-addressing table (linear probing, backward-shift
@@ -220,7 +244,7 @@ void BiomeSampleCache::Visit(const BiomeTileKey& key, absl::FunctionRef<void(Bio
   const uint64_t hash = HashKey(key);
   Shard& shard = ShardFor(hash);
   {
-    std::lock_guard<std::mutex> lock(shard.mu());
+    ShardLock lock(shard.mu());
     if (const BiomeTile* tile = shard.FindLocked(key, hash)) {
       visit(*tile);
       return;
@@ -231,7 +255,7 @@ void BiomeSampleCache::Visit(const BiomeTileKey& key, absl::FunctionRef<void(Bio
   thread_local std::unique_ptr<BiomeTile> scratch;
   if (scratch == nullptr) scratch = std::make_unique<BiomeTile>();
   compute(*scratch);
-  std::lock_guard<std::mutex> lock(shard.mu());
+  ShardLock lock(shard.mu());
   visit(shard.InsertLocked(key, hash, &scratch));
 }
 
@@ -246,7 +270,7 @@ void BiomeSampleCache::Prefetch(std::span<const BiomeTileKey> keys,
 bool BiomeSampleCache::Contains(const BiomeTileKey& key) {
   const uint64_t hash = HashKey(key);
   Shard& shard = ShardFor(hash);
-  std::lock_guard<std::mutex> lock(shard.mu());
+  ShardLock lock(shard.mu());
   return shard.ContainsLocked(key, hash);
 }
 
