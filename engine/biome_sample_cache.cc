@@ -20,9 +20,9 @@ uint64_t HashKey(const BiomeTileKey& key) {
 }
 
 // A shard's lock, taken after a short spin. Holders keep it for one lookup and tile copy (about
-// 100 ns), while a waiter that blocks at once sleeps in the kernel and is woken by the holder's
-// unlock, several microseconds on both threads: two blending threads met on about one visit in
-// 50. std::mutex underneath, so ThreadSanitizer sees the lock.
+// 100 ns), while a waiter that blocks at once sleeps in the kernel until the holder's unlock wakes
+// it, microseconds on both threads (BM_Threads, cached, two threads: 7,867 context switches per
+// run without the spin, 476 with it). std::mutex underneath, so ThreadSanitizer sees the lock.
 class ShardLock {
  public:
   explicit ShardLock(std::mutex& mu) : mu_(mu) {
