@@ -146,21 +146,14 @@ inline bool CpuRunsAvx512() {
 }
 inline bool CpuRunsAvx2() { return __builtin_cpu_supports("avx2") != 0; }
 
-// Correctly rounded square roots of every lane (the IEEE operation std::sqrt performs), for the
-// AVX2 and AVX-512 variants. Not always_inline: a generic helper that calls one is compiled for the
-// baseline target, where GCC refuses to force AVX code in; the variants are `flatten`, which
-// inlines them once everything sits in their body.
+// Correctly rounded square roots of four lanes (the IEEE operation std::sqrt performs), for the
+// AVX2 and AVX-512 variants, which both draw lattice rows four lanes at a time. Not
+// always_inline: a generic helper that calls it is compiled for the baseline target, where GCC
+// refuses to force AVX code in; the variants are `flatten`, which inlines it once everything sits
+// in their body.
 struct SqrtAvx2 {
   __attribute__((target("avx2"))) Lanes<4>::D operator()(Lanes<4>::D v) const {
     return __builtin_bit_cast(Lanes<4>::D, _mm256_sqrt_pd(__builtin_bit_cast(__m256d, v)));
-  }
-};
-struct SqrtAvx512 {
-  __attribute__((target("avx512f"))) Lanes<8>::D operator()(Lanes<8>::D v) const {
-    const __m512d m = __builtin_bit_cast(__m512d, v);
-    // The masked form with every lane selected: the unmasked one trips GCC 12's uninitialized
-    // warning.
-    return __builtin_bit_cast(Lanes<8>::D, _mm512_mask_sqrt_pd(m, 0xff, m));
   }
 };
 #endif
