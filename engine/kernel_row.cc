@@ -268,6 +268,99 @@ __attribute__((target("avx2"))) void KernelAvx2(const KernelBlock& b) {
 #endif
 void KernelBaseline(const KernelBlock& b) { KernelBody<PortableMax, Double2>(b); }
 
+// The cells a sample may reach on one evenly spaced, ascending axis of a 3D block: its kernel's
+// extent, widened by one each way (the arithmetic decides), as [first, last + 1). Truncation and
+// the widening bound floor and ceil from outside; the clamp keeps the conversion in range.
+struct VolumeAxis {
+  explicit VolumeAxis(std::span<const double> at)
+      : origin(at[0]),
+        inverse_step(1.0 / (at.size() > 1 ? at[1] - at[0] : 1.0)),
+        count(static_cast<double>(at.size())) {}
+  WORLDGEN_KERNEL_INLINE std::pair<size_t, size_t> Reach(double centre, double radius) const {
+    const double lo = std::clamp((centre - radius - origin) * inverse_step, -1.0, count);
+    const double hi = std::clamp((centre + radius - origin) * inverse_step, -1.0, count);
+    const auto size = static_cast<int64_t>(count);
+    return {static_cast<size_t>(std::clamp<int64_t>(static_cast<int64_t>(lo) - 1, 0, size)),
+            static_cast<size_t>(std::clamp<int64_t>(static_cast<int64_t>(hi) + 2, 0, size))};
+  }
+  double origin, inverse_step, count;
+};
+
+// The 3D kernel for narrow blocks (Minecraft's cell size 4 in a 16-block chunk: 4 x 4 cells per
+// height): a height's nz rows lie side by side in a plane, so the sample's offsets are taken once
+// per lane of the whole height, (r^2 - dz^2) and dx^2, and each height it reaches costs one pass
+// of subtract, subtract, max, square and add over W = nz * stride lanes, without VolumeBody's
+// per-row broadcasts and loops. Lanes out of the sample's reach in z add +0.0, as its rows do.
+// kVectors = W / V's lanes, a constant: the passes unroll and the offsets stay in registers.
+template <typename Max, typename V, size_t kVectors>
+WORLDGEN_KERNEL_INLINE void VolumeFlatSums(const VolumeKernelBlock& b, const double* lane_x,
+                                           const double* lane_z) {
+  constexpr size_t kL = kLanes<V>, n = kVectors, width = n * kL;
+  const double radius_sq = b.radius * b.radius;
+  const VolumeAxis y_axis(b.ys), z_axis(b.zs);
+  for (std::span<const VolumeSample> run : b.runs) {
+    for (const VolumeSample& p : run) {
+      const auto [row0, row1] = y_axis.Reach(p.y, b.radius);
+      const auto [d0, d1] = z_axis.Reach(p.z, b.radius);
+      if (row0 >= row1 || d0 >= d1) continue;
+      double* acc = b.planes + static_cast<size_t>(b.plane_of[p.biome]) * b.plane_size;
+      V px, pz, r_sq;
+      for (size_t l = 0; l < kL; ++l) px[l] = p.x, pz[l] = p.z, r_sq[l] = radius_sq;
+      V near[n], dx_sq[n];
+#pragma GCC unroll 16
+      for (size_t v = 0; v < n; ++v) {
+        const V dz = Load<V>(lane_z + v * kL) - pz, dx = Load<V>(lane_x + v * kL) - px;
+        near[v] = r_sq - dz * dz;
+        dx_sq[v] = dx * dx;
+      }
+      for (size_t row = row0; row < row1; ++row) {
+        const double dy = b.ys[row] - p.y, dy_sq = dy * dy;
+        if (!(radius_sq - dy_sq > 0.0)) continue;
+        V vdy;
+        for (size_t l = 0; l < kL; ++l) vdy[l] = dy_sq;
+        double* cells = acc + row * width;
+#pragma GCC unroll 16
+        for (size_t v = 0; v < n; ++v) {
+          const V t = Max::Positive((near[v] - vdy) - dx_sq[v]);
+          Store(cells + v * kL, Load<V>(cells + v * kL) + t * t);
+        }
+      }
+    }
+  }
+}
+
+// VolumeFlatSums over a block whose height spans `width` lanes, 1, 2, 4, 8 or 16 of V's vectors
+// (VolumeFlatVectors): the lanes' cell coordinates (a padded lane repeats its row's last x:
+// scratch), then the sums.
+template <typename Max, typename V>
+WORLDGEN_KERNEL_INLINE void VolumeFlatBody(const VolumeKernelBlock& b, size_t width) {
+  constexpr size_t kL = kLanes<V>;
+  const size_t nx = b.xs.size(), stride = VolumeStride(nx);
+  alignas(64) double lane_x[16 * kL], lane_z[16 * kL];
+  for (size_t l = 0; l < width; ++l) {
+    lane_x[l] = b.xs[std::min(l % stride, nx - 1)];
+    lane_z[l] = b.zs[l / stride];
+  }
+  switch (width / kL) {
+    case 1:
+      return VolumeFlatSums<Max, V, 1>(b, lane_x, lane_z);
+    case 2:
+      return VolumeFlatSums<Max, V, 2>(b, lane_x, lane_z);
+    case 4:
+      return VolumeFlatSums<Max, V, 4>(b, lane_x, lane_z);
+    case 8:
+      return VolumeFlatSums<Max, V, 8>(b, lane_x, lane_z);
+    default:
+      return VolumeFlatSums<Max, V, 16>(b, lane_x, lane_z);
+  }
+}
+
+// Whether VolumeFlatBody takes a block whose height spans `width` lanes, in vectors of kL.
+constexpr bool VolumeFlatVectors(size_t width, size_t kL) {
+  return width % kL == 0 && (width / kL == 1 || width / kL == 2 || width / kL == 4 ||
+                             width / kL == 8 || width / kL == 16);
+}
+
 // The 3D kernel's body: sample by sample (the sums' order), each row (b, d) of cells the sample may
 // reach gets its terms, V lanes of cells at a time. Every row and depth in the sample's reach is
 // summed without a branch (a row beyond it adds max(v, 0) = +0.0 in every lane); only a height the
@@ -280,33 +373,19 @@ WORLDGEN_KERNEL_INLINE void VolumeBody(const VolumeKernelBlock& b) {
   const double radius_sq = b.radius * b.radius;
   const size_t nx = b.xs.size(), nz = b.zs.size();
   const size_t stride = VolumeStride(nx);
+  if (const size_t width = nz * stride; VolumeFlatVectors(width, kL)) {
+    VolumeFlatBody<Max, V>(b, width);
+    return;
+  }
   thread_local std::vector<double> xs;
   xs.assign(stride, b.xs.back());
   std::copy(b.xs.begin(), b.xs.end(), xs.begin());
-  // The cells a sample may reach on one axis: its kernel's extent over the axis' even spacing,
-  // widened by one each way (the arithmetic decides), as [first, last + 1). Truncation and the
-  // widening bound floor and ceil from outside; the clamp keeps the conversion in range.
-  struct Axis {
-    double origin, inverse_step, count;
-  };
-  const auto axis = [&](std::span<const double> at) {
-    const double step = at.size() > 1 ? at[1] - at[0] : 1.0;
-    return Axis{at[0], 1.0 / step, static_cast<double>(at.size())};
-  };
-  const auto reach = [&](const Axis& a, double centre) {
-    const double lo = std::clamp((centre - b.radius - a.origin) * a.inverse_step, -1.0, a.count);
-    const double hi = std::clamp((centre + b.radius - a.origin) * a.inverse_step, -1.0, a.count);
-    const auto size = static_cast<int64_t>(a.count);
-    return std::pair<size_t, size_t>{
-        static_cast<size_t>(std::clamp<int64_t>(static_cast<int64_t>(lo) - 1, 0, size)),
-        static_cast<size_t>(std::clamp<int64_t>(static_cast<int64_t>(hi) + 2, 0, size))};
-  };
-  const Axis y_axis = axis(b.ys), z_axis = axis(b.zs);
+  const VolumeAxis y_axis(b.ys), z_axis(b.zs);
   constexpr size_t kDepths = 32;  // Depths whose squared offsets a sample keeps at hand.
   for (std::span<const VolumeSample> run : b.runs) {
     for (const VolumeSample& p : run) {
-      const auto [b0, b1] = reach(y_axis, p.y);
-      const auto [d0, d1] = reach(z_axis, p.z);
+      const auto [b0, b1] = y_axis.Reach(p.y, b.radius);
+      const auto [d0, d1] = z_axis.Reach(p.z, b.radius);
       if (b0 >= b1 || d0 >= d1) continue;
       double* acc = b.planes + static_cast<size_t>(b.plane_of[p.biome]) * b.plane_size;
       double dz_sq[kDepths];
@@ -343,9 +422,13 @@ WORLDGEN_KERNEL_INLINE void VolumeBody(const VolumeKernelBlock& b) {
 }
 
 #if WORLDGEN_SIMD_DISPATCH
-// Four lanes for AVX-512 too: at Minecraft's cell size (4 blocks) a 16-block chunk's row is four
-// cells, so wider vectors would add only padding.
+// AVX-512 takes a narrow block's heights eight lanes at a time (a 16-block chunk at cell size 4:
+// two vectors per height; on Zen 4, which splits them into 256-bit halves, 3% faster than four
+// lanes for the fewer instructions) and a wide block's rows four at a time: at cell size 4 a row
+// is four cells, so wider vectors would add only padding.
 __attribute__((target("avx512f"))) void VolumeAvx512(const VolumeKernelBlock& b) {
+  const size_t width = b.zs.size() * VolumeStride(b.xs.size());
+  if (VolumeFlatVectors(width, 8)) return VolumeFlatBody<Avx512Max, Double8>(b, width);
   VolumeBody<Avx2Max, Double4>(b);
 }
 __attribute__((target("avx2"))) void VolumeAvx2(const VolumeKernelBlock& b) {
