@@ -229,35 +229,14 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
   std::vector<double>& slopes = scratch.slopes;  // Per biome: d sum / dx, d sum / dz.
   scratch.present.clear();
   double total = 0.0;
-  // The sum of the biome of the last sample that added a term stays in `run` (a register) while
-  // the next ones share its biome, as most do (a gather's rows cross few borders), and goes back to
-  // sums[] when another biome's term comes: each biome's sum still takes its terms in the samples'
-  // order, without a store and a reload per term.
-  int run_biome = -1;
-  double run = 0.0;
+  BiomeRunSums biome_sums(&seen, &sums, &scratch.present);
   for (const KernelSample& s : samples) {
     double dx = x - s.x;
     double dz = z - s.z;
     double t = (s.radius_sq - dz * dz) - dx * dx;
     if (!(t > 0.0)) continue;  // Would add exactly +0.0.
     double w = t * t;
-    bool first = false;
-    if (s.biome == run_biome) {
-      run += w;
-    } else {
-      if (run_biome >= 0) sums[static_cast<size_t>(run_biome)] = run;
-      run_biome = s.biome;
-      if (s.biome >= seen.size()) seen.resize(s.biome + 1u, -1);
-      if (s.biome >= sums.size()) sums.resize(s.biome + 1u, 0.0);
-      first = seen[s.biome] < 0;
-      if (first) {
-        seen[s.biome] = 0;
-        run = w;
-        scratch.present.push_back(s.biome);
-      } else {
-        run = sums[s.biome] + w;
-      }
-    }
+    const bool first = biome_sums.Add(s.biome, w);
     if (gradient != nullptr) {
       if (2u * s.biome + 1u >= slopes.size()) slopes.resize(2u * s.biome + 2u, 0.0);
       if (first) {
@@ -269,7 +248,7 @@ void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
       }
     }
   }
-  if (run_biome >= 0) sums[static_cast<size_t>(run_biome)] = run;
+  biome_sums.Finish();
   std::sort(scratch.present.begin(), scratch.present.end());
   // The total is the biomes' sums in ascending biome order, as the block kernel forms it.
   for (uint16_t biome : scratch.present) total += sums[biome];

@@ -54,6 +54,51 @@ struct PointGradient {
 void ConvolvePoint(std::span<const KernelSample> samples, double x, double z,
                    std::vector<std::pair<int, float>>* weights, PointGradient* gradient = nullptr);
 
+// Per-biome sums of a point's kernel terms, which arrive in the samples' order (ConvolvePoint,
+// ConvolveVolumePoint): each biome's sum takes its terms in that order from +0.0 (its first term
+// is stored as is: +0.0 + w == w). The sum of the latest term's biome stays in a register while
+// the next terms share its biome, as most do (a gather's rows cross few borders), and goes back
+// to `sums` when another biome's term comes, so a term costs no store and reload. `seen` (-1 for
+// a biome without a term), `sums` and `present` (the biomes in the order of their first terms)
+// are the caller's scratch, grown as biomes come; call Finish() before reading `sums`, and reset
+// `seen` to -1 for the present biomes after.
+class BiomeRunSums {
+ public:
+  BiomeRunSums(std::vector<int32_t>* seen, std::vector<double>* sums,
+               std::vector<uint16_t>* present)
+      : seen_(*seen), sums_(*sums), present_(*present) {}
+
+  // Adds w to `biome`'s sum; true when it is the biome's first term.
+  bool Add(uint16_t biome, double w) {
+    if (biome == run_biome_) {
+      run_ += w;
+      return false;
+    }
+    if (run_biome_ >= 0) sums_[static_cast<size_t>(run_biome_)] = run_;
+    run_biome_ = biome;
+    if (biome >= seen_.size()) seen_.resize(biome + 1u, -1);
+    if (biome >= sums_.size()) sums_.resize(biome + 1u, 0.0);
+    if (seen_[biome] < 0) {
+      seen_[biome] = 0;
+      run_ = w;
+      present_.push_back(biome);
+      return true;
+    }
+    run_ = sums_[biome] + w;
+    return false;
+  }
+  void Finish() {
+    if (run_biome_ >= 0) sums_[static_cast<size_t>(run_biome_)] = run_;
+  }
+
+ private:
+  std::vector<int32_t>& seen_;
+  std::vector<double>& sums_;
+  std::vector<uint16_t>& present_;
+  int run_biome_ = -1;
+  double run_ = 0.0;
+};
+
 // Whether every sample has the same biome (true for an empty span).
 bool SingleBiome(std::span<const KernelSample> samples);
 

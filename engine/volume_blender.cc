@@ -476,6 +476,7 @@ void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, do
   present.clear();
   const bool over_surface = !is_cave.empty();
   double surface = 0.0;
+  BiomeRunSums biome_sums(&seen, &sums, &present);
   for (std::span<const VolumeSample> run : runs) {
     for (const VolumeSample& p : run) {
       const double dx = x - p.x, dy = y_scaled - p.y, dz = z - p.z;
@@ -484,21 +485,12 @@ void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, do
       const double w = t * t;
       if (over_surface && !is_cave[p.biome]) {
         surface += w;
-        continue;
-      }
-      if (p.biome >= seen.size()) {
-        seen.resize(p.biome + 1u, -1);
-        sums.resize(p.biome + 1u, 0.0);
-      }
-      if (seen[p.biome] < 0) {
-        seen[p.biome] = 0;
-        sums[p.biome] = w;
-        present.push_back(p.biome);
       } else {
-        sums[p.biome] += w;
+        biome_sums.Add(p.biome, w);
       }
     }
   }
+  biome_sums.Finish();
   std::sort(present.begin(), present.end());
   ShareOut(
       present, [&](uint16_t biome) { return sums[biome]; }, surface, surface_weights, weights);
