@@ -257,19 +257,39 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
     // fewer points and tiles (none where dy >= r). dy is one block short of the gap, so its
     // rounding never narrows a layer too far: only points that cannot reach are left out, and
     // the samples are the same.
+    //
+    // Within a layer, row k's points lie within the jitter of depths [g k, g (k + 1/2)], so at
+    // least dz from the box (again a block short), and reach at most sqrt(r^2 - dy^2 - dz^2)
+    // across in x: each row reads only the ball's chord, as the 2D gather's rows do.
     struct LayerRange {
       int32_t i0, i1, k0, k1;
+      size_t
+          rows;  // row_i[rows + (k - k0)]: row k's columns [first, second], none if first > second.
     };
+    thread_local std::vector<std::pair<int32_t, int32_t>> row_i;
+    const double jitter = lattice_.jitter();
     const auto layer_range = [&](int32_t j) {
-      const double jitter = lattice_.jitter();
       const double dy =
           std::max({0.0, g * j - jitter - max_y - 1.0, min_y - (g * (j + 0.5) + jitter) - 1.0});
-      if (dy >= radius_) return LayerRange{i0, i0 - 1, k0, k0 - 1};
+      if (dy >= radius_) return LayerRange{i0, i0 - 1, k0, k0 - 1, row_i.size()};
       const double across = std::sqrt(radius_sq_ - dy * dy);
       const std::pair<int32_t, int32_t> li = RowRange(box.min_x, box.max_x, across);
       const std::pair<int32_t, int32_t> lk = RowRange(box.min_z, box.max_z, across);
-      return LayerRange{std::max(i0, li.first), std::min(i1, li.second), std::max(k0, lk.first),
-                        std::min(k1, lk.second)};
+      const LayerRange r{std::max(i0, li.first), std::min(i1, li.second), std::max(k0, lk.first),
+                         std::min(k1, lk.second), row_i.size()};
+      for (int32_t k = r.k0; k <= r.k1; ++k) {
+        const double dz = std::max(
+            {0.0, g * k - jitter - box.max_z - 1.0, box.min_z - (g * (k + 0.5) + jitter) - 1.0});
+        const double left = (radius_sq_ - dy * dy) - dz * dz;
+        if (!(left > 0.0)) {
+          row_i.emplace_back(r.i0, r.i0 - 1);
+          continue;
+        }
+        const std::pair<int32_t, int32_t> ri = RowRange(box.min_x, box.max_x, std::sqrt(left));
+        const int32_t first = std::max(r.i0, ri.first), last = std::min(r.i1, ri.second);
+        row_i.emplace_back(first <= last ? std::pair{first, last} : std::pair{r.i0, r.i0 - 1});
+      }
+      return r;
     };
     // Layers are read in batches of about kBatch tiles: the tiles' index slots and the lines the
     // copy reads are prefetched for the whole batch first (BiomeSampleCache::Prefetch), so the
@@ -278,11 +298,15 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
     const size_t tiles_per_layer = static_cast<size_t>(ti1 - ti0 + 1) * (tk1 - tk0 + 1);
     const int32_t layers_per_batch =
         static_cast<int32_t>(std::max<size_t>(1, kBatch / tiles_per_layer));
-    // The lattice rows b (k) and columns a (i) of tile (ti, tk) in a layer's range.
-    const auto tile_range = [&](const LayerRange& r, int32_t ti, int32_t tk) {
-      return std::array<int, 4>{
-          std::max(0, r.k0 - tk * kTile3), std::min(kTile3 - 1, r.k1 - tk * kTile3),
-          std::max(0, r.i0 - ti * kTile3), std::min(kTile3 - 1, r.i1 - ti * kTile3)};
+    // The lattice rows b (k) of tile (ti, tk) in a layer's range, and row b's columns a (i).
+    const auto tile_rows = [&](const LayerRange& r, int32_t tk) {
+      return std::pair<int, int>{std::max(0, r.k0 - tk * kTile3),
+                                 std::min(kTile3 - 1, r.k1 - tk * kTile3)};
+    };
+    const auto row_columns = [&](const LayerRange& r, int32_t ti, int32_t tk, int b) {
+      const std::pair<int32_t, int32_t>& cols = row_i[r.rows + (tk * kTile3 + b - r.k0)];
+      return std::pair<int, int>{std::max(0, cols.first - ti * kTile3),
+                                 std::min(kTile3 - 1, cols.second - ti * kTile3)};
     };
     thread_local std::vector<Point> layers;
     thread_local std::vector<BiomeTileKey> keys;
@@ -292,6 +316,7 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
       layers.resize(static_cast<size_t>(je - jb + 1) * width * depth);
       keys.clear();
       ranges.clear();
+      row_i.clear();
       for (int32_t j = jb; j <= je; ++j) {
         const LayerRange& r = ranges.emplace_back(layer_range(j));
         if (r.i0 > r.i1 || r.k0 > r.k1) continue;
@@ -308,10 +333,12 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
         const std::span<const BiomeTileKey> batch(keys.data() + first,
                                                   std::min(kBatch, keys.size() - first));
         cache->Prefetch(batch, [&](size_t k, const BiomeTile* tile) {
-          const auto [b0, b1, a0, a1] =
-              tile_range(ranges[static_cast<size_t>(batch[k].tile_j - jb)], batch[k].tile_i,
-                         batch[k].volume_tile_k());
+          const LayerRange& r = ranges[static_cast<size_t>(batch[k].tile_j - jb)];
+          const int32_t ti = batch[k].tile_i, tk = batch[k].volume_tile_k();
+          const auto [b0, b1] = tile_rows(r, tk);
           for (int b = b0; b <= b1; ++b) {
+            const auto [a0, a1] = row_columns(r, ti, tk, b);
+            if (a0 > a1) continue;
             const int v0 = (b * kTile3 + a0) * 2, v1 = (b * kTile3 + a1) * 2 + 1;
             for (int d = 2 * v0; d <= 2 * v1 + 1; d += 8) __builtin_prefetch(&tile->xz[d]);
             __builtin_prefetch(&tile->xz[2 * v1 + 1]);
@@ -326,9 +353,10 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
           cache->Visit(
               key, [&](BiomeTile& tile) { FillTile(ti, j, tk, &tile); },
               [&](const BiomeTile& tile) {
-                const auto [b0, b1, a0, a1] =
-                    tile_range(ranges[static_cast<size_t>(j - jb)], ti, tk);
+                const LayerRange& r = ranges[static_cast<size_t>(j - jb)];
+                const auto [b0, b1] = tile_rows(r, tk);
                 for (int b = b0; b <= b1; ++b) {
+                  const auto [a0, a1] = row_columns(r, ti, tk, b);
                   const size_t k = static_cast<size_t>(tk * kTile3 + b - k0);
                   for (int a = a0; a <= a1; ++a) {
                     const size_t i = static_cast<size_t>(ti * kTile3 + a - i0);
@@ -350,8 +378,9 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
           out->row_start.push_back(static_cast<uint32_t>(out->samples.size()));
           const int32_t row = k0 + static_cast<int32_t>(k);
           if (row < r.k0 || row > r.k1) continue;
-          for (size_t t = static_cast<size_t>(r.i0 - i0) * 2;
-               t < static_cast<size_t>(r.i1 - i0 + 1) * 2; ++t) {
+          const std::pair<int32_t, int32_t>& cols = row_i[r.rows + (row - r.k0)];
+          for (size_t t = static_cast<size_t>(cols.first - i0) * 2;
+               t < static_cast<size_t>(cols.second - i0 + 1) * 2; ++t) {
             const Point& p = layer[k * width + t];
             const double ys = p.y * s;
             if (reaches(p.x, ys, p.z)) out->samples.push_back({p.x, ys, p.z, p.biome});
