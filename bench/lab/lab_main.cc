@@ -5,7 +5,7 @@
 //                [--methods=a,b] [--interval=N] [--radius=R] [--chunk_size=N] [--repeat=N]
 //                [--json] [--equal_density] [--height_mode=MODE]
 //   worldgen-lab --slices --world=FILE.json [--region=...] [--slice_y=Y] [--slice_y_range=LO,HI]
-//                [--out=DIR] [--repeat=N] [--json]
+//                [--layered=H,...] [--out=DIR] [--repeat=N] [--json]
 //
 // A method entry is a blender's name, optionally with parameters of its own that the row sets
 // (e.g. lerped_grid:interpolation=1); the default list is every method, then
@@ -45,7 +45,9 @@
 // columns and 128 heights take about 10 s, the default region a minute or more. Writes
 // <slice>_map.png (the raw 3D map), <slice>_scattered.png, <slice>_full_resolution_3d.png (biome
 // colours mixed by weight), <slice>_montage.png (the three side by side) and montage.png (both
-// slices); prints a row per slice, see PrintSliceTable.
+// slices); prints a row per slice, see PrintSliceTable. --layered adds candidate 3D methods that
+// the engine does not have (bench/lab/layered_volume.h): their distance from the reference and
+// their kernel terms per cell, for the same two slices.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -115,6 +117,11 @@ ABSL_FLAG(std::string, slice_y_range, "-80,47",
           "--slices: the vertical slice's blocks min_y,max_y (inclusive), through the region's "
           "middle column x along its z range");
 
+ABSL_FLAG(std::string, layered, "",
+          "--slices: candidate layered 3D methods to measure too (bench/lab/layered_volume.h), "
+          "as layer spacings in blocks, each optionally followed by s (separable kernel) or r "
+          "(radial; both when neither), e.g. 2,4");
+
 namespace worldgen::lab {
 namespace {
 
@@ -176,6 +183,7 @@ struct Lab {
   bool equal_density = false;
   bool slices = false;
   int64_t slice_y = 0, slice_min_y = 0, slice_max_y = 0;  // --slices only.
+  std::vector<LayeredMethod> layered;                     // --slices only.
   std::filesystem::path out;
 
   // The world with the entry's method as its blender (see the file comment), then the entry's
@@ -530,6 +538,10 @@ absl::StatusOr<Lab> Configure() {
       return absl::InvalidArgumentError(
           absl::StrCat("--slice_y_range=", range, " is not MIN_Y,MAX_Y with MIN_Y <= MAX_Y"));
     }
+    absl::StatusOr<std::vector<LayeredMethod>> layered =
+        ParseLayeredMethods(absl::GetFlag(FLAGS_layered));
+    if (!layered.ok()) return layered.status();
+    lab.layered = *std::move(layered);
     for (const int64_t y : {lab.slice_y, lab.slice_min_y, lab.slice_max_y}) {
       if (std::abs(y) > kMaxWorldY) {
         return absl::InvalidArgumentError(
@@ -600,6 +612,8 @@ struct SliceRow {
   // quality::RmsDistance from the reference of the 3D blend and of the 2D blend alone (what the
   // 3D blend changes), and the reference's own largest |sum of weights - 1|.
   double rms = 0, rms_2d = 0, max_sum_error = 0;
+  // Per --layered method: its distance from the reference and its kernel terms per cell.
+  std::vector<std::pair<double, double>> layered;
   std::vector<std::string> pngs;
 };
 
@@ -623,6 +637,17 @@ void PrintSliceTable(const Lab& lab, double y_scale, const std::vector<SliceRow>
                 Fixed(row.rms_2d, 4).c_str(), row.max_sum_error);
   }
   for (const SliceRow& row : rows) std::printf("%s: %s\n", row.name.c_str(), row.where.c_str());
+  if (lab.layered.empty()) return;
+  std::printf(
+      "candidate layered methods (bench/lab/layered_volume.h), against the full-resolution 3D "
+      "reference\n%-11s %-26s %14s %15s\n",
+      "slice", "method", "rms vs full 3D", "terms per cell");
+  for (const SliceRow& row : rows) {
+    for (size_t m = 0; m < lab.layered.size(); ++m) {
+      std::printf("%-11s %-26s %14s %15s\n", row.name.c_str(), lab.layered[m].Name().c_str(),
+                  Fixed(row.layered[m].first, 4).c_str(), Fixed(row.layered[m].second, 1).c_str());
+    }
+  }
 }
 
 absl::Status PrintSliceJson(const Lab& lab, double y_scale, const std::vector<SliceRow>& rows) {
@@ -652,6 +677,16 @@ absl::Status PrintSliceJson(const Lab& lab, double y_scale, const std::vector<Sl
     f["rms_from_full_resolution_3d"] = JsonNumber(row.rms);
     f["rms_2d_from_full_resolution_3d"] = JsonNumber(row.rms_2d);
     f["max_sum_error_full_resolution_3d"] = JsonNumber(row.max_sum_error);
+    Value layered;
+    for (size_t m = 0; m < lab.layered.size(); ++m) {
+      Value method;
+      auto& l = *method.mutable_struct_value()->mutable_fields();
+      l["method"] = JsonText(lab.layered[m].Name());
+      l["rms_from_full_resolution_3d"] = JsonNumber(row.layered[m].first);
+      l["terms_per_cell"] = JsonNumber(row.layered[m].second);
+      *layered.mutable_list_value()->add_values() = method;
+    }
+    f["layered"] = layered;
     Value pngs;
     for (const std::string& png : row.pngs)
       *pngs.mutable_list_value()->add_values() = JsonText(png);
@@ -672,7 +707,7 @@ int RunSlices(const Lab& lab) {
         VerticalSlice(lab.x0 + lab.width / 2, lab.z0, lab.height, lab.slice_min_y,
                       lab.slice_max_y)}) {
     absl::StatusOr<SliceBlend> blend =
-        world.ok() ? BlendSlice(**world, slice, lab.repeat) : world.status();
+        world.ok() ? BlendSlice(**world, slice, lab.repeat, lab.layered) : world.status();
     if (!blend.ok()) {
       std::fprintf(stderr, "worldgen-lab: --slices: %s\n",
                    std::string(blend.status().message()).c_str());
@@ -707,7 +742,12 @@ int RunSlices(const Lab& lab) {
                  .rms = quality::RmsDistance(blend.scattered, blend.reference),
                  .rms_2d = quality::RmsDistance(blend.surface, blend.reference),
                  .max_sum_error = quality::MaxSumError(blend.reference),
+                 .layered = {},
                  .pngs = {}};
+    for (size_t m = 0; m < blend.layered.size(); ++m) {
+      row.layered.emplace_back(quality::RmsDistance(blend.layered[m], blend.reference),
+                               blend.layered_terms_per_cell[m]);
+    }
     const std::array<RgbImage, 3>& v = views.emplace_back(std::array<RgbImage, 3>{
         BlendColours(blend.map, lab.world.biomes), BlendColours(blend.scattered, lab.world.biomes),
         BlendColours(blend.reference, lab.world.biomes)});

@@ -81,7 +81,8 @@ SliceBlend::SliceBlend(const VolumeSlice& slice, int biome_count)
       reference(map),
       surface(map) {}
 
-absl::StatusOr<SliceBlend> BlendSlice(const World& world, const VolumeSlice& slice, int repeat) {
+absl::StatusOr<SliceBlend> BlendSlice(const World& world, const VolumeSlice& slice, int repeat,
+                                      std::span<const LayeredMethod> layered) {
   const std::vector<BiomeSpec>& biomes = world.spec().biomes;
   SliceBlend out(slice, static_cast<int>(biomes.size()));
   const size_t cells = out.map.columns();
@@ -139,6 +140,17 @@ absl::StatusOr<SliceBlend> BlendSlice(const World& world, const VolumeSlice& sli
     world.blender().BlendPoint(b[0], b[2], &reference_cache, &weights);
     Store(weights, cell, &out.surface);
   });
+  for (const LayeredMethod& method : layered) {
+    LayeredVolumePrototype prototype(world, method);
+    quality::RegionWeights& field = out.layered.emplace_back(out.map);
+    std::fill(field.weights.begin(), field.weights.end(), 0.0f);
+    uint64_t terms = 0;
+    ForEachCell(slice, [&](size_t cell, const std::array<double, 3>& b) {
+      prototype.BlendPoint(b[0], b[1], b[2], &reference_cache, &weights, &terms);
+      Store(weights, cell, &field);
+    });
+    out.layered_terms_per_cell.push_back(static_cast<double>(terms) / static_cast<double>(cells));
+  }
   return out;
 }
 

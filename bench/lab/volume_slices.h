@@ -5,9 +5,12 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/lab/layered_volume.h"
 #include "engine/quality/blend_metrics.h"
 #include "engine/volume_blender.h"
 #include "engine/world.h"
@@ -45,14 +48,20 @@ struct SliceBlend {
   quality::RegionWeights reference;  // FullResolutionVolumeReference.
   quality::RegionWeights surface;    // The world's 2D blend of each cell's column.
   double cave_share = 0.0;           // Share of cells where the 3D map is a cave biome.
+  // Per candidate method asked for (LayeredVolumePrototype): its blend, and its positive kernel
+  // terms per cell.
+  std::vector<quality::RegionWeights> layered;
+  std::vector<double> layered_terms_per_cell;
   // The fastest of `repeat` passes for the 3D blend, each with a fresh cache; one pass, reading
   // the 3D map over the slice's reach included, for the reference.
   double ns_per_cell_scattered = 0.0, ns_per_cell_reference = 0.0;
 };
 
-// Blends `slice` of `world` all four ways. FAILED_PRECONDITION for a world without cave biomes,
-// INVALID_ARGUMENT for a slice the reference or World::BlendPoint refuses (their messages).
-absl::StatusOr<SliceBlend> BlendSlice(const World& world, const VolumeSlice& slice, int repeat);
+// Blends `slice` of `world` all four ways, and with each of `layered`. FAILED_PRECONDITION for a
+// world without cave biomes, INVALID_ARGUMENT for a slice the reference or World::BlendPoint
+// refuses (their messages).
+absl::StatusOr<SliceBlend> BlendSlice(const World& world, const VolumeSlice& slice, int repeat,
+                                      std::span<const LayeredMethod> layered = {});
 
 }  // namespace worldgen::lab
 

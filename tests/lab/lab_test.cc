@@ -281,6 +281,46 @@ TEST(LabTest, SlicesMeasureThe3DBlendAgainstTheFullResolutionReference) {
   }
 }
 
+// --layered: candidate layered 3D methods on the same slices. Each is within 0.15 RMS of the
+// reference (its formula's surface share and kernel at work: a share left unscaled or a kernel
+// of the wrong reach lands far from it); layers twice as dense, each with its own lattice, are
+// closer than layers sharing one and sum more terms per cell; a bad spacing is refused.
+TEST(LabTest, SlicesMeasureCandidateLayeredMethods) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  const std::string world =
+      absl::StrCat("--world=", WORLDGEN_SOURCE_DIR, "/docker/worlds/caves.json");
+  const std::string out = absl::StrCat("--out=", (*dir)->path());
+  const CommandResult run = Lab({world, "--slices", "--region=1984,1984,2047,2047",
+                                 "--slice_y_range=-72,-9", "--layered=2ri,4s", "--json", out});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Struct report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(run.out, &report).ok()) << run.out;
+  const auto& slices = report.fields().at("slices").list_value().values();
+  ASSERT_EQ(slices.size(), 2);
+  for (const Value& slice : slices) {
+    const Struct& s = slice.struct_value();
+    SCOPED_TRACE(s.fields().at("slice").string_value());
+    const auto& layered = s.fields().at("layered").list_value().values();
+    ASSERT_EQ(layered.size(), 2);
+    const Struct& dense = layered[0].struct_value();
+    const Struct& sparse = layered[1].struct_value();
+    EXPECT_EQ(dense.fields().at("method").string_value(), "layers 2, radial, own (x, z)");
+    EXPECT_EQ(sparse.fields().at("method").string_value(), "layers 4, separable, shared (x, z)");
+    for (const Struct* m : {&dense, &sparse}) {
+      EXPECT_GT(Number(*m, "rms_from_full_resolution_3d"), 0.0);
+      EXPECT_LT(Number(*m, "rms_from_full_resolution_3d"), 0.15);
+    }
+    EXPECT_LT(Number(dense, "rms_from_full_resolution_3d"),
+              Number(sparse, "rms_from_full_resolution_3d"));
+    EXPECT_GT(Number(dense, "terms_per_cell"), Number(sparse, "terms_per_cell"));
+    EXPECT_GT(Number(sparse, "terms_per_cell"), 20.0);
+  }
+  const CommandResult bad = Lab({world, "--slices", "--layered=4,0s", out});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("\"0s\" is not a layer spacing"), std::string::npos) << bad.err;
+}
+
 TEST(LabTest, SlicesNeedACaveWorld) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-lab");
   ASSERT_TRUE(dir.ok()) << dir.status();
