@@ -307,9 +307,13 @@ void FractalNoise3DMulti(const uint64_t* seeds, size_t seed_count, double x, dou
                        &Gradient3Index);
 }
 
-void FractalNoise3DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
-                              const double* ys, const double* zs, size_t n, double frequency,
-                              int octaves, double* out, double lacunarity, double gain) {
+namespace {
+
+// FractalNoise3DMultiBatch point by point, each corner's gradient remembered in a per-thread
+// table: the baseline variant (and AVX2's, see Noise3DBatches).
+void Noise3DBatchScalar(const uint64_t* seeds, size_t seed_count, const double* xs,
+                        const double* ys, const double* zs, size_t n, double frequency, int octaves,
+                        double* out, double lacunarity, double gain) {
   // On the heap: a thread_local table of 80 KiB would sit in every thread's static TLS block,
   // which glibc carves out of each thread's stack, threads that never blend included (the metrics
   // server's civetweb workers run on ~100 KiB stacks and overflowed).
@@ -321,6 +325,8 @@ void FractalNoise3DMultiBatch(const uint64_t* seeds, size_t seed_count, const do
                          return (*table)(seed_mix, i, j, k);
                        });
 }
+
+}  // namespace
 
 namespace {
 
@@ -957,7 +963,291 @@ const simd::Dispatcher<NoiseBatchFn>& NoiseBatches() {
   return dispatcher;
 }
 
+// kGradients3's components as separate tables of 16 (the last four unused), for vector lookups.
+struct Gradient3Components {
+  double x[16], y[16], z[16];
+};
+constexpr Gradient3Components SplitGradients3() {
+  Gradient3Components c{};
+  for (int k = 0; k < 12; ++k) {
+    c.x[k] = kGradients3[k][0];
+    c.y[k] = kGradients3[k][1];
+    c.z[k] = kGradients3[k][2];
+  }
+  return c;
+}
+alignas(64) constexpr Gradient3Components kGradient3Components = SplitGradients3();
+
+// Lanes l of table[index[l]], index in [0, 12) (a table of 16): one two-source permute on 8 lanes,
+// two and a select on 4.
+template <int L>
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D Lookup12(const double* table,
+                                                    typename Lanes<L>::I index) {
+  using D = typename Lanes<L>::D;
+  if constexpr (L == 8) {
+    return simd::Shuffle(Load<D>(table), Load<D>(table + 8), index);
+  } else {
+    static_assert(L == 4);
+    const D low = simd::Shuffle(Load<D>(table), Load<D>(table + 4), index);
+    const D high = simd::Shuffle(Load<D>(table + 8), Load<D>(table + 12), index);
+    return index >= int64_t{8} ? high : low;
+  }
+}
+
+// One octave of SimplexNoise3D's seed-independent part at L points (Simplex3At's operations in its
+// order, lane by lane): each corner's lattice coordinates, offsets and weight falloff^4, +0.0
+// where falloff <= 0 (Simplex3FractalTerm's rule).
+template <int L>
+struct Simplex3Lanes {
+  using D = typename Lanes<L>::D;
+  using U = typename Lanes<L>::U;
+  U ci[4], cj[4], ck[4];
+  D dx[4], dy[4], dz[4];
+  D weight[4];
+};
+
+template <Isa kIsa, int L = kLanesOf<kIsa>>
+WORLDGEN_NOISE_INLINE void ComputeSimplex3(typename Lanes<L>::D x, typename Lanes<L>::D y,
+                                           typename Lanes<L>::D z, Simplex3Lanes<L>* s) {
+  using D = typename Lanes<L>::D;
+  using I = typename Lanes<L>::I;
+  using U = typename Lanes<L>::U;
+  const D skew = (x + y + z) * Splat<D>(kSkew3);
+  D fi, fj, fk;
+  U i, j, k;
+#if WORLDGEN_SIMD_DISPATCH
+  if constexpr (kIsa == Isa::kAvx512) {
+    fi = Floor8(x + skew, &i);
+    fj = Floor8(y + skew, &j);
+    fk = Floor8(z + skew, &k);
+  } else
+#endif
+  {
+    fi = Floor<L>(x + skew, &i);
+    fj = Floor<L>(y + skew, &j);
+    fk = Floor<L>(z + skew, &k);
+  }
+  const D unskew = (fi + fj + fk) * Splat<D>(kUnskew3);
+  const D x0 = x - (fi - unskew), y0 = y - (fj - unskew), z0 = z - (fk - unskew);
+  // Masks are -1 (all bits) where true: as integers 1 they are -mask, as doubles (mask & one).
+  const I x_y = x0 >= y0, x_z = x0 >= z0, y_z = y0 >= z0;
+  const I i1 = x_y & x_z, j1 = ~x_y & y_z, k1 = ~x_z & ~y_z;
+  const I i2 = x_y | x_z, j2 = ~x_y | y_z, k2 = ~x_z | ~y_z;
+  const D one = Splat<D>(1.0), zero = Splat<D>(0.0);
+  const auto step = [&](I mask) { return mask ? one : zero; };
+  const auto corner = [&](int c, I di, I dj, I dk, D dx, D dy, D dz) {
+    s->ci[c] = i - __builtin_bit_cast(U, di);
+    s->cj[c] = j - __builtin_bit_cast(U, dj);
+    s->ck[c] = k - __builtin_bit_cast(U, dk);
+    s->dx[c] = dx, s->dy[c] = dy, s->dz[c] = dz;
+    const D falloff = Splat<D>(0.5) - dx * dx - dy * dy - dz * dz;
+    const D positive = falloff > zero ? falloff : zero;
+    const D f2 = positive * positive;
+    s->weight[c] = f2 * f2;
+  };
+  const I none = Splat<I>(int64_t{0}), all = Splat<I>(int64_t{-1});
+  corner(0, none, none, none, x0, y0, z0);
+  corner(1, i1, j1, k1, x0 - step(i1) + Splat<D>(kUnskew3), y0 - step(j1) + Splat<D>(kUnskew3),
+         z0 - step(k1) + Splat<D>(kUnskew3));
+  corner(2, i2, j2, k2, x0 - step(i2) + Splat<D>(2.0 * kUnskew3),
+         y0 - step(j2) + Splat<D>(2.0 * kUnskew3), z0 - step(k2) + Splat<D>(2.0 * kUnskew3));
+  corner(3, all, all, all, x0 - one + Splat<D>(3.0 * kUnskew3), y0 - one + Splat<D>(3.0 * kUnskew3),
+         z0 - one + Splat<D>(3.0 * kUnskew3));
+}
+
+// Simplex3FractalTerm at L points for the seed whose mix is `seed_mix`: each corner's gradient
+// index hashed in every lane (Gradient3Index's operations; h % 12 = 4 * ((h >> 2) % 3) + (h & 3),
+// and (h >> 2) % 3 folds halves, each a power of 4 and so 1 mod 3), the corner sum in the scalar's
+// order, scaled and clamped.
+template <int L>
+WORLDGEN_NOISE_INLINE typename Lanes<L>::D Simplex3Term(const Simplex3Lanes<L>& s,
+                                                        uint64_t seed_mix) {
+  using D = typename Lanes<L>::D;
+  using I = typename Lanes<L>::I;
+  using U = typename Lanes<L>::U;
+  const auto corner = [&](int c) {
+    const U h = Mix64Of(HashCoordsPrefix(seed_mix, s.ci[c], s.cj[c]) ^ s.ck[c]);
+    U q = h >> 2;
+    q = (q & 0xffffffffULL) + (q >> 32);
+    q = (q & 0xffffULL) + (q >> 16);
+    q = (q & 0xffULL) + (q >> 8);
+    q = (q & 0xfULL) + (q >> 4);
+    q = (q & 3ULL) + (q >> 2);
+    q = (q & 3ULL) + (q >> 2);
+    q = (q & 3ULL) + (q >> 2);
+    q = q >= 3ULL ? q - 3ULL : q;
+    const I index = __builtin_bit_cast(I, (q << 2) + (h & 3ULL));
+    const D gx = Lookup12<L>(kGradient3Components.x, index);
+    const D gy = Lookup12<L>(kGradient3Components.y, index);
+    const D gz = Lookup12<L>(kGradient3Components.z, index);
+    return s.weight[c] * (gx * s.dx[c] + gy * s.dy[c] + gz * s.dz[c]);
+  };
+  D sum = corner(0);
+  sum += corner(1);
+  sum += corner(2);
+  sum += corner(3);
+  const D value = sum * Splat<D>(kOutputScale3);
+  const D one = Splat<D>(1.0), minus_one = Splat<D>(-1.0);
+  return value > one ? one : (value < minus_one ? minus_one : value);
+}
+
+// One pass of up to 8 seeds of Noise3DBatch: each octave's seed mixes, amplitude and frequency, the
+// amplitudes' total, and the seeds in the pass.
+struct Noise3DPass {
+  const uint64_t (*mixes)[8];
+  const double* amplitudes;
+  const double* frequencies;
+  int octaves;
+  double amplitude_total;
+  size_t count;
+};
+
+// A pass over the n points, L at a time, into out[k * stride + c] for its seed c; kCount is the
+// pass's seed count when the caller knows it, else 0.
+template <Isa kIsa, size_t kCount>
+WORLDGEN_NOISE_INLINE void Noise3DPassSums(const Noise3DPass& pass, const double* xs,
+                                           const double* ys, const double* zs, size_t n,
+                                           double* out, size_t stride) {
+  constexpr int L = kLanesOf<kIsa>;
+  using D = typename Lanes<L>::D;
+  const size_t count = kCount != 0 ? kCount : pass.count;
+  const D total = Splat<D>(pass.amplitude_total);
+  for (size_t k0 = 0; k0 < n; k0 += L) {
+    D x, y, z;
+    if (k0 + L <= n) {
+      x = Load<D>(xs + k0), y = Load<D>(ys + k0), z = Load<D>(zs + k0);
+    } else {
+      // The last vector repeats its last point in the lanes past n.
+      alignas(64) double px[L], py[L], pz[L];
+      for (int l = 0; l < L; ++l) {
+        const size_t k = std::min(k0 + static_cast<size_t>(l), n - 1);
+        px[l] = xs[k], py[l] = ys[k], pz[l] = zs[k];
+      }
+      x = Load<D>(px), y = Load<D>(py), z = Load<D>(pz);
+    }
+    D sums[kCount != 0 ? kCount : 8];
+    for (size_t c = 0; c < count; ++c) sums[c] = Splat<D>(0.0);
+    for (int octave = 0; octave < pass.octaves; ++octave) {
+      const D f = Splat<D>(pass.frequencies[octave]);
+      Simplex3Lanes<L> simplex;
+      ComputeSimplex3<kIsa>(x * f, y * f, z * f, &simplex);
+      const D amplitude = Splat<D>(pass.amplitudes[octave]);
+      for (size_t c = 0; c < count; ++c) {
+        sums[c] += amplitude * Simplex3Term<L>(simplex, pass.mixes[octave][c]);
+      }
+    }
+    for (size_t c = 0; c < count; ++c) {
+      alignas(64) double values[L];
+      Store(values, sums[c] / total);
+      for (int l = 0; l < L && k0 + static_cast<size_t>(l) < n; ++l) {
+        out[(k0 + static_cast<size_t>(l)) * stride + c] = values[l];
+      }
+    }
+  }
+}
+
+// FractalNoise3DMultiBatch L points at a time: FractalNoise3DPoints' operations in every lane.
+// A point whose coordinates times the largest octave frequency reach 2^49 (where the vector floor
+// stops being exact), or are not finite, is recomputed by the scalar path, as are all points when
+// the octave count or a frequency is outside what the vectors handle.
+template <Isa kIsa>
+WORLDGEN_NOISE_INLINE void Noise3DBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
+                                        const double* ys, const double* zs, size_t n,
+                                        double frequency, int octaves, double* out,
+                                        double lacunarity, double gain) {
+  double max_frequency = std::fabs(frequency);
+  {
+    double f = frequency;
+    for (int octave = 0; octave < octaves; ++octave) {
+      if (!(std::fabs(f) <= max_frequency)) max_frequency = std::fabs(f);
+      f *= lacunarity;
+    }
+  }
+  if (octaves < 1 || octaves > 16 || !(max_frequency <= 1.7976931348623157e308)) {
+    Noise3DBatchScalar(seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity, gain);
+    return;
+  }
+  const auto in_range = [&](size_t k) {
+    return std::fabs(xs[k] * max_frequency) < kBatchCoordinateLimit &&
+           std::fabs(ys[k] * max_frequency) < kBatchCoordinateLimit &&
+           std::fabs(zs[k] * max_frequency) < kBatchCoordinateLimit;  // False for NaN.
+  };
+  constexpr size_t kSeeds = 8;
+  for (size_t first = 0; first < seed_count; first += kSeeds) {
+    const size_t count = std::min(kSeeds, seed_count - first);
+    uint64_t mixes[16][kSeeds];
+    double amplitudes[16], frequencies[16], amplitude_total = 0.0;
+    {
+      double amplitude = 1.0, f = frequency;
+      for (int octave = 0; octave < octaves; ++octave) {
+        for (size_t c = 0; c < count; ++c) {
+          mixes[octave][c] =
+              Mix64(DeriveSeed(seeds[first + c], static_cast<uint64_t>(octave)) ^ kHashSeedSalt);
+        }
+        amplitudes[octave] = amplitude, frequencies[octave] = f;
+        amplitude_total += amplitude;
+        amplitude *= gain;
+        f *= lacunarity;
+      }
+    }
+    const Noise3DPass pass{.mixes = mixes,
+                           .amplitudes = amplitudes,
+                           .frequencies = frequencies,
+                           .octaves = octaves,
+                           .amplitude_total = amplitude_total,
+                           .count = count};
+    double* const pass_out = out + first;
+    // One or two seeds (a cave climate's two fields) with the count known: the sums stay in
+    // registers.
+    if (count == 1) {
+      Noise3DPassSums<kIsa, 1>(pass, xs, ys, zs, n, pass_out, seed_count);
+    } else if (count == 2) {
+      Noise3DPassSums<kIsa, 2>(pass, xs, ys, zs, n, pass_out, seed_count);
+    } else {
+      Noise3DPassSums<kIsa, 0>(pass, xs, ys, zs, n, pass_out, seed_count);
+    }
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (in_range(k)) continue;
+    Noise3DBatchScalar(seeds, seed_count, xs + k, ys + k, zs + k, 1, frequency, octaves,
+                       out + k * seed_count, lacunarity, gain);
+  }
+}
+
+#if WORLDGEN_SIMD_DISPATCH
+__attribute__((target("avx512f,avx512dq,avx512vl"), flatten)) void Noise3DBatchAvx512(
+    const uint64_t* seeds, size_t seed_count, const double* xs, const double* ys, const double* zs,
+    size_t n, double frequency, int octaves, double* out, double lacunarity, double gain) {
+  Noise3DBatch<Isa::kAvx512>(seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity,
+                             gain);
+}
+__attribute__((target("avx2"))) void Noise3DBatchAvx2(const uint64_t* seeds, size_t seed_count,
+                                                      const double* xs, const double* ys,
+                                                      const double* zs, size_t n, double frequency,
+                                                      int octaves, double* out, double lacunarity,
+                                                      double gain) {
+  Noise3DBatch<Isa::kAvx2>(seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity,
+                           gain);
+}
+#endif
+
+const simd::Dispatcher<Noise3DBatchFn>& Noise3DBatches() {
+  static const simd::Dispatcher<Noise3DBatchFn> dispatcher(
+      WORLDGEN_SIMD_VARIANT_FN(Noise3DBatchAvx512), WORLDGEN_SIMD_VARIANT_FN(Noise3DBatchAvx2),
+      &Noise3DBatchScalar);
+  return dispatcher;
+}
+
 }  // namespace
+
+void FractalNoise3DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
+                              const double* ys, const double* zs, size_t n, double frequency,
+                              int octaves, double* out, double lacunarity, double gain) {
+  Noise3DBatches().chosen().run(seeds, seed_count, xs, ys, zs, n, frequency, octaves, out,
+                                lacunarity, gain);
+}
+
+std::span<const Noise3DBatchVariant> Noise3DBatchVariants() { return Noise3DBatches().variants(); }
 
 void FractalNoise2DMultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
                               const double* zs, size_t n, double frequency, int octaves,

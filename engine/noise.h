@@ -84,6 +84,15 @@ using NoiseBatchVariant = simd::Variant<NoiseBatchFn>;
 std::span<const NoiseBatchVariant> NoiseBatchVariants();
 const char* DispatchedNoiseBatchVariant();
 
+// The compiled variants of FractalNoise3DMultiBatch, best first (the same names and support as
+// NoiseBatchVariants): AVX-512 (8 points per vector) and AVX2 (4), each corner's gradient hashed
+// in every lane, and the baseline, point by point with each corner's gradient remembered.
+using Noise3DBatchFn = void(const uint64_t* seeds, size_t seed_count, const double* xs,
+                            const double* ys, const double* zs, size_t n, double frequency,
+                            int octaves, double* out, double lacunarity, double gain);
+using Noise3DBatchVariant = simd::Variant<Noise3DBatchFn>;
+std::span<const Noise3DBatchVariant> Noise3DBatchVariants();
+
 }  // namespace worldgen
 
 #endif  // WORLDGEN_ENGINE_NOISE_H_
