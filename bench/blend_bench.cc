@@ -21,6 +21,10 @@
 //                                    per row (row 1): items_per_second = vertices/s
 //   BM_BccRow/row                    the same for the 3D lattice: a 3D cache tile's 8 x 2 rows of 8
 //                                    points (interval 8, vertical interval 4)
+//   BM_CaveNoise                     the cave climate's 3D noise (FractalNoise3DMultiBatch: two
+//                                    fields, two octaves, 0.015 cycles per block, as
+//                                    docker/worlds/caves.json) at one 3D cache tile's 128 points:
+//                                    items_per_second = points/s
 //   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
 //   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per
 //   block)
@@ -392,6 +396,35 @@ void BM_BccRow(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kSide * kSide * 2);
 }
 BENCHMARK(BM_BccRow)->ArgName("row")->Arg(0)->Arg(1);
+
+void BM_CaveNoise(benchmark::State& state) {
+  const JitteredBccLattice lattice(5, 8.0, 8.0 / 3.0, 0.35);
+  constexpr int kSide = 8;  // ScatteredVolumeBlender::kTile3
+  constexpr int kPoints = kSide * kSide * 2;
+  // The points of 256 tiles spread apart (one lattice layer in the caves), computed beforehand.
+  const auto tiles = SpreadChunks(kSide * 8, 256);
+  std::vector<double> xs(tiles.size() * kPoints), ys(xs.size()), zs(xs.size());
+  for (size_t t = 0; t < tiles.size(); ++t) {
+    for (int b = 0; b < kSide; ++b) {
+      for (int c = 0; c < 2; ++c) {
+        const size_t at = t * kPoints + static_cast<size_t>((b * 2 + c) * kSide);
+        lattice.PositionRow(static_cast<int32_t>(tiles[t].first * kSide), kSide, -9,
+                            static_cast<int32_t>(tiles[t].second * kSide + b), c, &xs[at], &ys[at],
+                            &zs[at]);
+      }
+    }
+  }
+  const uint64_t seeds[2] = {HashCoords(9, 1, 2), HashCoords(9, 3, 4)};
+  double out[2 * kPoints];
+  size_t next = 0;
+  for (auto _ : state) {
+    const size_t at = (next++ % tiles.size()) * kPoints;
+    FractalNoise3DMultiBatch(seeds, 2, &xs[at], &ys[at], &zs[at], kPoints, 0.015, 2, out);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * kPoints);
+}
+BENCHMARK(BM_CaveNoise);
 
 void BM_SourcePoint(benchmark::State& state) {
   const auto world = SourceWorld(state.range(0));

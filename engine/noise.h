@@ -85,8 +85,9 @@ std::span<const NoiseBatchVariant> NoiseBatchVariants();
 const char* DispatchedNoiseBatchVariant();
 
 // The compiled variants of FractalNoise3DMultiBatch, best first (the same names and support as
-// NoiseBatchVariants): AVX-512 (8 points per vector) and AVX2 (4), each corner's gradient hashed
-// in every lane, and the baseline, point by point with each corner's gradient remembered.
+// NoiseBatchVariants): AVX-512, 8 points per vector, each corner's gradient hashed in every lane;
+// AVX2 and the baseline, point by point with each corner's gradient remembered (faster than four
+// lanes hashing with AVX2's emulated 64-bit multiplies).
 using Noise3DBatchFn = void(const uint64_t* seeds, size_t seed_count, const double* xs,
                             const double* ys, const double* zs, size_t n, double frequency,
                             int octaves, double* out, double lacunarity, double gain);
