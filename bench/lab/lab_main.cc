@@ -640,11 +640,11 @@ void PrintSliceTable(const Lab& lab, double y_scale, const std::vector<SliceRow>
   if (lab.layered.empty()) return;
   std::printf(
       "candidate layered methods (bench/lab/layered_volume.h), against the full-resolution 3D "
-      "reference\n%-11s %-26s %14s %15s\n",
+      "reference\n%-11s %-34s %14s %15s\n",
       "slice", "method", "rms vs full 3D", "terms per cell");
   for (const SliceRow& row : rows) {
     for (size_t m = 0; m < lab.layered.size(); ++m) {
-      std::printf("%-11s %-26s %14s %15s\n", row.name.c_str(), lab.layered[m].Name().c_str(),
+      std::printf("%-11s %-34s %14s %15s\n", row.name.c_str(), lab.layered[m].Name().c_str(),
                   Fixed(row.layered[m].first, 4).c_str(), Fixed(row.layered[m].second, 1).c_str());
     }
   }
