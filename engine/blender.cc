@@ -1,5 +1,6 @@
 #include "engine/blender.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -113,6 +114,21 @@ size_t LayerAccumulator::MoveTo(std::vector<IndexedLayer>* layers) {
     if (!dense_[k].empty()) layers->push_back({static_cast<int>(k), std::move(dense_[k])});
   }
   return layers->size();
+}
+
+void StackColumns(std::span<const std::vector<std::pair<int, float>>> columns, size_t rows,
+                  int biome_count, std::vector<IndexedLayer>* layers) {
+  LayerAccumulator row(biome_count, columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) row.Add(c, columns[c]);
+  row.MoveTo(layers);
+  for (IndexedLayer& layer : *layers) {
+    std::vector<float> stacked(rows * columns.size());
+    for (size_t r = 0; r < rows; ++r) {
+      std::copy(layer.weights.begin(), layer.weights.end(),
+                stacked.begin() + static_cast<std::ptrdiff_t>(r * columns.size()));
+    }
+    layer.weights = std::move(stacked);
+  }
 }
 
 absl::Status ValidateKernelRadii(const WorldSpec& spec, absl::string_view method, double min_radius,

@@ -130,6 +130,12 @@ class LayerAccumulator {
   size_t columns_;
 };
 
+// The layers of `rows` copies of a row of columns stacked: cell r * columns.size() + c has column
+// c's non-zero weights, exactly as a LayerAccumulator given every cell would hold them (a 3D block
+// that no cave reaches: each height its columns' 2D weights). Biomes below `biome_count`.
+void StackColumns(std::span<const std::vector<std::pair<int, float>>> columns, size_t rows,
+                  int biome_count, std::vector<IndexedLayer>* layers);
+
 // A declared parameter of a method. Its wire name is the field of the method's config message.
 struct BlenderParamDef {
   absl::string_view name;

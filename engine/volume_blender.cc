@@ -606,6 +606,7 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
   single->assign(static_cast<size_t>(blocks), 0);
   thread_local std::vector<std::span<const VolumeSample>> runs;
   thread_local std::vector<double> xs, ys, zs;
+  std::vector<IndexedLayer> surface_layers;  // The blocks no cave reaches, once built.
   const double s = lattice_.y_scale();
   for (int t = 0; t < blocks; ++t) {
     std::vector<IndexedLayer>& out = (*layers)[static_cast<size_t>(t)];
@@ -642,15 +643,17 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
       (*single)[static_cast<size_t>(t)] = 1;
       continue;
     }
-    LayerAccumulator accumulator(biome_count, cells);
     if (surface_ != nullptr && !caves) {
-      // No cave sample in reach: the 2D blend.
-      for (int b = 0; b < ny; ++b) {
-        for (size_t k = 0; k < column_count; ++k) {
-          accumulator.Add(static_cast<size_t>(b) * column_count + k, columns[k]);
-        }
+      // No cave sample in reach: the 2D blend, the same layers for every such block.
+      if (surface_layers.empty()) {
+        StackColumns(columns.first(column_count), static_cast<size_t>(ny), biome_count,
+                     &surface_layers);
       }
-    } else {
+      out = surface_layers;
+      continue;
+    }
+    LayerAccumulator accumulator(biome_count, cells);
+    {
       xs.resize(static_cast<size_t>(nx));
       ys.resize(static_cast<size_t>(ny));
       zs.resize(static_cast<size_t>(nz));

@@ -296,12 +296,17 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   volume.size = size;
   volume.cell = cell;
   const int sections = static_cast<int>((max_y - min_y) / kSectionHeight);
-  // A cave world blends its sections from one gather (ScatteredVolumeBlender::BlendStack).
+  // A cave world blends its sections from one gather (ScatteredVolumeBlender::BlendStack); a 2D
+  // world's sections are all its columns' weights stacked, the same layers for every section.
   std::vector<std::vector<IndexedLayer>> stack;
   std::vector<char> stack_single;
+  std::vector<IndexedLayer> columns_stacked;
   if (volume_blender_ != nullptr) {
     volume_blender_->BlendStack(x0, min_y, z0, m, ny, m, cell, sections, columns, &stack,
                                 &stack_single, cache);
+  } else {
+    StackColumns(columns, static_cast<size_t>(ny), static_cast<int>(spec_.biomes.size()),
+                 &columns_stacked);
   }
   for (int t = 0; t < sections; ++t) {
     const int64_t y = min_y + int64_t{kSectionHeight} * t;
@@ -314,9 +319,7 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
     } else {
       // A 2D world: every cell has its column's weights.
       section.single_biome = chunk_single;
-      LayerAccumulator accumulator(static_cast<int>(spec_.biomes.size()), cells);
-      for (size_t at = 0; at < cells; ++at) accumulator.Add(at, columns[at % column_count]);
-      accumulator.MoveTo(&layers);
+      layers = columns_stacked;
     }
     for (IndexedLayer& layer : layers) {
       section.layers.push_back(
