@@ -308,6 +308,7 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
     StackColumns(columns, static_cast<size_t>(ny), static_cast<int>(spec_.biomes.size()),
                  &columns_stacked);
   }
+  volume.sections.reserve(static_cast<size_t>(sections));
   for (int t = 0; t < sections; ++t) {
     const int64_t y = min_y + int64_t{kSectionHeight} * t;
     SectionBlend& section = volume.sections.emplace_back();
@@ -321,6 +322,7 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
       section.single_biome = chunk_single;
       layers = columns_stacked;
     }
+    section.layers.reserve(layers.size());
     for (IndexedLayer& layer : layers) {
       section.layers.push_back(
           {spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
