@@ -476,12 +476,17 @@ bool ScatteredVolumeBlender::CaveReaches(const Gather& gather, const VolumeBox& 
   const double s = lattice_.y_scale();
   const double min_y = box.min_y * s, max_y = box.max_y * s;
   const auto gap = [](double v, double lo, double hi) { return v - std::min(std::max(v, lo), hi); };
-  for (const VolumeSample& p : gather.samples) {
-    if (!is_cave_[p.biome]) continue;
-    const double dx = gap(p.x, box.min_x, box.max_x);
-    const double dy = gap(p.y, min_y, max_y);
-    const double dz = gap(p.z, box.min_z, box.max_z);
-    if (dx * dx + dy * dy + dz * dz < radius_sq_) return true;
+  // Only the rows whose points may reach the box (a stack's gather holds every block's).
+  thread_local std::vector<std::span<const VolumeSample>> runs;
+  Runs(gather, min_y, max_y, box.min_z, box.max_z, &runs);
+  for (std::span<const VolumeSample> run : runs) {
+    for (const VolumeSample& p : run) {
+      if (!is_cave_[p.biome]) continue;
+      const double dx = gap(p.x, box.min_x, box.max_x);
+      const double dy = gap(p.y, min_y, max_y);
+      const double dz = gap(p.z, box.min_z, box.max_z);
+      if (dx * dx + dy * dy + dz * dz < radius_sq_) return true;
+    }
   }
   return false;
 }
