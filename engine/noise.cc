@@ -449,17 +449,11 @@ WORLDGEN_NOISE_AVX512 bool AllWithin8(Lanes<8>::U di, Lanes<8>::U dj, uint64_t l
           _mm512_cmple_epu64_mask(__builtin_bit_cast(__m512i, dj), l)) == 0xff;
 }
 
-// The gradient of vertex (i[l], j[l]) in every lane: kGradients[HashCoords(seed, i, j) % 24], with
-// seed_mix = Mix64(seed ^ kHashSeedSalt). The hash is HashCoords' own operations on 8 lanes
-// (vpmullq); h % 24 = 8 * ((h >> 3) % 3) + (h & 7), and (h >> 3) % 3 folds 32-, 16-, 8-, 4- and
-// 2-bit halves (each a power of 4, so 1 mod 3) into a sum below 6.
-WORLDGEN_NOISE_AVX512 void HashedGradients8(uint64_t seed_mix, Lanes<8>::U i, Lanes<8>::U j,
-                                            Lanes<8>::D* gx, Lanes<8>::D* gz) {
-  using U = Lanes<8>::U;
-  using I = Lanes<8>::I;
-  using D = Lanes<8>::D;
-  const U h = HashCoordsFromSeedMix(seed_mix, i, j);
-  U q = h >> 3;
+// q % 3 in every lane, for q < 2^62 (a hash shifted right by 2 or more), without a division: the
+// 32-, 16-, 8-, 4- and 2-bit halves of q are folded into a sum (each half's weight a power of 4,
+// so 1 mod 3) that ends below 6, then one conditional subtraction.
+template <typename U>
+WORLDGEN_NOISE_INLINE U Mod3(U q) {
   q = (q & 0xffffffffULL) + (q >> 32);
   q = (q & 0xffffULL) + (q >> 16);
   q = (q & 0xffULL) + (q >> 8);
@@ -467,7 +461,19 @@ WORLDGEN_NOISE_AVX512 void HashedGradients8(uint64_t seed_mix, Lanes<8>::U i, La
   q = (q & 3ULL) + (q >> 2);
   q = (q & 3ULL) + (q >> 2);
   q = (q & 3ULL) + (q >> 2);
-  q = q >= 3ULL ? q - 3ULL : q;
+  return q >= 3ULL ? q - 3ULL : q;
+}
+
+// The gradient of vertex (i[l], j[l]) in every lane: kGradients[HashCoords(seed, i, j) % 24], with
+// seed_mix = Mix64(seed ^ kHashSeedSalt). The hash is HashCoords' own operations on 8 lanes
+// (vpmullq); h % 24 = 8 * ((h >> 3) % 3) + (h & 7).
+WORLDGEN_NOISE_AVX512 void HashedGradients8(uint64_t seed_mix, Lanes<8>::U i, Lanes<8>::U j,
+                                            Lanes<8>::D* gx, Lanes<8>::D* gz) {
+  using U = Lanes<8>::U;
+  using I = Lanes<8>::I;
+  using D = Lanes<8>::D;
+  const U h = HashCoordsFromSeedMix(seed_mix, i, j);
+  const U q = Mod3(h >> 3);
   const I index = __builtin_bit_cast(I, (q << 3) + (h & 7ULL));
   const I high = index >= int64_t{16};
   const double* x = kGradientComponents.x;
@@ -1037,9 +1043,8 @@ WORLDGEN_NOISE_INLINE void ComputeSimplex3(typename Lanes<L>::D x, typename Lane
 }
 
 // Simplex3FractalTerm at L points for the seed whose mix is `seed_mix`: each corner's gradient
-// index hashed in every lane (Gradient3Index's operations; h % 12 = 4 * ((h >> 2) % 3) + (h & 3),
-// and (h >> 2) % 3 folds halves, each a power of 4 and so 1 mod 3), the corner sum in the scalar's
-// order, scaled and clamped.
+// index hashed in every lane (Gradient3Index's operations; h % 12 = 4 * ((h >> 2) % 3) + (h & 3)),
+// the corner sum in the scalar's order, scaled and clamped.
 template <int L>
 WORLDGEN_NOISE_INLINE typename Lanes<L>::D Simplex3Term(const Simplex3Lanes<L>& s,
                                                         uint64_t seed_mix) {
@@ -1048,15 +1053,7 @@ WORLDGEN_NOISE_INLINE typename Lanes<L>::D Simplex3Term(const Simplex3Lanes<L>& 
   using U = typename Lanes<L>::U;
   const auto corner = [&](int c) {
     const U h = Mix64Of(HashCoordsPrefix(seed_mix, s.ci[c], s.cj[c]) ^ s.ck[c]);
-    U q = h >> 2;
-    q = (q & 0xffffffffULL) + (q >> 32);
-    q = (q & 0xffffULL) + (q >> 16);
-    q = (q & 0xffULL) + (q >> 8);
-    q = (q & 0xfULL) + (q >> 4);
-    q = (q & 3ULL) + (q >> 2);
-    q = (q & 3ULL) + (q >> 2);
-    q = (q & 3ULL) + (q >> 2);
-    q = q >= 3ULL ? q - 3ULL : q;
+    const U q = Mod3(h >> 2);
     const I index = __builtin_bit_cast(I, (q << 2) + (h & 3ULL));
     const D gx = Lookup12(kGradient3Components.x, index);
     const D gy = Lookup12(kGradient3Components.y, index);

@@ -148,83 +148,25 @@ TEST(Noise3DTest, MultiSeedFractalIsTheOctaveSumOfEachSeed) {
   EXPECT_GT(checked, 2000);
 }
 
-// Every variant of FractalNoise3DMultiBatch this CPU runs gives FractalNoise3DMulti's bits at
-// every point: batches of points close together (most corners remembered) and far apart (every
-// corner new), one batch after another under other seeds, frequencies and octave counts (the
-// per-thread table then holds corners of other seeds at the same coordinates), more seeds than one
-// pass takes, batch sizes that leave part of a vector, points on the lattice's planes and corners
-// (ties between the tetrahedra; exact integers), and points the vectors leave to the scalar path
-// (huge, infinite, NaN).
-TEST(Noise3DTest, EveryBatchVariantMatchesThePerPointFractal) {
-  int variants_run = 0;
-  for (const Noise3DBatchVariant& variant : Noise3DBatchVariants()) {
-    if (!variant.supported) continue;
-    ++variants_run;
-    uint64_t seeds[12];  // Batches take up to 11 from seeds or seeds + 1.
-    for (uint64_t s = 0; s < 12; ++s) seeds[s] = HashCoords(78, static_cast<int64_t>(s), 2);
-    int checked = 0;
-    for (int batch = 0; batch < 30; ++batch) {
-      const double spread = batch % 3 == 0 ? 9000.0 : (batch % 3 == 1 ? 60.0 : 3.0);
-      const size_t count = 1 + static_cast<size_t>(batch) * 5 % 11;
-      const int octaves = 1 + batch % 4;
-      const double frequency = batch % 2 == 0 ? 0.015 : 0.07;
-      const double lacunarity = batch % 4 == 3 ? 1.7 : 2.0, gain = batch % 5 == 4 ? 0.61 : 0.5;
-      const uint64_t* batch_seeds = seeds + batch % 2;  // Alternate seed sets share 10 seeds.
-      const size_t n = 150 + static_cast<size_t>(batch % 8);
-      std::vector<double> xs(n), ys(n), zs(n);
-      for (size_t k = 0; k < n; ++k) {
-        const double u = static_cast<double>(HashCoords(batch, static_cast<int64_t>(k), 0) >> 11);
-        const double v = static_cast<double>(HashCoords(batch, static_cast<int64_t>(k), 1) >> 11);
-        const double w = static_cast<double>(HashCoords(batch, static_cast<int64_t>(k), 2) >> 11);
-        constexpr double kUnit = 1.0 / 9007199254740992.0;
-        xs[k] = (u * kUnit - 0.5) * spread + 1000.0 * batch;
-        ys[k] = (v * kUnit - 0.5) * spread - 30.0;
-        zs[k] = (w * kUnit - 0.5) * spread;
-        if (batch % 5 == 3 && k % 3 == 0) {
-          // Whole blocks: at frequency 1/64 or 1/16, some on the skewed lattice's planes.
-          xs[k] = std::round(xs[k]), ys[k] = std::round(ys[k]), zs[k] = std::round(zs[k]);
-          if (k % 9 == 0) ys[k] = xs[k], zs[k] = -xs[k];
-        }
-      }
-      if (batch == 7) {
-        const double inf = std::numeric_limits<double>::infinity();
-        xs[3] = 1e300, ys[10] = -inf, zs[11] = std::numeric_limits<double>::quiet_NaN();
-        xs[20] = 4e16, zs[21] = -3e15;  // Beyond the vectors' exact floor at these frequencies.
-      }
-      std::vector<double> out(n * count);
-      variant.run(batch_seeds, count, xs.data(), ys.data(), zs.data(), n, frequency, octaves,
-                  out.data(), lacunarity, gain);
-      for (size_t k = 0; k < n; ++k) {
-        double expected[11];
-        FractalNoise3DMulti(batch_seeds, count, xs[k], ys[k], zs[k], frequency, octaves, expected,
-                            lacunarity, gain);
-        for (size_t s = 0; s < count; ++s) {
-          ASSERT_EQ(std::memcmp(&out[k * count + s], &expected[s], sizeof(double)), 0)
-              << variant.name << ": batch " << batch << " point " << k << " seed " << s << " ("
-              << xs[k] << ", " << ys[k] << ", " << zs[k] << "): " << out[k * count + s]
-              << " against " << expected[s];
-          ++checked;
-        }
-      }
-    }
-    EXPECT_GT(checked, 10000) << variant.name;
-  }
-  EXPECT_GE(variants_run, 1);
-}
-
-// FractalNoise3DMultiBatch (the dispatched variant) gives FractalNoise3DMulti's bits.
-TEST(Noise3DTest, BatchMatchesThePerPointFractal) {
+// `batch` (any Noise3DBatchFn) gives FractalNoise3DMulti's bits at every point: batches of points
+// close together (most corners remembered) and far apart (every corner new), one batch after
+// another under other seeds, frequencies and octave counts (a per-thread table then holds corners
+// of other seeds at the same coordinates), more seeds than one pass takes, batch sizes that leave
+// part of a vector, points on the lattice's planes and corners (ties between the tetrahedra;
+// exact integers), and points the vectors leave to the scalar path (huge, infinite, NaN). Returns
+// the values checked.
+int CheckNoise3DBatch(const char* name, Noise3DBatchFn* batch_fn) {
   uint64_t seeds[12];  // Batches take up to 11 from seeds or seeds + 1.
   for (uint64_t s = 0; s < 12; ++s) seeds[s] = HashCoords(78, static_cast<int64_t>(s), 2);
   int checked = 0;
-  for (int batch = 0; batch < 24; ++batch) {
+  for (int batch = 0; batch < 30; ++batch) {
     const double spread = batch % 3 == 0 ? 9000.0 : (batch % 3 == 1 ? 60.0 : 3.0);
     const size_t count = 1 + static_cast<size_t>(batch) * 5 % 11;
     const int octaves = 1 + batch % 4;
     const double frequency = batch % 2 == 0 ? 0.015 : 0.07;
     const double lacunarity = batch % 4 == 3 ? 1.7 : 2.0, gain = batch % 5 == 4 ? 0.61 : 0.5;
     const uint64_t* batch_seeds = seeds + batch % 2;  // Alternate seed sets share 10 seeds.
-    const size_t n = 150;
+    const size_t n = 150 + static_cast<size_t>(batch % 8);
     std::vector<double> xs(n), ys(n), zs(n);
     for (size_t k = 0; k < n; ++k) {
       const double u = static_cast<double>(HashCoords(batch, static_cast<int64_t>(k), 0) >> 11);
@@ -234,22 +176,47 @@ TEST(Noise3DTest, BatchMatchesThePerPointFractal) {
       xs[k] = (u * kUnit - 0.5) * spread + 1000.0 * batch;
       ys[k] = (v * kUnit - 0.5) * spread - 30.0;
       zs[k] = (w * kUnit - 0.5) * spread;
+      if (batch % 5 == 3 && k % 3 == 0) {
+        // Whole blocks, some with equal coordinates: ties between the tetrahedra.
+        xs[k] = std::round(xs[k]), ys[k] = std::round(ys[k]), zs[k] = std::round(zs[k]);
+        if (k % 9 == 0) ys[k] = xs[k], zs[k] = -xs[k];
+      }
+    }
+    if (batch == 7) {
+      const double inf = std::numeric_limits<double>::infinity();
+      xs[3] = 1e300, ys[10] = -inf, zs[11] = std::numeric_limits<double>::quiet_NaN();
+      xs[20] = 4e16, zs[21] = -3e15;  // Beyond the vectors' exact floor at these frequencies.
     }
     std::vector<double> out(n * count);
-    FractalNoise3DMultiBatch(batch_seeds, count, xs.data(), ys.data(), zs.data(), n, frequency,
-                             octaves, out.data(), lacunarity, gain);
+    batch_fn(batch_seeds, count, xs.data(), ys.data(), zs.data(), n, frequency, octaves, out.data(),
+             lacunarity, gain);
     for (size_t k = 0; k < n; ++k) {
       double expected[11];
       FractalNoise3DMulti(batch_seeds, count, xs[k], ys[k], zs[k], frequency, octaves, expected,
                           lacunarity, gain);
       for (size_t s = 0; s < count; ++s) {
-        ASSERT_EQ(std::memcmp(&out[k * count + s], &expected[s], sizeof(double)), 0)
-            << "batch " << batch << " point " << k << " seed " << s;
+        EXPECT_EQ(std::memcmp(&out[k * count + s], &expected[s], sizeof(double)), 0)
+            << name << ": batch " << batch << " point " << k << " seed " << s << " (" << xs[k]
+            << ", " << ys[k] << ", " << zs[k] << "): " << out[k * count + s] << " against "
+            << expected[s];
+        if (std::memcmp(&out[k * count + s], &expected[s], sizeof(double)) != 0) return checked;
         ++checked;
       }
     }
   }
-  EXPECT_GT(checked, 10000);
+  return checked;
+}
+
+// Every variant of FractalNoise3DMultiBatch this CPU runs, and the dispatched function.
+TEST(Noise3DTest, EveryBatchVariantMatchesThePerPointFractal) {
+  int variants_run = 0;
+  for (const Noise3DBatchVariant& variant : Noise3DBatchVariants()) {
+    if (!variant.supported) continue;
+    ++variants_run;
+    EXPECT_GT(CheckNoise3DBatch(variant.name, variant.run), 10000) << variant.name;
+  }
+  EXPECT_GE(variants_run, 1);
+  EXPECT_GT(CheckNoise3DBatch("FractalNoise3DMultiBatch", &FractalNoise3DMultiBatch), 10000);
 }
 
 TEST(NoiseTest, FractalNoiseStaysInRange) {
