@@ -112,13 +112,13 @@ void RowBaseline(const JitteredBccLattice::Geometry& g, int32_t i_begin, int32_t
 __attribute__((target("avx512f,avx512dq,avx512vl"), flatten)) void RowAvx512(
     const JitteredBccLattice::Geometry& g, int32_t i_begin, int32_t count, int32_t j, int32_t k,
     int32_t c, double* x, double* y, double* z) {
-  Row<4>(g, i_begin, count, j, k, c, x, y, z, simd::SqrtAvx2{});
+  Row<4>(g, i_begin, count, j, k, c, x, y, z, simd::Sqrt4Lanes{});
 }
 __attribute__((target("avx2"), flatten)) void RowAvx2(const JitteredBccLattice::Geometry& g,
                                                       int32_t i_begin, int32_t count, int32_t j,
                                                       int32_t k, int32_t c, double* x, double* y,
                                                       double* z) {
-  Row<4>(g, i_begin, count, j, k, c, x, y, z, simd::SqrtAvx2{});
+  Row<4>(g, i_begin, count, j, k, c, x, y, z, simd::Sqrt4Lanes{});
 }
 #endif
 

@@ -99,12 +99,12 @@ void RowBaseline(const JitteredLattice::Geometry& g, int32_t i_begin, int32_t co
 __attribute__((target("avx512f,avx512dq,avx512vl"), flatten)) void RowAvx512(
     const JitteredLattice::Geometry& g, int32_t i_begin, int32_t count, int32_t j, double* x,
     double* z) {
-  Row<4>(g, i_begin, count, j, x, z, simd::SqrtAvx2{});
+  Row<4>(g, i_begin, count, j, x, z, simd::Sqrt4Lanes{});
 }
 __attribute__((target("avx2"), flatten)) void RowAvx2(const JitteredLattice::Geometry& g,
                                                       int32_t i_begin, int32_t count, int32_t j,
                                                       double* x, double* z) {
-  Row<4>(g, i_begin, count, j, x, z, simd::SqrtAvx2{});
+  Row<4>(g, i_begin, count, j, x, z, simd::Sqrt4Lanes{});
 }
 #endif
 

@@ -151,7 +151,7 @@ inline bool CpuRunsAvx2() { return __builtin_cpu_supports("avx2") != 0; }
 // always_inline: a generic helper that calls it is compiled for the baseline target, where GCC
 // refuses to force AVX code in; the variants are `flatten`, which inlines it once everything sits
 // in their body.
-struct SqrtAvx2 {
+struct Sqrt4Lanes {
   __attribute__((target("avx2"))) Lanes<4>::D operator()(Lanes<4>::D v) const {
     return __builtin_bit_cast(Lanes<4>::D, _mm256_sqrt_pd(__builtin_bit_cast(__m256d, v)));
   }
