@@ -424,8 +424,8 @@ WORLDGEN_KERNEL_INLINE void VolumeBody(const VolumeKernelBlock& b) {
 #if WORLDGEN_SIMD_DISPATCH
 // AVX-512 takes a narrow block's heights eight lanes at a time (a 16-block chunk at cell size 4:
 // two vectors per height; on Zen 4, which splits them into 256-bit halves, 3% faster than four
-// lanes for the fewer instructions) and a wide block's rows four at a time: at cell size 4 a row
-// is four cells, so wider vectors would add only padding.
+// lanes for the fewer instructions) and a wide block's rows (cell sizes 1 and 2) four at a time,
+// as AVX2 does: rows are padded to kVolumeLanes (4) cells.
 __attribute__((target("avx512f"))) void VolumeAvx512(const VolumeKernelBlock& b) {
   const size_t width = b.zs.size() * VolumeStride(b.xs.size());
   if (VolumeFlatVectors(width, 8)) return VolumeFlatBody<Avx512Max, Double8>(b, width);

@@ -263,8 +263,8 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
     // across in x: each row reads only the ball's chord, as the 2D gather's rows do.
     struct LayerRange {
       int32_t i0, i1, k0, k1;
-      size_t
-          rows;  // row_i[rows + (k - k0)]: row k's columns [first, second], none if first > second.
+      // Row k's columns [first, second] are row_i[rows + (k - k0)] (none if first > second).
+      size_t rows;
     };
     thread_local std::vector<std::pair<int32_t, int32_t>> row_i;
     const double jitter = lattice_.jitter();
