@@ -472,13 +472,11 @@ void ScatteredVolumeBlender::Runs(const Gather& gather, double ys_lo, double ys_
   }
 }
 
-bool ScatteredVolumeBlender::CaveReaches(const Gather& gather, const VolumeBox& box) const {
+bool ScatteredVolumeBlender::CaveReaches(std::span<const std::span<const VolumeSample>> runs,
+                                         const VolumeBox& box) const {
   const double s = lattice_.y_scale();
   const double min_y = box.min_y * s, max_y = box.max_y * s;
   const auto gap = [](double v, double lo, double hi) { return v - std::min(std::max(v, lo), hi); };
-  // Only the rows whose points may reach the box (a stack's gather holds every block's).
-  thread_local std::vector<std::span<const VolumeSample>> runs;
-  Runs(gather, min_y, max_y, box.min_z, box.max_z, &runs);
   for (std::span<const VolumeSample> run : runs) {
     for (const VolumeSample& p : run) {
       if (!is_cave_[p.biome]) continue;
@@ -617,21 +615,25 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
     std::vector<IndexedLayer>& out = (*layers)[static_cast<size_t>(t)];
     out.clear();
     const VolumeBox box = block_box(t);
-    // The samples within the radius of this block: the rows that may reach it, filtered exactly
-    // where it matters (any cave sample; all one biome).
+    // The samples within the radius of this block: the rows that may reach it (a stack's gather
+    // holds every block's), filtered exactly where it matters (any cave sample; all one biome).
     bool caves = false, one_biome = true;
     int biome = -1;
+    runs.clear();
     if (gathered[static_cast<size_t>(t)]) {
+      Runs(gather, box.min_y * s, box.max_y * s, box.min_z, box.max_z, &runs);
       if (surface_ != nullptr) {
-        caves = CaveReaches(gather, box);
+        caves = CaveReaches(runs, box);
       } else {
-        for (const VolumeSample& p : gather.samples) {
-          const double dx = p.x - std::min(std::max(p.x, box.min_x), box.max_x);
-          const double dy = p.y - std::min(std::max(p.y, box.min_y * s), box.max_y * s);
-          const double dz = p.z - std::min(std::max(p.z, box.min_z), box.max_z);
-          if (!(dx * dx + dy * dy + dz * dz < radius_sq_)) continue;
-          if (biome < 0) biome = p.biome;
-          one_biome = one_biome && p.biome == biome;
+        for (std::span<const VolumeSample> run : runs) {
+          for (const VolumeSample& p : run) {
+            const double dx = p.x - std::min(std::max(p.x, box.min_x), box.max_x);
+            const double dy = p.y - std::min(std::max(p.y, box.min_y * s), box.max_y * s);
+            const double dz = p.z - std::min(std::max(p.z, box.min_z), box.max_z);
+            if (!(dx * dx + dy * dy + dz * dz < radius_sq_)) continue;
+            if (biome < 0) biome = p.biome;
+            one_biome = one_biome && p.biome == biome;
+          }
         }
       }
     }
@@ -665,7 +667,6 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
       for (int a = 0; a < nx; ++a) xs[a] = static_cast<double>(x0) + c * a;
       for (int b = 0; b < ny; ++b) ys[b] = (box.min_y + c * b) * s;
       for (int d = 0; d < nz; ++d) zs[d] = static_cast<double>(z0 + int64_t{cell} * d);
-      Runs(gather, ys.front(), ys.back(), zs.front(), zs.back(), &runs);
       ConvolveVolumeBlock(runs, radius_, xs, ys, zs, is_cave_,
                           surface_ != nullptr
                               ? columns.first(column_count)

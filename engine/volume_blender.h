@@ -132,8 +132,8 @@ class ScatteredVolumeBlender {
   // depth in [z_lo, z_hi] (every i of the gather: its x range is the block's), in order.
   void Runs(const Gather& gather, double ys_lo, double ys_hi, double z_lo, double z_hi,
             std::vector<std::span<const VolumeSample>>* runs) const;
-  // Whether a cave sample of `gather` lies within the radius of `box`.
-  bool CaveReaches(const Gather& gather, const VolumeBox& box) const;
+  // Whether a cave sample of `runs` (Runs of `box`) lies within the radius of `box`.
+  bool CaveReaches(std::span<const std::span<const VolumeSample>> runs, const VolumeBox& box) const;
   // Whether a cave sample can reach a point with min_y <= y <= max_y.
   bool MayReachCaves(double min_y, double max_y) const;
 
