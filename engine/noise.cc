@@ -890,6 +890,9 @@ WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double z, double max_frequency
   return std::fabs(x * max_frequency) < kBatchCoordinateLimit &&
          std::fabs(z * max_frequency) < kBatchCoordinateLimit;  // False for NaN.
 }
+WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double y, double z, double max_frequency) {
+  return InBatchRange(x, z, max_frequency) && std::fabs(y * max_frequency) < kBatchCoordinateLimit;
+}
 
 template <Isa kIsa>
 WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, const double* xs,
@@ -991,26 +994,21 @@ WORLDGEN_NOISE_AVX512 Lanes<8>::D Lookup12(const double* table, Lanes<8>::I inde
   return simd::Shuffle(Load<D>(table), Load<D>(table + 8), index);
 }
 
-// One octave of SimplexNoise3D's seed-independent part at L points (Simplex3At's operations in its
-// order, lane by lane): each corner's lattice coordinates, offsets and weight falloff^4, +0.0
+// One octave of SimplexNoise3D's seed-independent part at 8 points (Simplex3At's operations in
+// its order, lane by lane): each corner's lattice coordinates, offsets and weight falloff^4, +0.0
 // where falloff <= 0 (Simplex3FractalTerm's rule).
-template <int L>
 struct Simplex3Lanes {
-  using D = typename Lanes<L>::D;
-  using U = typename Lanes<L>::U;
-  U ci[4], cj[4], ck[4];
-  D dx[4], dy[4], dz[4];
-  D weight[4];
+  Lanes<8>::U ci[4], cj[4], ck[4];
+  Lanes<8>::D dx[4], dy[4], dz[4];
+  Lanes<8>::D weight[4];
 };
 
-template <int L>
-WORLDGEN_NOISE_INLINE void ComputeSimplex3(typename Lanes<L>::D x, typename Lanes<L>::D y,
-                                           typename Lanes<L>::D z, Simplex3Lanes<L>* s) {
-  using D = typename Lanes<L>::D;
-  using I = typename Lanes<L>::I;
-  using U = typename Lanes<L>::U;
+WORLDGEN_NOISE_AVX512 void ComputeSimplex3(Lanes<8>::D x, Lanes<8>::D y, Lanes<8>::D z,
+                                           Simplex3Lanes* s) {
+  using D = Lanes<8>::D;
+  using I = Lanes<8>::I;
+  using U = Lanes<8>::U;
   const D skew = (x + y + z) * Splat<D>(kSkew3);
-  static_assert(L == 8);
   U i, j, k;
   const D fi = Floor8(x + skew, &i), fj = Floor8(y + skew, &j), fk = Floor8(z + skew, &k);
   const D unskew = (fi + fj + fk) * Splat<D>(kUnskew3);
@@ -1042,15 +1040,13 @@ WORLDGEN_NOISE_INLINE void ComputeSimplex3(typename Lanes<L>::D x, typename Lane
          z0 - one + Splat<D>(3.0 * kUnskew3));
 }
 
-// Simplex3FractalTerm at L points for the seed whose mix is `seed_mix`: each corner's gradient
+// Simplex3FractalTerm at 8 points for the seed whose mix is `seed_mix`: each corner's gradient
 // index hashed in every lane (Gradient3Index's operations; h % 12 = 4 * ((h >> 2) % 3) + (h & 3)),
 // the corner sum in the scalar's order, scaled and clamped.
-template <int L>
-WORLDGEN_NOISE_INLINE typename Lanes<L>::D Simplex3Term(const Simplex3Lanes<L>& s,
-                                                        uint64_t seed_mix) {
-  using D = typename Lanes<L>::D;
-  using I = typename Lanes<L>::I;
-  using U = typename Lanes<L>::U;
+WORLDGEN_NOISE_AVX512 Lanes<8>::D Simplex3Term(const Simplex3Lanes& s, uint64_t seed_mix) {
+  using D = Lanes<8>::D;
+  using I = Lanes<8>::I;
+  using U = Lanes<8>::U;
   const auto corner = [&](int c) {
     const U h = Mix64Of(HashCoordsPrefix(seed_mix, s.ci[c], s.cj[c]) ^ s.ck[c]);
     const U q = Mod3(h >> 2);
@@ -1107,11 +1103,11 @@ WORLDGEN_NOISE_INLINE void Noise3DPassSums(const Noise3DPass& pass, const double
     for (size_t c = 0; c < count; ++c) sums[c] = Splat<D>(0.0);
     for (int octave = 0; octave < pass.octaves; ++octave) {
       const D f = Splat<D>(pass.frequencies[octave]);
-      Simplex3Lanes<L> simplex;
-      ComputeSimplex3<L>(x * f, y * f, z * f, &simplex);
+      Simplex3Lanes simplex;
+      ComputeSimplex3(x * f, y * f, z * f, &simplex);
       const D amplitude = Splat<D>(pass.amplitudes[octave]);
       for (size_t c = 0; c < count; ++c) {
-        sums[c] += amplitude * Simplex3Term<L>(simplex, pass.mixes[octave][c]);
+        sums[c] += amplitude * Simplex3Term(simplex, pass.mixes[octave][c]);
       }
     }
     for (size_t c = 0; c < count; ++c) {
@@ -1132,39 +1128,38 @@ WORLDGEN_NOISE_AVX512 void Noise3DBatch(const uint64_t* seeds, size_t seed_count
                                         const double* ys, const double* zs, size_t n,
                                         double frequency, int octaves, double* out,
                                         double lacunarity, double gain) {
-  double max_frequency = std::fabs(frequency);
-  {
-    double f = frequency;
-    for (int octave = 0; octave < octaves; ++octave) {
-      if (!(std::fabs(f) <= max_frequency)) max_frequency = std::fabs(f);
-      f *= lacunarity;
-    }
-  }
-  if (octaves < 1 || octaves > 16 || !(max_frequency <= 1.7976931348623157e308)) {
+  // Outside what the vectors handle (no octaves, more than the tables hold): the scalar path.
+  if (octaves < 1 || octaves > 16) {
     Noise3DBatchScalar(seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity, gain);
     return;
   }
-  const auto in_range = [&](size_t k) {
-    return std::fabs(xs[k] * max_frequency) < kBatchCoordinateLimit &&
-           std::fabs(ys[k] * max_frequency) < kBatchCoordinateLimit &&
-           std::fabs(zs[k] * max_frequency) < kBatchCoordinateLimit;  // False for NaN.
-  };
+  // Each octave's amplitude and frequency, their total and the largest frequency, computed as
+  // FractalNoise3DPoints computes them.
+  double amplitudes[16], frequencies[16], amplitude_total = 0.0;
+  double max_frequency = std::fabs(frequency);
+  {
+    double amplitude = 1.0, f = frequency;
+    for (int octave = 0; octave < octaves; ++octave) {
+      amplitudes[octave] = amplitude, frequencies[octave] = f;
+      if (!(std::fabs(f) <= max_frequency)) max_frequency = std::fabs(f);
+      amplitude_total += amplitude;
+      amplitude *= gain;
+      f *= lacunarity;
+    }
+  }
+  // No point can be in range (a NaN or infinite frequency): the scalar path.
+  if (!(max_frequency <= 1.7976931348623157e308)) {
+    Noise3DBatchScalar(seeds, seed_count, xs, ys, zs, n, frequency, octaves, out, lacunarity, gain);
+    return;
+  }
   constexpr size_t kSeeds = 8;
   for (size_t first = 0; first < seed_count; first += kSeeds) {
     const size_t count = std::min(kSeeds, seed_count - first);
     uint64_t mixes[16][kSeeds];
-    double amplitudes[16], frequencies[16], amplitude_total = 0.0;
-    {
-      double amplitude = 1.0, f = frequency;
-      for (int octave = 0; octave < octaves; ++octave) {
-        for (size_t c = 0; c < count; ++c) {
-          mixes[octave][c] =
-              Mix64(DeriveSeed(seeds[first + c], static_cast<uint64_t>(octave)) ^ kHashSeedSalt);
-        }
-        amplitudes[octave] = amplitude, frequencies[octave] = f;
-        amplitude_total += amplitude;
-        amplitude *= gain;
-        f *= lacunarity;
+    for (int octave = 0; octave < octaves; ++octave) {
+      for (size_t c = 0; c < count; ++c) {
+        mixes[octave][c] =
+            Mix64(DeriveSeed(seeds[first + c], static_cast<uint64_t>(octave)) ^ kHashSeedSalt);
       }
     }
     const Noise3DPass pass{.mixes = mixes,
@@ -1185,7 +1180,7 @@ WORLDGEN_NOISE_AVX512 void Noise3DBatch(const uint64_t* seeds, size_t seed_count
     }
   }
   for (size_t k = 0; k < n; ++k) {
-    if (in_range(k)) continue;
+    if (InBatchRange(xs[k], ys[k], zs[k], max_frequency)) continue;
     Noise3DBatchScalar(seeds, seed_count, xs + k, ys + k, zs + k, 1, frequency, octaves,
                        out + k * seed_count, lacunarity, gain);
   }
