@@ -286,6 +286,22 @@ struct VolumeAxis {
   double origin, inverse_step, count;
 };
 
+// The samples of a 3D block's runs in their order, each that may reach one of its cells passed
+// to body(p, rows, depths, acc): its reach in heights and depths (VolumeAxis::Reach, neither
+// empty) and its biome's plane. Both 3D kernel bodies walk the samples so.
+template <typename Body>
+WORLDGEN_KERNEL_INLINE void ForEachReachingSample(const VolumeKernelBlock& b, Body&& body) {
+  const VolumeAxis y_axis(b.ys), z_axis(b.zs);
+  for (std::span<const VolumeSample> run : b.runs) {
+    for (const VolumeSample& p : run) {
+      const std::pair<size_t, size_t> rows = y_axis.Reach(p.y, b.radius);
+      const std::pair<size_t, size_t> depths = z_axis.Reach(p.z, b.radius);
+      if (rows.first >= rows.second || depths.first >= depths.second) continue;
+      body(p, rows, depths, b.planes + static_cast<size_t>(b.plane_of[p.biome]) * b.plane_size);
+    }
+  }
+}
+
 // The 3D kernel for narrow blocks (Minecraft's cell size 4 in a 16-block chunk: 4 x 4 cells per
 // height): a height's nz rows lie side by side in a plane, so the sample's offsets are taken once
 // per lane of the whole height, (r^2 - dz^2) and dx^2, and each height it reaches costs one pass
@@ -297,36 +313,31 @@ WORLDGEN_KERNEL_INLINE void VolumeFlatSums(const VolumeKernelBlock& b, const dou
                                            const double* lane_z) {
   constexpr size_t kL = kLanes<V>, n = kVectors, width = n * kL;
   const double radius_sq = b.radius * b.radius;
-  const VolumeAxis y_axis(b.ys), z_axis(b.zs);
-  for (std::span<const VolumeSample> run : b.runs) {
-    for (const VolumeSample& p : run) {
-      const auto [row0, row1] = y_axis.Reach(p.y, b.radius);
-      const auto [d0, d1] = z_axis.Reach(p.z, b.radius);
-      if (row0 >= row1 || d0 >= d1) continue;
-      double* acc = b.planes + static_cast<size_t>(b.plane_of[p.biome]) * b.plane_size;
-      V px, pz, r_sq;
-      for (size_t l = 0; l < kL; ++l) px[l] = p.x, pz[l] = p.z, r_sq[l] = radius_sq;
-      V near[n], dx_sq[n];
-#pragma GCC unroll 16
-      for (size_t v = 0; v < n; ++v) {
-        const V dz = Load<V>(lane_z + v * kL) - pz, dx = Load<V>(lane_x + v * kL) - px;
-        near[v] = r_sq - dz * dz;
-        dx_sq[v] = dx * dx;
-      }
-      for (size_t row = row0; row < row1; ++row) {
-        const double dy = b.ys[row] - p.y, dy_sq = dy * dy;
-        if (!(radius_sq - dy_sq > 0.0)) continue;
-        V vdy;
-        for (size_t l = 0; l < kL; ++l) vdy[l] = dy_sq;
-        double* cells = acc + row * width;
+  ForEachReachingSample(
+      b, [&](const VolumeSample& p, std::pair<size_t, size_t> rows, std::pair<size_t, size_t>,
+             double* acc) __attribute__((always_inline)) {
+        V px, pz, r_sq;
+        for (size_t l = 0; l < kL; ++l) px[l] = p.x, pz[l] = p.z, r_sq[l] = radius_sq;
+        V near[n], dx_sq[n];
 #pragma GCC unroll 16
         for (size_t v = 0; v < n; ++v) {
-          const V t = Max::Positive((near[v] - vdy) - dx_sq[v]);
-          Store(cells + v * kL, Load<V>(cells + v * kL) + t * t);
+          const V dz = Load<V>(lane_z + v * kL) - pz, dx = Load<V>(lane_x + v * kL) - px;
+          near[v] = r_sq - dz * dz;
+          dx_sq[v] = dx * dx;
         }
-      }
-    }
-  }
+        for (size_t row = rows.first; row < rows.second; ++row) {
+          const double dy = b.ys[row] - p.y, dy_sq = dy * dy;
+          if (!(radius_sq - dy_sq > 0.0)) continue;
+          V vdy;
+          for (size_t l = 0; l < kL; ++l) vdy[l] = dy_sq;
+          double* cells = acc + row * width;
+#pragma GCC unroll 16
+          for (size_t v = 0; v < n; ++v) {
+            const V t = Max::Positive((near[v] - vdy) - dx_sq[v]);
+            Store(cells + v * kL, Load<V>(cells + v * kL) + t * t);
+          }
+        }
+      });
 }
 
 // VolumeFlatSums over a block whose height spans `width` lanes, 1, 2, 4, 8 or 16 of V's vectors
@@ -380,45 +391,42 @@ WORLDGEN_KERNEL_INLINE void VolumeBody(const VolumeKernelBlock& b) {
   thread_local std::vector<double> xs;
   xs.assign(stride, b.xs.back());
   std::copy(b.xs.begin(), b.xs.end(), xs.begin());
-  const VolumeAxis y_axis(b.ys), z_axis(b.zs);
   constexpr size_t kDepths = 32;  // Depths whose squared offsets a sample keeps at hand.
-  for (std::span<const VolumeSample> run : b.runs) {
-    for (const VolumeSample& p : run) {
-      const auto [b0, b1] = y_axis.Reach(p.y, b.radius);
-      const auto [d0, d1] = z_axis.Reach(p.z, b.radius);
-      if (b0 >= b1 || d0 >= d1) continue;
-      double* acc = b.planes + static_cast<size_t>(b.plane_of[p.biome]) * b.plane_size;
-      double dz_sq[kDepths];
-      for (size_t d = d0; d < std::min(d1, d0 + kDepths); ++d) {
-        const double dz = b.zs[d] - p.z;
-        dz_sq[d - d0] = dz * dz;
-      }
-      V px;
-      for (size_t l = 0; l < kL; ++l) px[l] = p.x;
-      for (size_t row = b0; row < b1; ++row) {
-        const double dy = b.ys[row] - p.y, dy_sq = dy * dy;
-        if (!(radius_sq - dy_sq > 0.0)) continue;
-        for (size_t d = d0; d < d1; ++d) {
-          double dz2;
-          if (d - d0 < kDepths) {
-            dz2 = dz_sq[d - d0];
-          } else {
-            const double dz = b.zs[d] - p.z;
-            dz2 = dz * dz;
-          }
-          const double base = (radius_sq - dz2) - dy_sq;
-          V vbase;
-          for (size_t l = 0; l < kL; ++l) vbase[l] = base;
-          double* cells = acc + (row * nz + d) * stride;
-          for (size_t a = 0; a < stride; a += kL) {
-            const V dx = Load<V>(xs.data() + a) - px;
-            const V t = Max::Positive(vbase - dx * dx);
-            Store(cells + a, Load<V>(cells + a) + t * t);
+  ForEachReachingSample(
+      b, [&](const VolumeSample& p, std::pair<size_t, size_t> rows,
+             std::pair<size_t, size_t> depths, double* acc) __attribute__((always_inline)) {
+        const auto [b0, b1] = rows;
+        const auto [d0, d1] = depths;
+        double dz_sq[kDepths];
+        for (size_t d = d0; d < std::min(d1, d0 + kDepths); ++d) {
+          const double dz = b.zs[d] - p.z;
+          dz_sq[d - d0] = dz * dz;
+        }
+        V px;
+        for (size_t l = 0; l < kL; ++l) px[l] = p.x;
+        for (size_t row = b0; row < b1; ++row) {
+          const double dy = b.ys[row] - p.y, dy_sq = dy * dy;
+          if (!(radius_sq - dy_sq > 0.0)) continue;
+          for (size_t d = d0; d < d1; ++d) {
+            double dz2;
+            if (d - d0 < kDepths) {
+              dz2 = dz_sq[d - d0];
+            } else {
+              const double dz = b.zs[d] - p.z;
+              dz2 = dz * dz;
+            }
+            const double base = (radius_sq - dz2) - dy_sq;
+            V vbase;
+            for (size_t l = 0; l < kL; ++l) vbase[l] = base;
+            double* cells = acc + (row * nz + d) * stride;
+            for (size_t a = 0; a < stride; a += kL) {
+              const V dx = Load<V>(xs.data() + a) - px;
+              const V t = Max::Positive(vbase - dx * dx);
+              Store(cells + a, Load<V>(cells + a) + t * t);
+            }
           }
         }
-      }
-    }
-  }
+      });
 }
 
 #if WORLDGEN_SIMD_DISPATCH
