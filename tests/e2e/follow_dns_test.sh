@@ -70,9 +70,30 @@ WORLDGEN_DNS_INTERVAL=0.3 WORLDGEN_RESOLVE="$tmp/resolve.sh" \
 follow=$!
 pids+=("$follow")
 
+# The processes whose parent is $1, from /proc (their command names hold no spaces).
+children() {
+  local stat pid ppid
+  for stat in /proc/[0-9]*/stat; do
+    read -r pid _ _ ppid _ <"$stat" 2>/dev/null || continue
+    [[ $ppid == "$1" ]] && echo "$pid"
+  done
+  return 0
+}
+# Whether none of the processes $@ is left.
+all_gone() {
+  local p
+  for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; done
+  return 0
+}
+
 eventually call || fail "no call went through the balancer"
+mapfile -t old_workers < <(children "$(cat "$tmp/nginx.pid")")
 echo "127.0.0.2" >"$tmp/answer"
 eventually grep -q "upstreams 127.0.0.2:$port\$" "$tmp/follow.log" || fail "the new answer was not followed"
+# nginx reloads gracefully: its old workers keep accepting connections, for the old replica, until
+# they exit. Once they are gone every call meets a worker with the new upstreams (under a
+# sanitizer on a busy machine the old worker was still accepting a second after the reload).
+eventually all_gone "${old_workers[@]}" || fail "nginx's old workers did not exit after the reload"
 kill -9 "$replica_a"
 for i in $(seq 10); do call || fail "call $i after the switch failed: nginx still sends to the old replica"; done
 : >"$tmp/answer"
