@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/chunk.h"
 #include "engine/convoluted_grid_blender.h"
 #include "engine/full_resolution_blender.h"
 #include "engine/jittered_cells_blender.h"
@@ -98,6 +99,36 @@ absl::Status ValidateBlenderSpec(const WorldSpec& spec) {
 std::unique_ptr<Blender> MakeBlender(const WorldSpec& spec, const BiomeSource& source,
                                      uint64_t world_uid) {
   return MethodOf(spec.blender.kind).make(spec, source, world_uid);
+}
+
+void Blender::BlendColumnGrid(int64_t x0, int64_t z0, int nx, int nz, int step,
+                              BiomeSampleCache* cache,
+                              std::vector<std::vector<std::pair<int, float>>>* columns) const {
+  columns->resize(static_cast<size_t>(nx) * static_cast<size_t>(nz));
+  const int64_t span = int64_t{step} * (std::max(nx, nz) - 1) + 1;
+  if (span > kMaxChunkSize) {
+    for (int d = 0; d < nz; ++d) {
+      for (int a = 0; a < nx; ++a) {
+        BlendPoint(static_cast<double>(x0 + int64_t{step} * a),
+                   static_cast<double>(z0 + int64_t{step} * d), cache,
+                   &(*columns)[static_cast<size_t>(d) * nx + a]);
+      }
+    }
+    return;
+  }
+  const int size = static_cast<int>(span);
+  thread_local std::vector<IndexedLayer> layers;
+  BlendColumns(x0, z0, size, cache, &layers);
+  for (int d = 0; d < nz; ++d) {
+    for (int a = 0; a < nx; ++a) {
+      std::vector<std::pair<int, float>>& column = (*columns)[static_cast<size_t>(d) * nx + a];
+      column.clear();
+      const size_t at = static_cast<size_t>(ColumnIndex(size, step * a, step * d));
+      for (const IndexedLayer& layer : layers) {
+        if (layer.weights[at] != 0.0f) column.emplace_back(layer.biome, layer.weights[at]);
+      }
+    }
+  }
 }
 
 void LayerAccumulator::Add(size_t column, const std::vector<std::pair<int, float>>& weights) {

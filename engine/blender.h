@@ -95,6 +95,15 @@ class Blender {
   virtual void BlendPoint(double x, double z, BiomeSampleCache* cache,
                           std::vector<std::pair<int, float>>* weights) const = 0;
 
+  // BlendPoint's weights of the nx x nz columns (x0 + step * a, z0 + step * d), at index
+  // d * nx + a: the columns of a 3D chunk's cells (World::BlendVolume). nx, nz >= 1, step >= 1.
+  // The default blends the block that spans the grid (if it is at most kMaxChunkSize wide, else
+  // point by point) and keeps the grid's columns; a method that can blend a sparse grid for less
+  // overrides it.
+  virtual void BlendColumnGrid(int64_t x0, int64_t z0, int nx, int nz, int step,
+                               BiomeSampleCache* cache,
+                               std::vector<std::vector<std::pair<int, float>>>* columns) const;
+
   // The points inside `box` where the method samples its biome source, each with the biome it
   // blends from there, in the method's canonical order: what a map overlays to show how the method
   // sees the world. Deterministic like the weights (the same with or without a cache). Methods

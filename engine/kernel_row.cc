@@ -88,7 +88,7 @@ WORLDGEN_KERNEL_INLINE void SlotSums(const KernelBlock& b, const double* xs,
   const size_t vectors = b.stride / kL;
   for (size_t r0 = 0; r0 < n; r0 += kRows) {
     alignas(64) double row_z[kRows];
-    for (size_t r = 0; r < kRows; ++r) row_z[r] = b.z0 + static_cast<double>(r0 + r);
+    for (size_t r = 0; r < kRows; ++r) row_z[r] = b.z0 + b.step * static_cast<double>(r0 + r);
     const double z_lo = row_z[0], z_hi = row_z[std::min(kRows, n - r0) - 1];
     // The points that reach these rows at all (r^2 - dz^2 > 0 at the nearest row), each with that
     // row's part of its nearest term and its part of every row's terms (r^2 - dz^2, computed across
@@ -169,7 +169,7 @@ WORLDGEN_KERNEL_INLINE void KernelBody(const KernelBlock& b) {
   const size_t n = static_cast<size_t>(b.size);
   const size_t vectors = b.stride / kL;
   alignas(64) double xs[1024 + kKernelLanes];
-  for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + static_cast<double>(lx);
+  for (size_t lx = 0; lx < b.stride; ++lx) xs[lx] = b.x0 + b.step * static_cast<double>(lx);
   thread_local std::vector<double> row_x;
   thread_local std::vector<double> row_near_sq;
   thread_local std::vector<double> row_parts;
@@ -500,10 +500,10 @@ void KernelBlockScalar(const KernelBlock& b) {
   for (size_t k = 0; k < b.count; ++k) {
     const KernelPoint& p = b.points[k];
     for (size_t lz = 0; lz < n; ++lz) {
-      const double dz = (b.z0 + static_cast<double>(lz)) - p.z;
+      const double dz = (b.z0 + b.step * static_cast<double>(lz)) - p.z;
       const double dz_sq = dz * dz;
       for (size_t lx = 0; lx < n; ++lx) {
-        const double dx = (b.x0 + static_cast<double>(lx)) - p.x;
+        const double dx = (b.x0 + b.step * static_cast<double>(lx)) - p.x;
         double t = (p.radius_sq - dz_sq) - dx * dx;
         t = t > 0.0 ? t : 0.0;
         const double w = t * t;

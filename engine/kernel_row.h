@@ -55,7 +55,8 @@ struct KernelPoint {
   uint32_t slot = 0;
 };
 
-// A size x size block of columns whose lowest corner is (x0, z0), its points and its scratch.
+// A size x size block of columns whose lowest corner is (x0, z0), `step` blocks apart (1: a chunk;
+// more: the columns of a 3D chunk's cells, Blender::BlendColumnGrid), its points and its scratch.
 //   points:     count points grouped by slot: slot s's are points[slot_begin[s] .. slot_begin[s+1])
 //               (slot_begin has slots + 1 entries, slot_begin[0] = 0), each slot's in the order
 //               the sums run (the caller's canonical order), every one with .slot == s;
@@ -72,6 +73,7 @@ struct KernelBlock {
   const size_t* slot_begin = nullptr;
   size_t slots = 0;
   double x0 = 0.0, z0 = 0.0;
+  double step = 1.0;  // A whole number: x0 + step * lx is exact.
   int size = 0;
   size_t stride = 0;
   double* acc = nullptr;
@@ -80,7 +82,8 @@ struct KernelBlock {
   uint8_t* nonzero = nullptr;
 };
 
-// For every column (x, z) = (x0 + lx, z0 + lz) and every point p in each slot's order:
+// For every column (x, z) = (x0 + step * lx, z0 + step * lz) and every point p in each slot's
+// order:
 //     w = max((p.radius_sq - (z - p.z)^2) - (x - p.x)^2, 0)^2,   acc[p.slot] += w
 // (that parenthesization: the row's part is a scalar per point and row, each slot's sum from +0.0
 // in the points' order); then total = acc[0] + acc[1] + ... (ascending slot), weights[s] =

@@ -643,6 +643,51 @@ void ScatteredBlender::BlendPoint(double x, double z, BiomeSampleCache* cache,
   ConvolvePoint(samples, x, z, weights);
 }
 
+void ScatteredBlender::BlendColumnGrid(
+    int64_t x0, int64_t z0, int nx, int nz, int step, BiomeSampleCache* cache,
+    std::vector<std::vector<std::pair<int, float>>>* columns) const {
+  columns->resize(static_cast<size_t>(nx) * static_cast<size_t>(nz));
+  const auto column_x = [&](int a) { return static_cast<double>(x0 + int64_t{step} * a); };
+  const auto column_z = [&](int d) { return static_cast<double>(z0 + int64_t{step} * d); };
+  if (interpolation_ != 0) {
+    thread_local std::vector<std::pair<double, double>> points;
+    points.clear();
+    for (int d = 0; d < nz; ++d) {
+      for (int a = 0; a < nx; ++a) points.push_back({column_x(a), column_z(d)});
+    }
+    int single = -1;
+    BlendOnMesh(
+        points, cache, [&](size_t p, const MeshWeights& v) { MeshPointWeights(v, &(*columns)[p]); },
+        &single);
+    if (single >= 0) {
+      for (std::vector<std::pair<int, float>>& column : *columns) column.assign(1, {single, 1.0f});
+    }
+    return;
+  }
+  // A superset of each column's samples in their relative order: the same bits as BlendPoint.
+  thread_local std::vector<KernelSample> samples;
+  GatherSamples(column_x(0), column_z(0), column_x(nx - 1), column_z(nz - 1), cache, &samples);
+  if (nx != nz) {
+    for (int d = 0; d < nz; ++d) {
+      for (int a = 0; a < nx; ++a) {
+        ConvolvePoint(samples, column_x(a), column_z(d),
+                      &(*columns)[static_cast<size_t>(d) * nx + a]);
+      }
+    }
+    return;
+  }
+  // A square grid (a 3D chunk's): the block kernel over its columns, `step` apart.
+  thread_local std::vector<IndexedLayer> layers;
+  ConvolveColumns(samples, x0, z0, nx, &layers, step);
+  for (size_t c = 0; c < columns->size(); ++c) {
+    std::vector<std::pair<int, float>>& column = (*columns)[c];
+    column.clear();
+    for (const IndexedLayer& layer : layers) {
+      if (layer.weights[c] != 0.0f) column.emplace_back(layer.biome, layer.weights[c]);
+    }
+  }
+}
+
 void ScatteredBlender::SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
                                       std::vector<SamplingPoint>* out) const {
   thread_local std::vector<KernelSample> samples;

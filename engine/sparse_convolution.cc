@@ -71,7 +71,7 @@ constexpr int kSubBlockSize = 16;
 // `samples` ascending (slot k is biome present[k]), scratch.weights each slot's size * size weights
 // and scratch.nonzero whether they are non-zero anywhere. `samples` has more than one biome.
 void KernelOnBlock(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
-                   ConvolutionScratch& scratch) {
+                   int step, ConvolutionScratch& scratch) {
   // Dense slot per biome present among the samples, in ascending biome order, counting each
   // biome's samples on the way (slot_of holds -1 - count until the slots are known).
   std::vector<int32_t>& slot_of = scratch.slot_of_biome;
@@ -114,6 +114,7 @@ void KernelOnBlock(std::span<const KernelSample> samples, int64_t x0, int64_t z0
   block.slots = slots;
   block.x0 = static_cast<double>(x0);
   block.z0 = static_cast<double>(z0);
+  block.step = static_cast<double>(step);
   block.size = size;
   block.stride = stride;
   block.acc = scratch.acc.data();
@@ -126,7 +127,7 @@ void KernelOnBlock(std::span<const KernelSample> samples, int64_t x0, int64_t z0
 }  // namespace
 
 bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
-                     std::vector<IndexedLayer>* layers) {
+                     std::vector<IndexedLayer>* layers, int step) {
   layers->clear();
   const size_t n = static_cast<size_t>(size);
   const size_t columns = n * n;
@@ -138,7 +139,7 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
   }
   ConvolutionScratch& scratch = Scratch();
   if (size <= kSubBlockSize || size % kSubBlockSize != 0) {
-    KernelOnBlock(samples, x0, z0, size, scratch);
+    KernelOnBlock(samples, x0, z0, size, step, scratch);
     for (size_t slot = 0; slot < scratch.present.size(); ++slot) {
       if (scratch.nonzero[slot] == 0) continue;
       const float* w = scratch.weights.data() + slot * columns;
@@ -160,8 +161,8 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
     for (int bz = 0; bz < size; bz += kSubBlockSize) {
       // The samples whose kernel reaches the band's nearest row, with that row's part of their term
       // ((r^2 - dz^2) > 0; kept without a branch per sample: the index advances by the test).
-      const double lo_z = static_cast<double>(z0 + bz);
-      const double hi_z = static_cast<double>(z0 + bz + kSubBlockSize - 1);
+      const double lo_z = static_cast<double>(z0 + int64_t{step} * bz);
+      const double hi_z = static_cast<double>(z0 + int64_t{step} * (bz + kSubBlockSize - 1));
       std::vector<KernelSample>& band = scratch.band_samples;
       std::vector<double>& band_row_part = scratch.band_row_part;
       band.resize(samples.size());
@@ -177,8 +178,8 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
       for (int bx = 0; bx < size; bx += kSubBlockSize) {
         // Of those, the ones reaching the sub-block's nearest column: the kernel's own test, so a
         // sample left out adds +0.0 to every column of the sub-block.
-        const double lo_x = static_cast<double>(x0 + bx);
-        const double hi_x = static_cast<double>(x0 + bx + kSubBlockSize - 1);
+        const double lo_x = static_cast<double>(x0 + int64_t{step} * bx);
+        const double hi_x = static_cast<double>(x0 + int64_t{step} * (bx + kSubBlockSize - 1));
         std::vector<KernelSample>& sub = scratch.sub_samples;
         sub.resize(in_band);
         size_t reaching = 0;
@@ -197,7 +198,8 @@ bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t 
           }
           continue;
         }
-        KernelOnBlock(sub, x0 + bx, z0 + bz, kSubBlockSize, scratch);
+        KernelOnBlock(sub, x0 + int64_t{step} * bx, z0 + int64_t{step} * bz, kSubBlockSize, step,
+                      scratch);
         constexpr size_t kSub = kSubBlockSize;
         for (size_t slot = 0; slot < scratch.present.size(); ++slot) {
           if (scratch.nonzero[slot] == 0) continue;

@@ -31,12 +31,12 @@ struct KernelSample {
   uint16_t biome = 0;       // Dense biome index.
 };
 
-// Weights of the size x size integer columns whose lowest corner is (x0, z0) from `samples`, which
-// must include every sample whose kernel reaches a column of the block and at least one per column.
-// Fills `layers` per the Blender contract; returns true when every sample has the same biome (then
-// one layer of exactly 1.0f, with no per-column work).
+// Weights of the size x size integer columns (x0 + step * lx, z0 + step * lz) from `samples`,
+// which must include every sample whose kernel reaches one of them and at least one per column.
+// Fills `layers` per the Blender contract (column (lx, lz) at lz * size + lx); returns true when
+// every sample has the same biome (then one layer of exactly 1.0f, with no per-column work).
 bool ConvolveColumns(std::span<const KernelSample> samples, int64_t x0, int64_t z0, int size,
-                     std::vector<IndexedLayer>* layers);
+                     std::vector<IndexedLayer>* layers, int step = 1);
 
 // Weights at the point (x, z): (dense biome index, weight) for the non-zero ones, ascending index.
 // `samples` must include every sample whose kernel reaches (x, z), in the same relative order as

@@ -532,14 +532,7 @@ void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, do
 void ScatteredVolumeBlender::SurfaceColumns(
     int64_t x0, int64_t z0, int nx, int nz, int cell, BiomeSampleCache* cache,
     std::vector<std::vector<std::pair<int, float>>>* columns) const {
-  columns->resize(static_cast<size_t>(nx) * static_cast<size_t>(nz));
-  for (int d = 0; d < nz; ++d) {
-    for (int a = 0; a < nx; ++a) {
-      surface_->BlendPoint(static_cast<double>(x0 + int64_t{cell} * a),
-                           static_cast<double>(z0 + int64_t{cell} * d), cache,
-                           &(*columns)[static_cast<size_t>(d) * nx + a]);
-    }
-  }
+  surface_->BlendColumnGrid(x0, z0, nx, nz, cell, cache, columns);
 }
 
 bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,

@@ -276,20 +276,9 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   const size_t column_count = static_cast<size_t>(m) * static_cast<size_t>(m);
   const size_t cells = column_count * static_cast<size_t>(ny);
   const int64_t x0 = chunk_x * size, z0 = chunk_z * size;
-  // The 2D weights of the cells' columns, from one chunk blend (chunk == point bit for bit).
-  std::vector<IndexedLayer> chunk_layers;
-  const bool chunk_single = blender_->BlendColumns(x0, z0, size, cache, &chunk_layers);
-  std::vector<std::vector<std::pair<int, float>>> columns(column_count);
-  for (int d = 0; d < m; ++d) {
-    for (int a = 0; a < m; ++a) {
-      const size_t at = static_cast<size_t>(ColumnIndex(size, a * cell, d * cell));
-      for (const IndexedLayer& layer : chunk_layers) {
-        if (layer.weights[at] != 0.0f) {
-          columns[static_cast<size_t>(d) * m + a].emplace_back(layer.biome, layer.weights[at]);
-        }
-      }
-    }
-  }
+  // The 2D weights of the cells' columns, blended once for every section.
+  thread_local std::vector<std::vector<std::pair<int, float>>> columns;
+  blender_->BlendColumnGrid(x0, z0, m, m, cell, cache, &columns);
   VolumeBlend volume;
   volume.chunk_x = chunk_x;
   volume.chunk_z = chunk_z;
@@ -301,31 +290,32 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   std::vector<std::vector<IndexedLayer>> stack;
   std::vector<char> stack_single;
   std::vector<IndexedLayer> columns_stacked;
+  bool columns_single = false;
   if (volume_blender_ != nullptr) {
     volume_blender_->BlendStack(x0, min_y, z0, m, ny, m, cell, sections, columns, &stack,
                                 &stack_single, cache);
   } else {
     StackColumns(columns, static_cast<size_t>(ny), static_cast<int>(spec_.biomes.size()),
                  &columns_stacked);
+    columns_single = columns_stacked.size() == 1 && std::all_of(columns_stacked[0].weights.begin(),
+                                                                columns_stacked[0].weights.end(),
+                                                                [](float w) { return w == 1.0f; });
   }
   volume.sections.reserve(static_cast<size_t>(sections));
   for (int t = 0; t < sections; ++t) {
     const int64_t y = min_y + int64_t{kSectionHeight} * t;
     SectionBlend& section = volume.sections.emplace_back();
     section.min_y = y;
-    std::vector<IndexedLayer> layers;
-    if (volume_blender_ != nullptr) {
-      section.single_biome = stack_single[static_cast<size_t>(t)] != 0;
-      layers = std::move(stack[static_cast<size_t>(t)]);
-    } else {
-      // A 2D world: every cell has its column's weights.
-      section.single_biome = chunk_single;
-      layers = columns_stacked;
-    }
+    // A cave world's section owns its stack's layers; a 2D world's all copy the columns' stack.
+    std::vector<IndexedLayer>& layers =
+        volume_blender_ != nullptr ? stack[static_cast<size_t>(t)] : columns_stacked;
+    section.single_biome =
+        volume_blender_ != nullptr ? stack_single[static_cast<size_t>(t)] != 0 : columns_single;
     section.layers.reserve(layers.size());
     for (IndexedLayer& layer : layers) {
       section.layers.push_back(
-          {spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
+          {spec_.biomes[static_cast<size_t>(layer.biome)].id,
+           volume_blender_ != nullptr ? std::move(layer.weights) : layer.weights});
     }
     if (options.dominant_biome) DominantBiomes(section.layers, cells, &section.dominant_biome);
     if (options.source_biome) {

@@ -186,6 +186,39 @@ TEST_P(BlenderContractTest, ChunkPathEqualsPointQueryBitForBit) {
   EXPECT_EQ(border_chunks, 12);
 }
 
+// A grid of columns (a 3D chunk's cell columns: World::BlendVolume) is each column's point query,
+// bit for bit: sparse grids, a grid too wide for one block (the default's fallback), one column.
+TEST_P(BlenderContractTest, ColumnGridEqualsPointQueryBitForBit) {
+  const World& world = ContractWorld();
+  const Blender& blender = world.blender();
+  BiomeSampleCache cache(1 << 12);
+  std::vector<std::vector<std::pair<int, float>>> grid;
+  std::vector<std::pair<int, float>> point;
+  int mixed = 0;
+  for (uint64_t k = 0; k < 60; ++k) {
+    const int64_t x0 = TestCoordinate(k, 10, -3000, 3000), z0 = TestCoordinate(k, 11, -3000, 3000);
+    const int step = std::array{1, 2, 4, 16, 100}[k % 5];
+    const int nx = 1 + static_cast<int>(k % 7), nz = 1 + static_cast<int>(k / 7 % 5);
+    blender.BlendColumnGrid(x0, z0, nx, nz, step, k % 2 == 0 ? &cache : nullptr, &grid);
+    ASSERT_EQ(grid.size(), static_cast<size_t>(nx) * static_cast<size_t>(nz));
+    for (int d = 0; d < nz; ++d) {
+      for (int a = 0; a < nx; ++a) {
+        const double x = static_cast<double>(x0 + int64_t{step} * a);
+        const double z = static_cast<double>(z0 + int64_t{step} * d);
+        blender.BlendPoint(x, z, nullptr, &point);
+        const std::vector<std::pair<int, float>>& column = grid[static_cast<size_t>(d) * nx + a];
+        mixed += point.size() > 1;
+        ASSERT_EQ(column.size(), point.size()) << "column " << x << "," << z << " step " << step;
+        for (size_t i = 0; i < point.size(); ++i) {
+          ASSERT_EQ(column[i].first, point[i].first) << x << "," << z;
+          ASSERT_EQ(FloatBits(column[i].second), FloatBits(point[i].second)) << x << "," << z;
+        }
+      }
+    }
+  }
+  EXPECT_GT(mixed, 10);
+}
+
 // The same columns blended as chunks of 4, 8, 16, 32 and 64 give identical bits.
 TEST_P(BlenderContractTest, ChunkSizeDoesNotChangeResults) {
   const World& world = ContractWorld();

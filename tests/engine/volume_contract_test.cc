@@ -163,20 +163,36 @@ TEST(VolumeContractTest, SameBitsOnAnyThreadWithOrWithoutACache) {
   EXPECT_EQ(threaded, plain);
 }
 
-// A world without caves answers its columns' 2D weights in every cell; single-biome chunks are
-// single-biome sections.
+// A world without caves answers its columns' 2D weights in every cell; a section is single-biome
+// when its cells' columns are one biome at 1.0 (which the rest of the chunk need not be).
 TEST(VolumeContractTest, A2DWorldHasItsColumnsWeightsAtEveryY) {
   const std::shared_ptr<const World> world = *World::Create(DefaultWorldSpec());
   ASSERT_EQ(world->volume_blender(), nullptr);
-  int mixed = 0, single = 0;
+  int mixed = 0, single = 0, cells_single_but_chunk_not = 0;
   for (int64_t k = 0; k < 12; ++k) {
     const int64_t cx = k * 13 - 40, cz = 7 - k * 5;
     const ChunkBlend chunk = *world->BlendChunk(cx, cz, 16, {});
     const VolumeBlend v = *world->BlendVolume(cx, cz, 16, -32, 32, 4, {.source_biome = true});
     ASSERT_EQ(v.sections.size(), 4u);
     mixed += !chunk.single_biome;
+    // Whether the 16 columns of the cells are one biome at exactly 1.0.
+    int layers_at_cells = 0;
+    bool all_one = true;
+    for (const BiomeLayer& layer : chunk.layers) {
+      bool present = false;
+      for (int lz = 0; lz < 4; ++lz) {
+        for (int lx = 0; lx < 4; ++lx) {
+          const float w = layer.weights[static_cast<size_t>(ColumnIndex(16, 4 * lx, 4 * lz))];
+          present |= w != 0.0f;
+          all_one &= w == 0.0f || w == 1.0f;
+        }
+      }
+      layers_at_cells += present;
+    }
+    const bool cells_single = layers_at_cells == 1 && all_one;
+    cells_single_but_chunk_not += cells_single && !chunk.single_biome;
     for (const SectionBlend& s : v.sections) {
-      EXPECT_EQ(s.single_biome, chunk.single_biome);
+      EXPECT_EQ(s.single_biome, cells_single);
       single += s.single_biome;
       for (int ly = 0; ly < 4; ++ly) {
         for (int lz = 0; lz < 4; ++lz) {
@@ -197,6 +213,7 @@ TEST(VolumeContractTest, A2DWorldHasItsColumnsWeightsAtEveryY) {
   }
   EXPECT_GT(mixed, 0);
   EXPECT_GT(single, 0);
+  EXPECT_GT(cells_single_but_chunk_not, 0) << "no chunk tells the section's flag from the chunk's";
 }
 
 // Dominant and source biome per cell: the arg-max of the cell's weights, and the 3D map's biome at
