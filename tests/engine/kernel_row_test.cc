@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -31,7 +32,7 @@ struct BlockRun {
 };
 
 BlockRun RunBlock(void (*kernel)(const KernelBlock&), const std::vector<KernelPoint>& points,
-                  size_t slots, double x0, double z0, int size) {
+                  size_t slots, double x0, double z0, int size, double step = 1.0) {
   const size_t n = static_cast<size_t>(size);
   const size_t stride = KernelStride(n);
   // The points grouped by slot, each slot's in the given order, as the kernel takes them.
@@ -56,6 +57,7 @@ BlockRun RunBlock(void (*kernel)(const KernelBlock&), const std::vector<KernelPo
   block.slots = slots;
   block.x0 = x0;
   block.z0 = z0;
+  block.step = step;
   block.size = size;
   block.stride = stride;
   block.acc = run.acc.data();
@@ -73,25 +75,27 @@ BlockRun RunBlock(void (*kernel)(const KernelBlock&), const std::vector<KernelPo
   return run;
 }
 
-// Points around a block as the blenders gather them: every column reached, some points far beyond
-// the block (adding +0.0 everywhere), radii from the smallest to large, slots in any order.
-std::vector<KernelPoint> MakePoints(uint64_t trial, double x0, double z0, int size, size_t slots) {
+// Points around a block `extent` blocks wide as the blenders gather them: every column reached,
+// some points far beyond the block (adding +0.0 everywhere), radii from the smallest to large,
+// slots in any order.
+std::vector<KernelPoint> MakePoints(uint64_t trial, double x0, double z0, int extent,
+                                    size_t slots) {
   std::vector<KernelPoint> points;
   const double radius = 3.0 + 40.0 * Unit(trial, 1);
   const double reach = radius + 6.0;
   const size_t count = 20 + static_cast<size_t>(120 * Unit(trial, 2));
   for (size_t k = 0; k < count; ++k) {
     KernelPoint p;
-    p.x = x0 - reach + (size + 2 * reach) * Unit(trial * 1000 + k, 3);
-    p.z = z0 - reach + (size + 2 * reach) * Unit(trial * 1000 + k, 4);
+    p.x = x0 - reach + (extent + 2 * reach) * Unit(trial * 1000 + k, 3);
+    p.z = z0 - reach + (extent + 2 * reach) * Unit(trial * 1000 + k, 4);
     const double r = radius * (0.7 + 0.6 * Unit(trial * 1000 + k, 5));
     p.radius_sq = r * r;
     p.slot = static_cast<uint32_t>(HashCoords(trial, static_cast<int64_t>(k), 6) % slots);
     points.push_back(p);
   }
   // A dense grid of points guarantees every column some weight.
-  for (double z = z0 - 1.0; z < z0 + size + 1.0; z += 2.5) {
-    for (double x = x0 - 1.0; x < x0 + size + 1.0; x += 2.5) {
+  for (double z = z0 - 1.0; z < z0 + extent + 1.0; z += 2.5) {
+    for (double x = x0 - 1.0; x < x0 + extent + 1.0; x += 2.5) {
       points.push_back(
           {x + 0.3, z - 0.2, radius * radius + 9.0, static_cast<uint32_t>(points.size() % slots)});
     }
@@ -101,7 +105,8 @@ std::vector<KernelPoint> MakePoints(uint64_t trial, double x0, double z0, int si
 
 // Every compiled variant this CPU can run equals the scalar reference bit for bit: accumulators,
 // totals, weights and non-zero flags, for every block size (tails that are not whole vectors
-// included), many radii and point sets.
+// included), columns 1 and (small blocks: a 3D chunk's cell columns) 4 or 16 apart, many radii and
+// point sets.
 TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
   int variants_run = 0;
   for (const KernelVariant& variant : KernelVariants()) {
@@ -111,23 +116,25 @@ TEST(KernelRowTest, EveryVariantEqualsTheScalarReferenceBitForBit) {
     for (int size : {1, 3, 4, 8, 13, 16, 24, 32, 40, 48, 64}) {
       for (int k = 0; k < 25; ++k) {
         ++trial;
+        const double step = size <= 8 ? std::array{1.0, 4.0, 16.0}[k % 3] : 1.0;
         const size_t slots = 1 + trial % 5;
         const double x0 = std::floor(-40000.0 + 80000.0 * Unit(trial, 7));
         const double z0 = std::floor(-40000.0 + 80000.0 * Unit(trial, 8));
-        const auto points = MakePoints(trial, x0, z0, size, slots);
-        const BlockRun expected = RunBlock(&KernelBlockScalar, points, slots, x0, z0, size);
-        const BlockRun got = RunBlock(variant.run, points, slots, x0, z0, size);
+        const int extent = static_cast<int>(step) * (size - 1) + 1;
+        const auto points = MakePoints(trial, x0, z0, extent, slots);
+        const BlockRun expected = RunBlock(&KernelBlockScalar, points, slots, x0, z0, size, step);
+        const BlockRun got = RunBlock(variant.run, points, slots, x0, z0, size, step);
         ASSERT_EQ(std::memcmp(got.acc.data(), expected.acc.data(), got.acc.size() * sizeof(double)),
                   0)
-            << variant.name << " size " << size << " trial " << trial;
+            << variant.name << " size " << size << " step " << step << " trial " << trial;
         ASSERT_EQ(
             std::memcmp(got.total.data(), expected.total.data(), got.total.size() * sizeof(double)),
             0)
-            << variant.name << " size " << size << " trial " << trial;
+            << variant.name << " size " << size << " step " << step << " trial " << trial;
         ASSERT_EQ(std::memcmp(got.weights.data(), expected.weights.data(),
                               got.weights.size() * sizeof(float)),
                   0)
-            << variant.name << " size " << size << " trial " << trial;
+            << variant.name << " size " << size << " step " << step << " trial " << trial;
         ASSERT_EQ(got.nonzero, expected.nonzero) << variant.name << " size " << size;
       }
     }
