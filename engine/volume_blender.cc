@@ -529,20 +529,14 @@ void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, do
   for (uint16_t biome : present) seen[biome] = -1;
 }
 
-void ScatteredVolumeBlender::SurfaceColumns(
-    int64_t x0, int64_t z0, int nx, int nz, int cell, BiomeSampleCache* cache,
-    std::vector<std::vector<std::pair<int, float>>>* columns) const {
-  surface_->BlendColumnGrid(x0, z0, nx, nz, cell, cache, columns);
-}
-
 bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,
                                         int cell, std::vector<IndexedLayer>* layers,
                                         BiomeSampleCache* cache) const {
-  // Over a surface: the 2D weights of each column (a cell's (x, z)), by point query (the 2D
-  // contract makes them the chunk's bits).
+  // Over a surface: the 2D weights of each column (a cell's (x, z)), as World::BlendVolume takes
+  // them.
   thread_local std::vector<std::vector<std::pair<int, float>>> columns;
   columns.clear();
-  if (surface_ != nullptr) SurfaceColumns(x0, z0, nx, nz, cell, cache, &columns);
+  if (surface_ != nullptr) surface_->BlendColumnGrid(x0, z0, nx, nz, cell, cache, &columns);
   return BlendCells(x0, y0, z0, nx, ny, nz, cell, columns, layers);
 }
 

@@ -83,8 +83,8 @@ class ScatteredVolumeBlender {
   bool BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz, int cell,
                   std::vector<IndexedLayer>* layers, BiomeSampleCache* cache = nullptr) const;
   // The same with the surface's 2D weights of the nx * nz columns given (index d * nx + a, as
-  // SurfaceColumns makes them; any source of the same bits, such as a chunk blend, will do), so a
-  // stack of sections blends its columns once. Ignored (may be empty) without a surface.
+  // Blender::BlendColumnGrid makes them with step `cell`; any source of the same bits will do), so
+  // a stack of sections blends its columns once. Ignored (may be empty) without a surface.
   bool BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz, int cell,
                   std::span<const std::vector<std::pair<int, float>>> columns,
                   std::vector<IndexedLayer>* layers) const;
@@ -94,10 +94,6 @@ class ScatteredVolumeBlender {
                   std::span<const std::vector<std::pair<int, float>>> columns,
                   std::vector<std::vector<IndexedLayer>>* layers, std::vector<char>* single,
                   BiomeSampleCache* cache = nullptr) const;
-  // The surface's 2D weights of the nx * nz columns (x0 + cell * a, z0 + cell * d), by point query,
-  // at index d * nx + a. Requires a surface.
-  void SurfaceColumns(int64_t x0, int64_t z0, int nx, int nz, int cell, BiomeSampleCache* cache,
-                      std::vector<std::vector<std::pair<int, float>>>* columns) const;
   bool has_surface() const { return surface_ != nullptr; }
 
   // The weights at (x, y, z): (biome, weight) for the non-zero ones, ascending biome.
