@@ -10,6 +10,7 @@
 //     exactly 1.0f;
 //   * BlendPoint at an integer column gives bit-for-bit the weights BlendColumns gives that column,
 //     whatever block (chunk position and size) contains it;
+//   * BlendColumnGrid gives each of its columns bit-for-bit the weights BlendPoint gives it;
 //   * results do not depend on the thread, the order of calls, or whether and how full a
 //     BiomeSampleCache is passed (the cache only saves biome-source evaluations);
 //   * all const methods are safe for concurrent use.
