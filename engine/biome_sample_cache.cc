@@ -1,15 +1,80 @@
 #include "engine/biome_sample_cache.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <utility>
 
 #include "engine/hash.h"
 
 namespace worldgen {
 namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WORLDGEN_TILES_ON_THE_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WORLDGEN_TILES_ON_THE_HEAP 1
+#endif
+#endif
+
+// Where tiles live. Gathers visit a cache's tiles at random, a few per chunk or point, so with
+// 4 KiB pages a large cache also misses the TLB on nearly every visit: with the whole heap on
+// transparent huge pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) BM_Point over 4,096 points'
+// tiles (about 40 MB) ran 12% faster and a cached 3D chunk 7% (AMD EPYC, Zen 4). So tiles are cut
+// from 2 MiB-aligned slabs that ask the kernel for huge pages (madvise(MADV_HUGEPAGE), best
+// effort: THP's "madvise" mode, Debian's default, grants them), handed out in order so that a
+// slab's pages are touched only as its tiles are used, and a freed tile is kept for the next.
+// Slabs are never returned: the caches bound how many tiles exist at once. Under
+// AddressSanitizer tiles come from the heap, so that a use after free stays detectable.
+class TileSlabs {
+ public:
+  static TileSlabs& Get() {
+    static TileSlabs* slabs = new TileSlabs();  // Never destroyed: tiles may outlive statics.
+    return *slabs;
+  }
+
+  void* Allocate() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_ != nullptr) {
+      FreeTile* tile = free_;
+      free_ = tile->next;
+      return tile;
+    }
+    if (left_ == 0) {
+      void* slab = std::aligned_alloc(kSlabBytes, kSlabBytes);
+      if (slab == nullptr) throw std::bad_alloc();
+      madvise(slab, kSlabBytes, MADV_HUGEPAGE);  // Refused where THP is off: 4 KiB pages then.
+      next_ = static_cast<char*>(slab);
+      left_ = kSlabBytes / sizeof(BiomeTile);
+    }
+    void* tile = next_;
+    next_ += sizeof(BiomeTile);
+    --left_;
+    return tile;
+  }
+
+  void Free(void* tile) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_ = new (tile) FreeTile{free_};
+  }
+
+ private:
+  static constexpr size_t kSlabBytes = size_t{2} << 20;
+  static_assert(sizeof(BiomeTile) <= kSlabBytes && sizeof(BiomeTile) % alignof(void*) == 0);
+  struct FreeTile {
+    FreeTile* next;
+  };
+  std::mutex mu_;
+  FreeTile* free_ = nullptr;  // Freed tiles, most recent first.
+  char* next_ = nullptr;      // The current slab's first unused tile, `left_` of them.
+  size_t left_ = 0;
+};
 
 uint64_t HashKey(const BiomeTileKey& key) {
   const uint64_t packed = static_cast<uint64_t>(static_cast<uint32_t>(key.tile_i)) |
@@ -222,6 +287,23 @@ class BiomeSampleCache::Shard {
   std::atomic<const Slot*> table_{nullptr};
   std::atomic<size_t> mask_copy_{0};
 };
+
+void* BiomeTile::operator new(size_t size) {
+#ifdef WORLDGEN_TILES_ON_THE_HEAP
+  return ::operator new(size);
+#else
+  (void)size;  // sizeof(BiomeTile): the struct is final.
+  return TileSlabs::Get().Allocate();
+#endif
+}
+
+void BiomeTile::operator delete(void* tile) noexcept {
+#ifdef WORLDGEN_TILES_ON_THE_HEAP
+  ::operator delete(tile);
+#else
+  if (tile != nullptr) TileSlabs::Get().Free(tile);
+#endif
+}
 
 BiomeSampleCache::BiomeSampleCache(size_t capacity_bytes, int shards)
     : capacity_bytes_(capacity_bytes) {

@@ -31,7 +31,7 @@ namespace worldgen {
 // tile_j * kTileSize + b) is vertex v = b * kTileSize + a, sampled at (xz[2v], xz[2v + 1]) (its
 // jittered position, kept so that gathering never recomputes it) with the biome source's answer
 // there, biome[v] (a dense index into the world's id-sorted biome table).
-struct BiomeTile {
+struct BiomeTile final {
   // 16 x 16 vertices (4.5 KiB of payload): a 16x16 chunk at interval 8 touches about 2.6 tiles and
   // a point query about 2, against 5 and 4 with 8 x 8 tiles; each tile visit takes a lock and a
   // cache miss on the tile, so fewer, larger tiles gather faster. The price: a tile that misses
@@ -41,6 +41,11 @@ struct BiomeTile {
   static constexpr int kVertices = kTileSize * kTileSize;
   double xz[2 * kVertices];
   uint16_t biome[kVertices];
+
+  // Tiles live in 2 MiB slabs that ask for transparent huge pages (biome_sample_cache.cc,
+  // TileSlabs): a large cache's tiles, visited at random, otherwise miss the TLB on most visits.
+  static void* operator new(size_t size);
+  static void operator delete(void* tile) noexcept;
 };
 
 struct BiomeTileKey {

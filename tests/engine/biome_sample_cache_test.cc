@@ -1,6 +1,8 @@
 #include "engine/biome_sample_cache.h"
 
 #include <atomic>
+#include <memory>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -231,6 +233,37 @@ TEST(BiomeSampleCacheTest, ConcurrentUseStaysBoundedAndConsistent) {
   EXPECT_LE(stats.bytes, 64 * BiomeSampleCache::kBytesPerEntry);
   EXPECT_EQ(stats.hits + stats.misses, 20000u);
   EXPECT_GT(stats.evictions, 0u);
+}
+
+// Tiles come from slabs (BiomeTile::operator new): more tiles than one 2 MiB slab holds, all
+// alive at once, never share memory (each keeps what was written into it), and their memory is
+// handed out again once they are freed (except under AddressSanitizer, where the heap serves
+// them).
+TEST(BiomeTileTest, TilesAreDisjointAndTheirMemoryIsReused) {
+  constexpr int kTiles = 1000;  // About two slabs.
+  std::vector<std::unique_ptr<BiomeTile>> tiles;
+  std::set<const BiomeTile*> addresses;
+  for (int k = 0; k < kTiles; ++k) {
+    tiles.push_back(std::make_unique<BiomeTile>());
+    FillWith(static_cast<uint16_t>(k), *tiles.back());
+    addresses.insert(tiles.back().get());
+  }
+  for (int k = 0; k < kTiles; ++k) {
+    const BiomeTile& tile = *tiles[static_cast<size_t>(k)];
+    ASSERT_EQ(tile.biome[0], k) << "tile " << k << " was overwritten";
+    ASSERT_EQ(tile.biome[BiomeTile::kVertices - 1], k);
+    ASSERT_EQ(tile.xz[0], k);
+    ASSERT_EQ(tile.xz[2 * BiomeTile::kVertices - 1], -k - (BiomeTile::kVertices - 1));
+  }
+  tiles.clear();
+  int reused = 0;
+  for (int k = 0; k < kTiles; ++k) {
+    tiles.push_back(std::make_unique<BiomeTile>());
+    reused += addresses.count(tiles.back().get()) != 0 ? 1 : 0;
+  }
+#if !defined(__SANITIZE_ADDRESS__)
+  EXPECT_EQ(reused, kTiles);
+#endif
 }
 
 }  // namespace
