@@ -52,9 +52,10 @@ class ScatteredBlender final : public Blender {
                     std::vector<IndexedLayer>* layers) const override;
   void BlendPoint(double x, double z, BiomeSampleCache* cache,
                   std::vector<std::pair<int, float>>* weights) const override;
-  // One gather for the grid's box, then each column's point convolution (or, interpolated, the
-  // mesh at the grid's points only): a 3D chunk's 16 cell columns at cell size 4 cost a sixteenth
-  // of the chunk's convolution.
+  // One gather for the grid's box, then the block kernel over its columns `step` apart (a grid
+  // that is not square: each column's point convolution; interpolated: the mesh at the grid's
+  // points only): a 3D chunk's 16 cell columns at cell size 4 cost a sixteenth of the chunk's
+  // convolution.
   void BlendColumnGrid(int64_t x0, int64_t z0, int nx, int nz, int step, BiomeSampleCache* cache,
                        std::vector<std::vector<std::pair<int, float>>>* columns) const override;
   // The jittered lattice points in the box, in canonical (j, i) order.

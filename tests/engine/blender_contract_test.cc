@@ -187,7 +187,8 @@ TEST_P(BlenderContractTest, ChunkPathEqualsPointQueryBitForBit) {
 }
 
 // A grid of columns (a 3D chunk's cell columns: World::BlendVolume) is each column's point query,
-// bit for bit: sparse grids, a grid too wide for one block (the default's fallback), one column.
+// bit for bit: sparse grids, a grid too wide for one block (the default's fallback), one column,
+// grids the block kernel takes in sub-blocks.
 TEST_P(BlenderContractTest, ColumnGridEqualsPointQueryBitForBit) {
   const World& world = ContractWorld();
   const Blender& blender = world.blender();
@@ -195,10 +196,16 @@ TEST_P(BlenderContractTest, ColumnGridEqualsPointQueryBitForBit) {
   std::vector<std::vector<std::pair<int, float>>> grid;
   std::vector<std::pair<int, float>> point;
   int mixed = 0;
-  for (uint64_t k = 0; k < 60; ++k) {
-    const int64_t x0 = TestCoordinate(k, 10, -3000, 3000), z0 = TestCoordinate(k, 11, -3000, 3000);
+  for (uint64_t k = 0; k < 62; ++k) {
+    // (The large grids share one origin, where most of them is mixed.)
+    const uint64_t origin = std::min<uint64_t>(k, 60);
+    const int64_t x0 = TestCoordinate(origin, 10, -3000, 3000);
+    const int64_t z0 = TestCoordinate(origin, 11, -3000, 3000);
     const int step = std::array{1, 2, 4, 16, 100}[k % 5];
-    const int nx = 1 + static_cast<int>(k % 7), nz = 1 + static_cast<int>(k / 7 % 5);
+    int nx = 1 + static_cast<int>(k % 7), nz = 1 + static_cast<int>(k / 7 % 5);
+    // Square grids of more than one 16-column sub-block: 48 columns 1 apart, 32 columns 2 apart.
+    if (k == 60) nx = nz = 48;
+    if (k == 61) nx = nz = 32;
     blender.BlendColumnGrid(x0, z0, nx, nz, step, k % 2 == 0 ? &cache : nullptr, &grid);
     ASSERT_EQ(grid.size(), static_cast<size_t>(nx) * static_cast<size_t>(nz));
     for (int d = 0; d < nz; ++d) {
