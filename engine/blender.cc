@@ -121,13 +121,17 @@ void Blender::BlendColumnGrid(int64_t x0, int64_t z0, int nx, int nz, int step,
   BlendColumns(x0, z0, size, cache, &layers);
   for (int d = 0; d < nz; ++d) {
     for (int a = 0; a < nx; ++a) {
-      std::vector<std::pair<int, float>>& column = (*columns)[static_cast<size_t>(d) * nx + a];
-      column.clear();
-      const size_t at = static_cast<size_t>(ColumnIndex(size, step * a, step * d));
-      for (const IndexedLayer& layer : layers) {
-        if (layer.weights[at] != 0.0f) column.emplace_back(layer.biome, layer.weights[at]);
-      }
+      ColumnWeights(layers, static_cast<size_t>(ColumnIndex(size, step * a, step * d)),
+                    &(*columns)[static_cast<size_t>(d) * nx + a]);
     }
+  }
+}
+
+void ColumnWeights(std::span<const IndexedLayer> layers, size_t at,
+                   std::vector<std::pair<int, float>>* column) {
+  column->clear();
+  for (const IndexedLayer& layer : layers) {
+    if (layer.weights[at] != 0.0f) column->emplace_back(layer.biome, layer.weights[at]);
   }
 }
 

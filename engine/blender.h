@@ -140,6 +140,11 @@ class LayerAccumulator {
   size_t columns_;
 };
 
+// Column `at`'s non-zero weights in `layers` (ascending biome, as BlendPoint gives them), replacing
+// `column`'s contents: the inverse of LayerAccumulator::Add.
+void ColumnWeights(std::span<const IndexedLayer> layers, size_t at,
+                   std::vector<std::pair<int, float>>* column);
+
 // The layers of `rows` copies of a row of columns stacked: cell r * columns.size() + c has column
 // c's non-zero weights, exactly as a LayerAccumulator given every cell would hold them (a 3D block
 // that no cave reaches: each height its columns' 2D weights). Biomes below `biome_count`.

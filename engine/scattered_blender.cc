@@ -679,13 +679,7 @@ void ScatteredBlender::BlendColumnGrid(
   // A square grid (a 3D chunk's): the block kernel over its columns, `step` apart.
   thread_local std::vector<IndexedLayer> layers;
   ConvolveColumns(samples, x0, z0, nx, &layers, step);
-  for (size_t c = 0; c < columns->size(); ++c) {
-    std::vector<std::pair<int, float>>& column = (*columns)[c];
-    column.clear();
-    for (const IndexedLayer& layer : layers) {
-      if (layer.weights[c] != 0.0f) column.emplace_back(layer.biome, layer.weights[c]);
-    }
-  }
+  for (size_t c = 0; c < columns->size(); ++c) ColumnWeights(layers, c, &(*columns)[c]);
 }
 
 void ScatteredBlender::SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
