@@ -53,6 +53,8 @@ class StreamCall final : public grpc::ClientReadReactor<v1::ChunkData> {
     int chunks;
     double seconds;
     absl::Time start;  // When the call was issued.
+    // Refused at admission: RESOURCE_EXHAUSTED before any chunk.
+    bool refused() const { return code == grpc::StatusCode::RESOURCE_EXHAUSTED && chunks == 0; }
   };
   StreamCall(v1::WorldGen::Stub* stub, const v1::GenerateChunkRequest& request,
              absl::Duration deadline, std::function<void(Result)> done)
@@ -213,7 +215,7 @@ TenfoldRun OfferTenfold(const ServerProcess& server, absl::Duration deadline) {
 std::string SlowestRefusals(const TenfoldRun& run, size_t count) {
   std::vector<StreamCall::Result> refused;
   for (const StreamCall::Result& r : run.results) {
-    if (r.code == grpc::StatusCode::RESOURCE_EXHAUSTED && r.chunks == 0) refused.push_back(r);
+    if (r.refused()) refused.push_back(r);
   }
   std::sort(refused.begin(), refused.end(),
             [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
@@ -238,7 +240,7 @@ TEST(OverloadTest, TenfoldOverloadRefusesFastFinishesAdmittedCallsAndKeepsProbes
   std::vector<double> refusal_ms;
   int admitted = 0, finished = 0, other = 0;
   for (const StreamCall::Result& r : run.results) {
-    if (r.code == grpc::StatusCode::RESOURCE_EXHAUSTED && r.chunks == 0) {
+    if (r.refused()) {
       refusal_ms.push_back(r.seconds * 1000);
     } else {
       ++admitted;
