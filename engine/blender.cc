@@ -166,6 +166,15 @@ void StackColumns(std::span<const std::vector<std::pair<int, float>>> columns, s
   }
 }
 
+int OneBiomeColumns(std::span<const std::vector<std::pair<int, float>>> columns) {
+  if (columns.empty() || columns[0].size() != 1) return -1;
+  const std::pair<int, float> one{columns[0][0].first, 1.0f};
+  for (const std::vector<std::pair<int, float>>& column : columns) {
+    if (column.size() != 1 || column[0] != one) return -1;
+  }
+  return one.first;
+}
+
 absl::Status ValidateKernelRadii(const WorldSpec& spec, absl::string_view method, double min_radius,
                                  double max_radius, absl::string_view rule) {
   const double radius = BlenderParam(spec, "blend_radius");

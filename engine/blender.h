@@ -151,6 +151,11 @@ void ColumnWeights(std::span<const IndexedLayer> layers, size_t at,
 void StackColumns(std::span<const std::vector<std::pair<int, float>>> columns, size_t rows,
                   int biome_count, std::vector<IndexedLayer>* layers);
 
+// The biome every one of `columns` is entirely (its one weight exactly 1.0f), else -1: the rule of
+// a single-biome block built from columns' weights (a 3D section's cells, which a point query at
+// any of them answers with that column's weights: 1.0f, or the block is not single).
+int OneBiomeColumns(std::span<const std::vector<std::pair<int, float>>> columns);
+
 // A declared parameter of a method. Its wire name is the field of the method's config message.
 struct BlenderParamDef {
   absl::string_view name;

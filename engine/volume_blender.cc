@@ -597,6 +597,7 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
   thread_local std::vector<std::span<const VolumeSample>> runs;
   thread_local std::vector<double> xs, ys, zs;
   std::vector<IndexedLayer> surface_layers;  // The blocks no cave reaches, once built.
+  int surface_biome = -2;                    // OneBiomeColumns of the columns, once asked.
   const double s = lattice_.y_scale();
   for (int t = 0; t < blocks; ++t) {
     std::vector<IndexedLayer>& out = (*layers)[static_cast<size_t>(t)];
@@ -624,15 +625,12 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
         }
       }
     }
-    const bool is_single =
-        surface_ != nullptr
-            ? !caves && std::all_of(columns.begin(), columns.begin() + column_count,
-                                    [&](const auto& w) {
-                                      return w.size() == 1 && w[0].first == columns[0][0].first;
-                                    })
-            : one_biome;
+    if (surface_ != nullptr && !caves && surface_biome == -2) {
+      surface_biome = OneBiomeColumns(columns.first(column_count));
+    }
+    const bool is_single = surface_ != nullptr ? !caves && surface_biome >= 0 : one_biome;
     if (is_single) {
-      out.push_back({surface_ != nullptr ? columns[0][0].first : std::max(biome, 0),
+      out.push_back({surface_ != nullptr ? surface_biome : std::max(biome, 0),
                      std::vector<float>(cells, 1.0f)});
       (*single)[static_cast<size_t>(t)] = 1;
       continue;

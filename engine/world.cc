@@ -297,9 +297,7 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   } else {
     StackColumns(columns, static_cast<size_t>(ny), static_cast<int>(spec_.biomes.size()),
                  &columns_stacked);
-    columns_single = columns_stacked.size() == 1 && std::all_of(columns_stacked[0].weights.begin(),
-                                                                columns_stacked[0].weights.end(),
-                                                                [](float w) { return w == 1.0f; });
+    columns_single = OneBiomeColumns(columns) >= 0;
   }
   volume.sections.reserve(static_cast<size_t>(sections));
   for (int t = 0; t < sections; ++t) {

@@ -216,6 +216,21 @@ TEST(VolumeContractTest, A2DWorldHasItsColumnsWeightsAtEveryY) {
   EXPECT_GT(cells_single_but_chunk_not, 0) << "no chunk tells the section's flag from the chunk's";
 }
 
+// The one rule of a single-biome section, for cave and 2D worlds alike: every cell column is one
+// biome at exactly 1.0f. A column whose only weight is not 1.0f (a mesh interpolation could round a
+// second biome's share away) keeps the section mixed, as its point query would answer that weight.
+TEST(VolumeContractTest, ASectionIsSingleOnlyWhenEveryColumnIsOneBiomeAtExactlyOne) {
+  using Columns = std::vector<std::vector<std::pair<int, float>>>;
+  EXPECT_EQ(OneBiomeColumns(Columns{{{3, 1.0f}}, {{3, 1.0f}}, {{3, 1.0f}}}), 3);
+  EXPECT_EQ(OneBiomeColumns(Columns{{{0, 1.0f}}}), 0);
+  EXPECT_EQ(OneBiomeColumns(Columns{{{3, 1.0f}}, {{3, std::nextafter(1.0f, 2.0f)}}}), -1);
+  EXPECT_EQ(OneBiomeColumns(Columns{{{3, 1.0f}}, {{3, std::nextafter(1.0f, 0.0f)}}}), -1);
+  EXPECT_EQ(OneBiomeColumns(Columns{{{3, 1.0f}}, {{4, 1.0f}}}), -1);
+  EXPECT_EQ(OneBiomeColumns(Columns{{{3, 1.0f}}, {{3, 0.5f}, {4, 0.5f}}}), -1);
+  EXPECT_EQ(OneBiomeColumns(Columns{{{3, 0.5f}, {4, 0.5f}}, {{3, 1.0f}}}), -1);
+  EXPECT_EQ(OneBiomeColumns(Columns{}), -1);
+}
+
 // Dominant and source biome per cell: the arg-max of the cell's weights, and the 3D map's biome at
 // the cell's corner (a cave biome inside a cave).
 TEST(VolumeContractTest, DominantAndSourceBiomesArePerCell) {
