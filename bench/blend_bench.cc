@@ -141,13 +141,7 @@ BENCHMARK(BM_ChunkSize)
 std::shared_ptr<const World> MakeHeightsWorld(bool coastal) {
   WorldSpec spec = AnchorWorldSpec(
       {BlenderKind::kScattered, {{"sampling_interval", 8.0}, {"blend_radius", 24.0}}});
-  if (coastal) {
-    for (BiomeSpec& b : spec.biomes) {
-      b.surface = b.name == "ocean" ? BiomeSurface::kWater : BiomeSurface::kLand;
-    }
-    spec.heights.mode = HeightMode::kCoastal;
-    spec.heights.sea_level = 58.0;
-  }
+  if (coastal) AddDefaultCoasts(&spec);
   return *World::Create(spec);
 }
 

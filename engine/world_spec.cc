@@ -269,4 +269,12 @@ WorldSpec DefaultWorldSpec() {
   return spec;
 }
 
+void AddDefaultCoasts(WorldSpec* spec) {
+  for (BiomeSpec& b : spec->biomes) {
+    b.surface = b.name == "ocean" ? BiomeSurface::kWater : BiomeSurface::kLand;
+  }
+  spec->heights.mode = HeightMode::kCoastal;
+  spec->heights.sea_level = 58.0;
+}
+
 }  // namespace worldgen

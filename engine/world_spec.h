@@ -202,6 +202,11 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec);
 // mountains, snowy tundra, swamp, jungle) with climate points and heights that render well.
 WorldSpec DefaultWorldSpec();
 
+// Coastlines (HeightMode::kCoastal, engine/coast.h) for a world with the default world's biome
+// names: its ocean is water, every other biome land above sea level 58 (the default's heights put
+// the ocean floor near 40 and the land near 62 and above).
+void AddDefaultCoasts(WorldSpec* spec);
+
 }  // namespace worldgen
 
 #endif  // WORLDGEN_ENGINE_WORLD_SPEC_H_

@@ -29,14 +29,10 @@ inline const World& DefaultWorld() {
 inline WorldSpec CoastalWorldSpec() {
   WorldSpec spec = DefaultWorldSpec();
   spec.name = "coastal";
-  for (BiomeSpec& b : spec.biomes) {
-    b.surface = b.name == "ocean" ? BiomeSurface::kWater : BiomeSurface::kLand;
-  }
+  AddDefaultCoasts(&spec);
   spec.climate.temperature_frequency = 0.0012;
   spec.climate.humidity_frequency = 0.0015;
   spec.climate.octaves = 4;
-  spec.heights.mode = HeightMode::kCoastal;
-  spec.heights.sea_level = 58.0;
   spec.heights.coast_width = 16.0;
   spec.heights.shore_slope = 0.25;
   return spec;
