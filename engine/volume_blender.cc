@@ -529,6 +529,14 @@ void ConvolveVolumePoint(std::span<const std::span<const VolumeSample>> runs, do
   for (uint16_t biome : present) seen[biome] = -1;
 }
 
+void ShareOutSums(std::span<const int> present, std::span<const double> sums, double surface,
+                  std::span<const std::pair<int, float>> column,
+                  std::vector<std::pair<int, float>>* weights) {
+  ShareOut(
+      present, [&](int biome) { return sums[static_cast<size_t>(biome)]; }, surface, column,
+      weights);
+}
+
 bool ScatteredVolumeBlender::BlendCells(int64_t x0, int64_t y0, int64_t z0, int nx, int ny, int nz,
                                         int cell, std::vector<IndexedLayer>* layers,
                                         BiomeSampleCache* cache) const {

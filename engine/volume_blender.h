@@ -142,6 +142,14 @@ class ScatteredVolumeBlender {
   double radius_;
 };
 
+// A point's weights from its kernel sums, the 3D methods' one formula: total = surface + sums[b]
+// over `present` (ascending dense biome indices); biome b of `present` gets sums[b] / total and a
+// biome of `column` (the point's 2D weights, never one of `present`) (surface / total) * its
+// weight; each rounded to float once, merged in ascending biome order, zeros left out.
+void ShareOutSums(std::span<const int> present, std::span<const double> sums, double surface,
+                  std::span<const std::pair<int, float>> column,
+                  std::vector<std::pair<int, float>>* weights);
+
 // Normalized sparse convolution at one point of kernel space, as ConvolvePoint in 2D: per biome
 // sum_{samples of b} max(0, r^2 - d^2)^2 in double in the samples' order, the total over biomes
 // in ascending biome order, each quotient rounded to float once. `samples` must include every

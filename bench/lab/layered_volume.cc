@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "engine/hash.h"
+#include "engine/volume_blender.h"
 
 namespace worldgen::lab {
 namespace {
@@ -115,19 +116,13 @@ void LayeredVolumePrototype::BlendPoint(double x, double y, double z, BiomeSampl
       }
     }
   }
-  double total = surface;
-  for (const double s : sums) total += s;
   std::vector<std::pair<int, float>> column;
   world_.blender().BlendPoint(x, z, cache, &column);
-  std::vector<float> dense(is_cave_.size(), 0.0f);
-  for (size_t b = 0; b < sums.size(); ++b) dense[b] = static_cast<float>(sums[b] / total);
-  for (const auto& [biome, w] : column) {
-    dense[static_cast<size_t>(biome)] = static_cast<float>(surface / total * w);
+  std::vector<int> caves;
+  for (size_t b = 0; b < is_cave_.size(); ++b) {
+    if (is_cave_[b]) caves.push_back(static_cast<int>(b));
   }
-  weights->clear();
-  for (size_t b = 0; b < dense.size(); ++b) {
-    if (dense[b] != 0.0f) weights->emplace_back(static_cast<int>(b), dense[b]);
-  }
+  ShareOutSums(caves, sums, surface, column, weights);
 }
 
 }  // namespace worldgen::lab
