@@ -46,6 +46,7 @@ CallScheduler::CallScheduler(BlendPool* pool, Options options)
       options_(options),
       seconds_per_column_(options.initial_seconds_per_column),
       seconds_per_point_(options.initial_seconds_per_point),
+      seconds_per_volume_point_(options.initial_seconds_per_volume_point),
       seconds_per_cell_(options.initial_seconds_per_cell) {
   if (!(options_.deadline_fill > 0 && options_.deadline_fill <= 1)) options_.deadline_fill = 1;
   if (!(options_.max_queue_seconds > 0)) options_.max_queue_seconds = 1;
@@ -85,6 +86,14 @@ int64_t CallScheduler::UnitColumnsLocked(int64_t units, double seconds_per_unit)
   return std::max<int64_t>(1, std::llround(static_cast<double>(units) * ratio));
 }
 
+int64_t CallScheduler::PointColumnsLocked(const CallShape& shape) const {
+  const int64_t volume =
+      std::clamp<int64_t>(shape.volume_points_per_task, 0, shape.points_per_task);
+  const int64_t planar = shape.points_per_task - volume;
+  return (planar > 0 ? UnitColumnsLocked(planar, seconds_per_point_) : 0) +
+         (volume > 0 ? UnitColumnsLocked(volume, seconds_per_volume_point_) : 0);
+}
+
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
   return WorkLocked(columns) / options_.deadline_fill;
 }
@@ -97,7 +106,7 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   std::lock_guard<std::mutex> lock(mu_);
   const int64_t columns_per_task =
       shape.cells_per_task > 0    ? UnitColumnsLocked(shape.cells_per_task, seconds_per_cell_)
-      : shape.points_per_task > 0 ? UnitColumnsLocked(shape.points_per_task, seconds_per_point_)
+      : shape.points_per_task > 0 ? PointColumnsLocked(shape)
                                   : std::max<int64_t>(shape.columns_per_task, 1);
   const int64_t own = tasks * columns_per_task;
   const CallClass call_class =
@@ -267,6 +276,13 @@ void CallScheduler::RecordPointCost(int64_t points, absl::Duration elapsed) {
   Smooth(sample, seconds_per_point_, point_cost_measured_);
 }
 
+void CallScheduler::RecordVolumePointCost(int64_t points, absl::Duration elapsed) {
+  if (points <= 0) return;
+  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(points);
+  std::lock_guard<std::mutex> lock(mu_);
+  Smooth(sample, seconds_per_volume_point_, volume_point_cost_measured_);
+}
+
 void CallScheduler::RecordCellCost(int64_t cells, absl::Duration elapsed) {
   if (cells <= 0) return;
   const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(cells);
@@ -283,6 +299,7 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.reserved_reply_bytes = reserved_reply_bytes_;
   stats.seconds_per_column = seconds_per_column_;
   stats.seconds_per_point = seconds_per_point_;
+  stats.seconds_per_volume_point = seconds_per_volume_point_;
   stats.seconds_per_cell = seconds_per_cell_;
   stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
   stats.shed_calls = shed_calls_;

@@ -7,10 +7,13 @@
 // the default world, AMD EPYC: ~54 us per point 256 blocks apart, under 1 us per column), so
 // they have an estimate of their own: a call of p points counts as the columns that cost the same,
 // p x (seconds per point) / (seconds per column), and a point call's cost never moves the columns'
-// estimate. 3D chunks (GenerateChunk with a vertical range) count their cells the same way, with an
-// estimate per cell of their own: a cell near caves is a 3D convolution, one far from them a copy
-// of its column's weights, so neither estimate predicts the other. Calls whose whole work is at
-// most interactive_max_columns are "interactive", the others "background".
+// estimate. Points with a y (3D point queries) have an estimate of their own beside it: over a cave
+// world's caves each is a 3D gather and convolution, tens of times a cached 2D point, so mixing
+// them into one average would misjudge both kinds. 3D chunks (GenerateChunk with a vertical range)
+// count their cells the same way, with an estimate per cell of their own: a cell near caves is a 3D
+// convolution, one far from them a copy of its column's weights, so neither estimate predicts the
+// other. Calls whose whole work is at most interactive_max_columns are "interactive", the others
+// "background".
 //
 // Admission (Admit): a call declares its shape up front (how many tasks, columns per task, the
 // worst-case encoded bytes of one task's reply, its deadline) and is refused at once with
@@ -95,6 +98,9 @@ struct CallShape {
   // > 0: each task blends this many points instead (columns_per_task is then ignored); converted
   // to columns of the same estimated cost at admission.
   int64_t points_per_task = 0;
+  // Of points_per_task, how many have a y (3D point queries): counted by their own estimate, the
+  // rest by the 2D points'. In [0, points_per_task].
+  int64_t volume_points_per_task = 0;
   // > 0: each task blends this many 3D cells instead (columns_per_task and points_per_task are
   // then ignored); converted to columns as points are.
   int64_t cells_per_task = 0;
@@ -116,6 +122,7 @@ class CallScheduler {
     // Costs assumed before any task was measured.
     double initial_seconds_per_column = 2e-7;
     double initial_seconds_per_point = 5e-6;
+    double initial_seconds_per_volume_point = 3e-5;
     double initial_seconds_per_cell = 2e-6;
     // Share of a call's remaining time (0, 1] that the estimated work may fill. The estimate counts
     // blending only; writing replies and the client's reading take the rest.
@@ -149,6 +156,9 @@ class CallScheduler {
   void RecordTaskCost(int64_t columns, absl::Duration elapsed);
   // The same for a task that blended `points` points (CallShape::points_per_task).
   void RecordPointCost(int64_t points, absl::Duration elapsed);
+  // The same for the `points` points with a y a task blended (CallShape::volume_points_per_task),
+  // `elapsed` being their share of its time; the task's 2D points go to RecordPointCost.
+  void RecordVolumePointCost(int64_t points, absl::Duration elapsed);
   // The same for a task that blended `cells` 3D cells (CallShape::cells_per_task).
   void RecordCellCost(int64_t cells, absl::Duration elapsed);
 
@@ -157,12 +167,13 @@ class CallScheduler {
     int64_t queued_tasks = 0;     // waiting for a thread
     int64_t pending_columns = 0;  // columns of admitted work not yet started
     int64_t reserved_reply_bytes = 0;
-    double seconds_per_column = 0;  // current estimate
-    double seconds_per_point = 0;   // current estimate
-    double seconds_per_cell = 0;    // current estimate
-    double queued_seconds = 0;      // pending_columns as seconds of blending on the pool
-    int threads = 0;                // the pool's
-    int64_t shed_calls = 0;         // background calls shed since start
+    double seconds_per_column = 0;        // current estimate
+    double seconds_per_point = 0;         // current estimate
+    double seconds_per_volume_point = 0;  // current estimate
+    double seconds_per_cell = 0;          // current estimate
+    double queued_seconds = 0;            // pending_columns as seconds of blending on the pool
+    int threads = 0;                      // the pool's
+    int64_t shed_calls = 0;               // background calls shed since start
   };
   Stats stats() const;
   const Options& options() const { return options_; }
@@ -227,6 +238,8 @@ class CallScheduler {
   // The same within deadline_fill: what a deadline must leave for them.
   // The columns of the same estimated cost as `units` points or cells of `seconds_per_unit` each.
   int64_t UnitColumnsLocked(int64_t units, double seconds_per_unit) const;
+  // A point call's task in columns: its 2D points and its points with a y, each by its estimate.
+  int64_t PointColumnsLocked(const CallShape& shape) const;
   absl::Duration EstimateLocked(int64_t columns) const;
   // Sheds background calls, newest first, until all unstarted work fits max_queue_seconds.
   void ShedLocked();
@@ -251,6 +264,8 @@ class CallScheduler {
   bool cost_measured_ = false;
   double seconds_per_point_;
   bool point_cost_measured_ = false;
+  double seconds_per_volume_point_;
+  bool volume_point_cost_measured_ = false;
   double seconds_per_cell_;
   bool cell_cost_measured_ = false;
   int interactive_picks_in_a_row_ = 0;

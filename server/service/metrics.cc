@@ -93,9 +93,13 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
                                     "Blend cost per column admission assumes (moving average).",
                                     MetricType::Gauge, scheduled.seconds_per_column));
     families.push_back(ScalarFamily("worldgen_estimated_seconds_per_point",
-                                    "Blend cost per SampleWeights point admission assumes (moving "
-                                    "average).",
+                                    "Blend cost per SampleWeights point without a y admission "
+                                    "assumes (moving average).",
                                     MetricType::Gauge, scheduled.seconds_per_point));
+    families.push_back(ScalarFamily("worldgen_estimated_seconds_per_volume_point",
+                                    "Blend cost per SampleWeights point with a y (3D) admission "
+                                    "assumes (moving average).",
+                                    MetricType::Gauge, scheduled.seconds_per_volume_point));
     families.push_back(ScalarFamily("worldgen_estimated_seconds_per_cell",
                                     "Blend cost per 3D cell (GenerateChunk with a vertical range) "
                                     "admission assumes (moving average).",

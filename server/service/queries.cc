@@ -10,21 +10,42 @@
 
 namespace worldgen {
 
+int64_t VolumePoints(const v1::SampleWeightsRequest& request) {
+  int64_t volume = 0;
+  for (const v1::Point& point : request.points()) volume += point.has_y();
+  return volume;
+}
+
 absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
                                                        const v1::SampleWeightsRequest& request,
                                                        BiomeSampleCache* cache,
-                                                       absl::FunctionRef<bool()> cancelled) {
+                                                       absl::FunctionRef<bool()> cancelled,
+                                                       PointTimes* times) {
   BlendOptions options;
   options.heights = request.include_heights();
   options.dominant_biome = true;
   options.source_biome = request.include_source_biome();
   v1::SampleWeightsResponse response;
   response.mutable_samples()->Reserve(request.points_size());
+  // The current run of points of one kind: when it began and whether its points have a y.
+  absl::Time run_start = times != nullptr ? absl::Now() : absl::InfinitePast();
+  bool run_volume = request.points_size() > 0 && request.points(0).has_y();
+  const auto end_run = [&](absl::Time now) {
+    (run_volume ? times->volume_time : times->planar_time) += now - run_start;
+    run_start = now;
+  };
   for (int i = 0; i < request.points_size(); ++i) {
     if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
       return absl::CancelledError("call cancelled");
     }
     const v1::Point& point = request.points(i);
+    if (times != nullptr) {
+      if (point.has_y() != run_volume) {
+        end_run(absl::Now());
+        run_volume = point.has_y();
+      }
+      ++(run_volume ? times->volume : times->planar);
+    }
     absl::StatusOr<PointBlend> blend =
         point.has_y() ? world.BlendPoint(point.x(), point.y(), point.z(), options, cache)
                       : world.BlendPoint(point.x(), point.z(), options, cache);
@@ -36,6 +57,7 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
     }
     EncodePoint(*blend, options, response.add_samples());
   }
+  if (times != nullptr) end_run(absl::Now());
   return response;
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/world.h"
 #include "server/service/request_validation.h"
@@ -19,12 +20,27 @@ namespace worldgen {
 // SampleWeights checks for cancellation before every this many points.
 inline constexpr int kPointsPerCancellationCheck = 64;
 
+// How many points of each kind SamplePoints blended and the time each kind took (blending and
+// encoding): the scheduler's two point estimates (CallScheduler::RecordPointCost and
+// RecordVolumePointCost) learn from them.
+struct PointTimes {
+  int64_t planar = 0;  // points without a y
+  int64_t volume = 0;  // points with a y
+  absl::Duration planar_time, volume_time;
+};
+
+// The number of `request`'s points that have a y.
+int64_t VolumePoints(const v1::SampleWeightsRequest& request);
+
 // SampleWeights' work: every point blended and encoded in order; CANCELLED as soon as `cancelled`
 // says so (asked every kPointsPerCancellationCheck points), INTERNAL (logged) if the engine fails.
+// `times`, if not null, receives each kind's count and time (the clock is read where the kind
+// changes, so a request of one kind reads it twice).
 absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
                                                        const v1::SampleWeightsRequest& request,
                                                        BiomeSampleCache* cache,
-                                                       absl::FunctionRef<bool()> cancelled);
+                                                       absl::FunctionRef<bool()> cancelled,
+                                                       PointTimes* times = nullptr);
 
 // ListSamplingPoints' work: the world blender's sampling points in `box` (validated), biome ids
 // from the world's table.

@@ -420,6 +420,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   CallShape shape;
   shape.tasks = 1;
   shape.points_per_task = std::max(request->points_size(), 1);
+  shape.volume_points_per_task = VolumePoints(*request);
   BlendOptions reply_options;
   reply_options.heights = request->include_heights();
   reply_options.source_biome = request->include_source_biome();
@@ -437,9 +438,9 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()));
       return;
     }
-    const absl::Time start = absl::Now();
-    absl::StatusOr<v1::SampleWeightsResponse> response =
-        SamplePoints(*world, *request, deps_.cache, [context] { return context->IsCancelled(); });
+    PointTimes times;
+    absl::StatusOr<v1::SampleWeightsResponse> response = SamplePoints(
+        *world, *request, deps_.cache, [context] { return context->IsCancelled(); }, &times);
     if (absl::IsCancelled(response.status())) {
       FinishUnary(reactor, record, AbandonedStatus(*context));
       return;
@@ -451,7 +452,8 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       return;
     }
     deps_.metrics->AddPointsSampled(request->points_size());
-    deps_.scheduler->RecordPointCost(request->points_size(), absl::Now() - start);
+    deps_.scheduler->RecordPointCost(times.planar, times.planar_time);
+    deps_.scheduler->RecordVolumePointCost(times.volume, times.volume_time);
     SerializeReply(*response, raw_response);
     FinishUnary(reactor, record, grpc::Status::OK);
   };

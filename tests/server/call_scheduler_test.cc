@@ -233,6 +233,42 @@ TEST(CallSchedulerTest, PointsAreCountedByTheirOwnCost) {
   EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-4);
 }
 
+// Points with a y have an estimate of their own beside the 2D points': each kind's cost moves only
+// its own, and a call counts each kind of its points by its estimate.
+TEST(CallSchedulerTest, PointsWithAYAreCountedByTheirOwnCost) {
+  BlendPool pool(1);
+  CallScheduler scheduler(&pool, Options(10000));
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));         // 1 us per column
+  scheduler.RecordPointCost(100, absl::Milliseconds(1));         // 10 us per 2D point
+  scheduler.RecordVolumePointCost(100, absl::Milliseconds(40));  // 400 us per 3D point
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-5);
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_volume_point, 4e-4);
+  CallShape points;
+  points.points_per_task = 30;
+  points.volume_points_per_task = 20;  // 10 x 10 + 20 x 400 = 8,100 columns
+  auto mixed = scheduler.Admit(points, kNow);
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_EQ((*mixed)->call_class(), CallClass::kInteractive);
+  EXPECT_EQ(scheduler.stats().pending_columns, 8100);
+  points.volume_points_per_task = 30;  // 12,000 columns: past interactive_max_columns
+  auto volume = scheduler.Admit(points, kNow);
+  ASSERT_TRUE(volume.ok());
+  EXPECT_EQ((*volume)->call_class(), CallClass::kBackground);
+  EXPECT_EQ(scheduler.stats().pending_columns, 8100 + 12000);
+  points.volume_points_per_task = 0;  // 300 columns
+  auto planar = scheduler.Admit(points, kNow);
+  ASSERT_TRUE(planar.ok());
+  EXPECT_EQ(scheduler.stats().pending_columns, 8100 + 12000 + 300);
+  points.volume_points_per_task = 31;  // more than the points: all of them have a y
+  auto clamped = scheduler.Admit(points, kNow);
+  ASSERT_TRUE(clamped.ok());
+  EXPECT_EQ(scheduler.stats().pending_columns, 8100 + 12000 + 300 + 12000);
+  scheduler.RecordVolumePointCost(0, absl::Seconds(1));  // Ignored.
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_volume_point, 4e-4);
+  EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_point, 1e-5);
+}
+
 // 3D cells have an estimate of their own: neither points' nor columns' costs move it, nor it
 // theirs.
 TEST(CallSchedulerTest, CellsAreCountedByTheirOwnCost) {

@@ -331,6 +331,54 @@ TEST_F(WorldGenServerTest, VerticalChunksAndPointsWithYEqualTheEngine) {
   }
 }
 
+// Admission's two point estimates learn each from its own kind: a call of points with a y moves
+// only worldgen_estimated_seconds_per_volume_point, one of 2D points only ..._per_point, and a
+// call mixing both moves both. (A gauge printed twice from the same double reads back equal.)
+TEST_F(WorldGenServerTest, PointsWithAndWithoutYTeachTheirOwnCostEstimates) {
+  const auto estimates = [] {
+    const std::vector<MetricSample> metrics = Scrape(*server_);
+    return std::pair{MetricValue(metrics, "worldgen_estimated_seconds_per_point"),
+                     MetricValue(metrics, "worldgen_estimated_seconds_per_volume_point")};
+  };
+  const auto call = [&](bool planar, bool volume) {
+    v1::SampleWeightsRequest request;
+    request.set_world("caves");
+    for (int i = 0; i < 32; ++i) {
+      const double x = 64.0 * i - 1000.0, z = 48.0 * i + 300.0;
+      if (planar) {
+        v1::Point* p = request.add_points();
+        p->set_x(x);
+        p->set_z(z);
+      }
+      if (volume) {
+        v1::Point* p = request.add_points();
+        p->set_x(x);
+        p->set_y(-40.0 + i % 7);
+        p->set_z(z);
+      }
+    }
+    v1::SampleWeightsResponse response;
+    grpc::Status status = Sample(*stub_, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_EQ(response.samples_size(), request.points_size());
+  };
+  const auto [point0, volume0] = estimates();
+  ASSERT_GT(point0, 0.0);
+  ASSERT_GT(volume0, 0.0);
+  call(false, true);
+  const auto [point1, volume1] = estimates();
+  EXPECT_EQ(point1, point0);
+  EXPECT_NE(volume1, volume0);
+  call(true, false);
+  const auto [point2, volume2] = estimates();
+  EXPECT_NE(point2, point1);
+  EXPECT_EQ(volume2, volume1);
+  call(true, true);
+  const auto [point3, volume3] = estimates();
+  EXPECT_NE(point3, point2);
+  EXPECT_NE(volume3, volume2);
+}
+
 // ListSamplingPoints answers the engine's sampling points of the box (biome ids from the world's
 // table), and names what is wrong with a bad box.
 TEST_F(WorldGenServerTest, ListSamplingPointsEqualsTheEngineAndRefusesBadBoxes) {
