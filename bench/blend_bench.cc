@@ -374,7 +374,7 @@ BENCHMARK(BM_LatticeRow)->ArgName("row")->Arg(0)->Arg(1);
 void BM_BccRow(benchmark::State& state) {
   const bool row = state.range(0) != 0;
   const JitteredBccLattice lattice(5, 8.0, 4.0, 0.35);
-  constexpr int kSide = 8;  // ScatteredVolumeBlender::kTile3
+  constexpr int kSide = 8;  // Rows of 8 points: two vectors of the AVX-512 and AVX2 variants.
   const auto tiles = SpreadChunks(kSide * 8, 256);
   double xs[kSide], ys[kSide], zs[kSide];
   size_t next = 0;
@@ -402,8 +402,8 @@ BENCHMARK(BM_BccRow)->ArgName("row")->Arg(0)->Arg(1);
 
 void BM_CaveNoise(benchmark::State& state) {
   const JitteredBccLattice lattice(5, 8.0, 8.0 / 3.0, 0.35);
-  constexpr int kSide = 8;  // ScatteredVolumeBlender::kTile3
-  constexpr int kPoints = kSide * kSide * 2;
+  constexpr int kSide = 8;
+  constexpr int kPoints = kSide * kSide * 2;  // As many as a 3D cache tile (FillTile) holds.
   // The points of 256 tiles spread apart (one lattice layer in the caves), computed beforehand.
   const auto tiles = SpreadChunks(kSide * 8, 256);
   std::vector<double> xs(tiles.size() * kPoints), ys(xs.size()), zs(xs.size());

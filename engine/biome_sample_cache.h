@@ -52,14 +52,14 @@ struct BiomeTileKey {
   uint64_t world_uid = 0;  // World::uid(): distinguishes worlds sharing one cache.
   int32_t tile_i = 0;
   int32_t tile_j = 0;
-  // 0 for 2D tiles. A 3D tile (ScatteredVolumeBlender: tile_i, lattice layer j, tile_k) stores
+  // 0 for 2D tiles. A 3D tile (ScatteredVolumeBlender's cube tile_i, tile_j, tile_k) stores
   // 2 * tile_k + 1 here, odd and so never 0: no 3D key equals a 2D one.
   int32_t tile_k = 0;
   bool operator==(const BiomeTileKey&) const = default;
 
   // A 3D tile's key and its tile_k back: the one home of that encoding.
-  static BiomeTileKey Volume(uint64_t world_uid, int32_t ti, int32_t j, int32_t tk) {
-    return {world_uid, ti, j, 2 * tk + 1};
+  static BiomeTileKey Volume(uint64_t world_uid, int32_t ti, int32_t tj, int32_t tk) {
+    return {world_uid, ti, tj, 2 * tk + 1};
   }
   int32_t volume_tile_k() const { return (tile_k - 1) / 2; }
 };

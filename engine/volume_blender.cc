@@ -194,19 +194,21 @@ void ScatteredVolumeBlender::Classify(const double* xs, const double* ys, const 
   }
 }
 
-void ScatteredVolumeBlender::FillTile(int32_t ti, int32_t j, int32_t tk, BiomeTile* tile) const {
-  constexpr int kPoints = kTile3 * kTile3 * 2;
+void ScatteredVolumeBlender::FillTile(int32_t ti, int32_t tj, int32_t tk, BiomeTile* tile) const {
+  constexpr int kPoints = kTile3 * kTile3 * kTile3 * 2;
   double xs[kPoints], ys[kPoints], zs[kPoints];
-  for (int b = 0; b < kTile3; ++b) {
-    for (int c = 0; c < 2; ++c) {
-      double rx[kTile3], ry[kTile3], rz[kTile3];
-      lattice_.PositionRow(ti * kTile3, kTile3, j, tk * kTile3 + b, c, rx, ry, rz);
-      for (int a = 0; a < kTile3; ++a) {
-        const int v = (b * kTile3 + a) * 2 + c;
-        xs[v] = rx[a], ys[v] = ry[a], zs[v] = rz[a];
-        tile->xz[2 * v] = xs[v];
-        tile->xz[2 * v + 1] = zs[v];
-        tile->xz[2 * kPoints + v] = ys[v];
+  for (int l = 0; l < kTile3; ++l) {
+    for (int b = 0; b < kTile3; ++b) {
+      for (int c = 0; c < 2; ++c) {
+        double rx[kTile3], ry[kTile3], rz[kTile3];
+        lattice_.PositionRow(ti * kTile3, kTile3, tj * kTile3 + l, tk * kTile3 + b, c, rx, ry, rz);
+        for (int a = 0; a < kTile3; ++a) {
+          const int v = ((l * kTile3 + b) * kTile3 + a) * 2 + c;
+          xs[v] = rx[a], ys[v] = ry[a], zs[v] = rz[a];
+          tile->xz[2 * v] = xs[v];
+          tile->xz[2 * v + 1] = zs[v];
+          tile->xz[2 * kPoints + v] = ys[v];
+        }
       }
     }
   }
@@ -247,10 +249,6 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
       double x, y, z;
       uint16_t biome;
     };
-    const int32_t ti0 = static_cast<int32_t>(FloorDiv(i0, kTile3));
-    const int32_t ti1 = static_cast<int32_t>(FloorDiv(i1, kTile3));
-    const int32_t tk0 = static_cast<int32_t>(FloorDiv(k0, kTile3));
-    const int32_t tk1 = static_cast<int32_t>(FloorDiv(k1, kTile3));
     // Layer j's columns and rows: its points lie within the jitter of kernel-space heights
     // [g j, g (j + 1/2)], so at least dy from the box, and reach at most sqrt(r^2 - dy^2)
     // across: the reach is a ball, not a box, and the layers towards its top and bottom read
@@ -291,14 +289,15 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
       }
       return r;
     };
-    // Layers are read in batches of about kBatch tiles: the tiles' index slots and the lines the
-    // copy reads are prefetched for the whole batch first (BiomeSampleCache::Prefetch), so the
-    // visits do not wait for each tile's misses in turn.
+    // Tiles are cubes of kTile3 layers, rows and columns (FillTile), read a layer of tiles (tj)
+    // at a time: that layer's kTile3 lattice layers' ranges, then its tiles in batches of up to
+    // kBatch whose index slots and needed lines are prefetched first (BiomeSampleCache::Prefetch,
+    // so the visits do not wait for each tile's misses in turn), each tile's rows copied into the
+    // layers' scratch, then the layers filtered in canonical order.
     constexpr size_t kBatch = 16;
-    const size_t tiles_per_layer = static_cast<size_t>(ti1 - ti0 + 1) * (tk1 - tk0 + 1);
-    const int32_t layers_per_batch =
-        static_cast<int32_t>(std::max<size_t>(1, kBatch / tiles_per_layer));
-    // The lattice rows b (k) of tile (ti, tk) in a layer's range, and row b's columns a (i).
+    constexpr int kPoints = kTile3 * kTile3 * kTile3 * 2;
+    // Tile (ti, tj, tk)'s part of lattice layer j's range: its rows b (k) and row b's columns a
+    // (i), offsets within the tile.
     const auto tile_rows = [&](const LayerRange& r, int32_t tk) {
       return std::pair<int, int>{std::max(0, r.k0 - tk * kTile3),
                                  std::min(kTile3 - 1, r.k1 - tk * kTile3)};
@@ -311,63 +310,73 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
     thread_local std::vector<Point> layers;
     thread_local std::vector<BiomeTileKey> keys;
     thread_local std::vector<LayerRange> ranges;
-    for (int32_t jb = j0; jb <= j1; jb += layers_per_batch) {
-      const int32_t je = std::min(j1, jb + layers_per_batch - 1);
+    for (int32_t tj = static_cast<int32_t>(FloorDiv(j0, kTile3));
+         tj <= static_cast<int32_t>(FloorDiv(j1, kTile3)); ++tj) {
+      const int32_t jb = std::max(j0, tj * kTile3), je = std::min(j1, tj * kTile3 + kTile3 - 1);
       layers.resize(static_cast<size_t>(je - jb + 1) * width * depth);
       keys.clear();
       ranges.clear();
       row_i.clear();
+      int32_t ui0 = i1 + 1, ui1 = i0 - 1, uk0 = k1 + 1, uk1 = k0 - 1;  // The layers' union.
       for (int32_t j = jb; j <= je; ++j) {
         const LayerRange& r = ranges.emplace_back(layer_range(j));
         if (r.i0 > r.i1 || r.k0 > r.k1) continue;
-        for (int32_t tk = static_cast<int32_t>(FloorDiv(r.k0, kTile3));
-             tk <= static_cast<int32_t>(FloorDiv(r.k1, kTile3)); ++tk) {
-          for (int32_t ti = static_cast<int32_t>(FloorDiv(r.i0, kTile3));
-               ti <= static_cast<int32_t>(FloorDiv(r.i1, kTile3)); ++ti) {
-            keys.push_back(BiomeTileKey::Volume(cache_uid_, ti, j, tk));
+        ui0 = std::min(ui0, r.i0), ui1 = std::max(ui1, r.i1);
+        uk0 = std::min(uk0, r.k0), uk1 = std::max(uk1, r.k1);
+      }
+      if (ui0 <= ui1 && uk0 <= uk1) {
+        for (int32_t tk = static_cast<int32_t>(FloorDiv(uk0, kTile3));
+             tk <= static_cast<int32_t>(FloorDiv(uk1, kTile3)); ++tk) {
+          for (int32_t ti = static_cast<int32_t>(FloorDiv(ui0, kTile3));
+               ti <= static_cast<int32_t>(FloorDiv(ui1, kTile3)); ++ti) {
+            keys.push_back(BiomeTileKey::Volume(cache_uid_, ti, tj, tk));
           }
         }
       }
-      constexpr int kPoints = kTile3 * kTile3 * 2;
-      for (size_t first = 0; first < keys.size(); first += kBatch) {
-        const std::span<const BiomeTileKey> batch(keys.data() + first,
-                                                  std::min(kBatch, keys.size() - first));
-        cache->Prefetch(batch, [&](size_t k, const BiomeTile* tile) {
-          const LayerRange& r = ranges[static_cast<size_t>(batch[k].tile_j - jb)];
-          const int32_t ti = batch[k].tile_i, tk = batch[k].volume_tile_k();
+      // Calls each(j, b, a0, a1, v0) for the rows of tile (ti, tk) in the layers' ranges: lattice
+      // layer j, the tile's row b, its columns a0..a1, whose first point is v0.
+      const auto for_each_row = [&](int32_t ti, int32_t tk, auto&& each) {
+        for (int32_t j = jb; j <= je; ++j) {
+          const LayerRange& r = ranges[static_cast<size_t>(j - jb)];
+          if (r.i0 > r.i1 || r.k0 > r.k1) continue;
           const auto [b0, b1] = tile_rows(r, tk);
           for (int b = b0; b <= b1; ++b) {
             const auto [a0, a1] = row_columns(r, ti, tk, b);
             if (a0 > a1) continue;
-            const int v0 = (b * kTile3 + a0) * 2, v1 = (b * kTile3 + a1) * 2 + 1;
-            for (int d = 2 * v0; d <= 2 * v1 + 1; d += 8) __builtin_prefetch(&tile->xz[d]);
-            __builtin_prefetch(&tile->xz[2 * v1 + 1]);
-            __builtin_prefetch(&tile->xz[2 * kPoints + v0]);
-            __builtin_prefetch(&tile->xz[2 * kPoints + v1]);
-            __builtin_prefetch(&tile->biome[v0]);
+            each(j, b, a0, a1, (((j - tj * kTile3) * kTile3 + b) * kTile3 + a0) * 2);
           }
+        }
+      };
+      for (size_t first = 0; first < keys.size(); first += kBatch) {
+        const std::span<const BiomeTileKey> batch(keys.data() + first,
+                                                  std::min(kBatch, keys.size() - first));
+        cache->Prefetch(batch, [&](size_t k, const BiomeTile* tile) {
+          for_each_row(batch[k].tile_i, batch[k].volume_tile_k(),
+                       [&](int32_t, int, int a0, int a1, int v0) {
+                         const int v1 = v0 + (a1 - a0) * 2 + 1;
+                         for (int d = 2 * v0; d <= 2 * v1 + 1; d += 8) {
+                           __builtin_prefetch(&tile->xz[d]);
+                         }
+                         __builtin_prefetch(&tile->xz[2 * v1 + 1]);
+                         __builtin_prefetch(&tile->xz[2 * kPoints + v0]);
+                         __builtin_prefetch(&tile->xz[2 * kPoints + v1]);
+                         __builtin_prefetch(&tile->biome[v0]);
+                       });
         });
         for (const BiomeTileKey& key : batch) {
-          const int32_t ti = key.tile_i, j = key.tile_j, tk = key.volume_tile_k();
-          Point* layer = layers.data() + static_cast<size_t>(j - jb) * width * depth;
+          const int32_t ti = key.tile_i, tk = key.volume_tile_k();
           cache->Visit(
-              key, [&](BiomeTile& tile) { FillTile(ti, j, tk, &tile); },
+              key, [&](BiomeTile& tile) { FillTile(ti, tj, tk, &tile); },
               [&](const BiomeTile& tile) {
-                const LayerRange& r = ranges[static_cast<size_t>(j - jb)];
-                const auto [b0, b1] = tile_rows(r, tk);
-                for (int b = b0; b <= b1; ++b) {
-                  const auto [a0, a1] = row_columns(r, ti, tk, b);
-                  const size_t k = static_cast<size_t>(tk * kTile3 + b - k0);
-                  for (int a = a0; a <= a1; ++a) {
-                    const size_t i = static_cast<size_t>(ti * kTile3 + a - i0);
-                    for (int c = 0; c < 2; ++c) {
-                      const int v = (b * kTile3 + a) * 2 + c;
-                      layer[k * width + i * 2 + static_cast<size_t>(c)] = {
-                          tile.xz[2 * v], tile.xz[2 * kPoints + v], tile.xz[2 * v + 1],
-                          tile.biome[v]};
-                    }
+                for_each_row(ti, tk, [&](int32_t j, int b, int a0, int a1, int v0) {
+                  Point* row = layers.data() + static_cast<size_t>(j - jb) * width * depth +
+                               static_cast<size_t>(tk * kTile3 + b - k0) * width +
+                               static_cast<size_t>(ti * kTile3 + a0 - i0) * 2;
+                  for (int v = v0, t = 0; v <= v0 + (a1 - a0) * 2 + 1; ++v, ++t) {
+                    row[t] = {tile.xz[2 * v], tile.xz[2 * kPoints + v], tile.xz[2 * v + 1],
+                              tile.biome[v]};
                   }
-                }
+                });
               });
         }
       }
