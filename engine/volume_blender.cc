@@ -324,15 +324,6 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
         ui0 = std::min(ui0, r.i0), ui1 = std::max(ui1, r.i1);
         uk0 = std::min(uk0, r.k0), uk1 = std::max(uk1, r.k1);
       }
-      if (ui0 <= ui1 && uk0 <= uk1) {
-        for (int32_t tk = static_cast<int32_t>(FloorDiv(uk0, kTile3));
-             tk <= static_cast<int32_t>(FloorDiv(uk1, kTile3)); ++tk) {
-          for (int32_t ti = static_cast<int32_t>(FloorDiv(ui0, kTile3));
-               ti <= static_cast<int32_t>(FloorDiv(ui1, kTile3)); ++ti) {
-            keys.push_back(BiomeTileKey::Volume(cache_uid_, ti, tj, tk));
-          }
-        }
-      }
       // Calls each(j, b, a0, a1, v0) for the rows of tile (ti, tk) in the layers' ranges: lattice
       // layer j, the tile's row b, its columns a0..a1, whose first point is v0.
       const auto for_each_row = [&](int32_t ti, int32_t tk, auto&& each) {
@@ -347,6 +338,18 @@ void ScatteredVolumeBlender::GatherInto(const VolumeBox& box, BiomeSampleCache* 
           }
         }
       };
+      // The tiles of the layers' union that hold a row of some layer's range.
+      if (ui0 <= ui1 && uk0 <= uk1) {
+        for (int32_t tk = static_cast<int32_t>(FloorDiv(uk0, kTile3));
+             tk <= static_cast<int32_t>(FloorDiv(uk1, kTile3)); ++tk) {
+          for (int32_t ti = static_cast<int32_t>(FloorDiv(ui0, kTile3));
+               ti <= static_cast<int32_t>(FloorDiv(ui1, kTile3)); ++ti) {
+            bool rows = false;
+            for_each_row(ti, tk, [&](int32_t, int, int, int, int) { rows = true; });
+            if (rows) keys.push_back(BiomeTileKey::Volume(cache_uid_, ti, tj, tk));
+          }
+        }
+      }
       for (size_t first = 0; first < keys.size(); first += kBatch) {
         const std::span<const BiomeTileKey> batch(keys.data() + first,
                                                   std::min(kBatch, keys.size() - first));

@@ -122,9 +122,9 @@ class ScatteredVolumeBlender {
                 uint16_t* out) const;
   // 3D tile (ti, tj, tk), a cube of the lattice: points (4 ti + a, 4 tj + l, 4 tk + b, c) at
   // v = ((l * 4 + b) * 4 + a) * 2 + c, x and z in xz[2v], xz[2v + 1], y (blocks) in xz[256 + v],
-  // biome in biome[v]. A point query's ball (about 7 lattice intervals across) meets some 16 such
-  // cubes, against 32 tiles of 8 x 8 points in one layer: half the visits, each a lock and a
-  // lookup, and from memory a chain of misses.
+  // biome in biome[v]. A point query's ball (about 8 lattice intervals across) reads some 22 such
+  // cubes, against 32 tiles of 8 x 8 points in one layer: fewer visits, each a lock and a lookup,
+  // and from memory a chain of misses.
   static constexpr int kTile3 = 4;
   void FillTile(int32_t ti, int32_t tj, int32_t tk, BiomeTile* tile) const;
   // The runs of `gather` whose rows (j, k) may reach a kernel-space height in [ys_lo, ys_hi] and a
