@@ -262,32 +262,28 @@ void Smooth(double sample, double& estimate, bool& measured) {
 
 }  // namespace
 
-void CallScheduler::RecordTaskCost(int64_t columns, absl::Duration elapsed) {
-  if (columns <= 0) return;
-  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(columns);
+void CallScheduler::RecordUnitCost(int64_t units, absl::Duration elapsed, double& estimate,
+                                   bool& measured) {
+  if (units <= 0) return;
+  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(units);
   std::lock_guard<std::mutex> lock(mu_);
-  Smooth(sample, seconds_per_column_, cost_measured_);
+  Smooth(sample, estimate, measured);
+}
+
+void CallScheduler::RecordTaskCost(int64_t columns, absl::Duration elapsed) {
+  RecordUnitCost(columns, elapsed, seconds_per_column_, cost_measured_);
 }
 
 void CallScheduler::RecordPointCost(int64_t points, absl::Duration elapsed) {
-  if (points <= 0) return;
-  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(points);
-  std::lock_guard<std::mutex> lock(mu_);
-  Smooth(sample, seconds_per_point_, point_cost_measured_);
+  RecordUnitCost(points, elapsed, seconds_per_point_, point_cost_measured_);
 }
 
 void CallScheduler::RecordVolumePointCost(int64_t points, absl::Duration elapsed) {
-  if (points <= 0) return;
-  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(points);
-  std::lock_guard<std::mutex> lock(mu_);
-  Smooth(sample, seconds_per_volume_point_, volume_point_cost_measured_);
+  RecordUnitCost(points, elapsed, seconds_per_volume_point_, volume_point_cost_measured_);
 }
 
 void CallScheduler::RecordCellCost(int64_t cells, absl::Duration elapsed) {
-  if (cells <= 0) return;
-  const double sample = absl::ToDoubleSeconds(elapsed) / static_cast<double>(cells);
-  std::lock_guard<std::mutex> lock(mu_);
-  Smooth(sample, seconds_per_cell_, cell_cost_measured_);
+  RecordUnitCost(cells, elapsed, seconds_per_cell_, cell_cost_measured_);
 }
 
 CallScheduler::Stats CallScheduler::stats() const {

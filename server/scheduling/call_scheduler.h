@@ -240,6 +240,9 @@ class CallScheduler {
   int64_t UnitColumnsLocked(int64_t units, double seconds_per_unit) const;
   // A point call's task in columns: its 2D points and its points with a y, each by its estimate.
   int64_t PointColumnsLocked(const CallShape& shape) const;
+  // The Record*Cost methods' one body: a task's `units` took `elapsed`; that average per unit
+  // feeds `estimate` (one of the members below, guarded by mu_; `measured` its first-sample flag).
+  void RecordUnitCost(int64_t units, absl::Duration elapsed, double& estimate, bool& measured);
   absl::Duration EstimateLocked(int64_t columns) const;
   // Sheds background calls, newest first, until all unstarted work fits max_queue_seconds.
   void ShedLocked();
