@@ -617,7 +617,8 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
   thread_local std::vector<std::span<const VolumeSample>> runs;
   thread_local std::vector<double> xs, ys, zs;
   std::vector<IndexedLayer> surface_layers;  // The blocks no cave reaches, once built.
-  int surface_biome = -2;                    // OneBiomeColumns of the columns, once asked.
+  // Over a surface, the biome all its cell columns are entirely, or -1 (OneBiomeColumns).
+  const int surface_biome = surface_ != nullptr ? OneBiomeColumns(columns.first(column_count)) : -1;
   const double s = lattice_.y_scale();
   for (int t = 0; t < blocks; ++t) {
     std::vector<IndexedLayer>& out = (*layers)[static_cast<size_t>(t)];
@@ -644,9 +645,6 @@ void ScatteredVolumeBlender::BlendStack(int64_t x0, int64_t y0, int64_t z0, int 
           }
         }
       }
-    }
-    if (surface_ != nullptr && !caves && surface_biome == -2) {
-      surface_biome = OneBiomeColumns(columns.first(column_count));
     }
     const bool is_single = surface_ != nullptr ? !caves && surface_biome >= 0 : one_biome;
     if (is_single) {
