@@ -21,6 +21,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "engine/hash.h"
 #include "engine/world.h"
 #include "grpcpp/server.h"
@@ -94,6 +95,8 @@ class EchoService final : public v1::WorldGen::CallbackService {
 };
 
 int Run(int argc, char** argv) {
+  // As worldgen-server (server/main.cc says why): the echo server is its gRPC floor.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::ParseCommandLine(argc, argv);
   const std::shared_ptr<const World> world = *World::Create(DefaultWorldSpec());
   std::vector<v1::ChunkData> prebuilt;

@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/world.h"
 #include "grpc/health/v1/health.pb.h"
@@ -198,6 +199,12 @@ std::chrono::system_clock::duration ToChrono(double seconds) {
 }
 
 int Run(int argc, char** argv) {
+  // Debian builds Abseil without NDEBUG, so by default every absl::Mutex lock that may block
+  // (gRPC's own locks are absl::Mutex) runs Abseil's debug deadlock check, which takes one
+  // process-wide spin lock: threads that share no lock still queue on it (bench/lock_bench.cc
+  // measures it; figures in docs/performance.md, "The service"). The check is a debugging aid; a
+  // server runs without it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage(
       "worldgen-server [flags]: serves biome blending weights over gRPC (worldgen.v1.WorldGen), "
       "with health, reflection and Prometheus metrics.");

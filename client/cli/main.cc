@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "client/cli/commands.h"
 
 namespace worldgen::cli {
@@ -68,6 +69,8 @@ bool IsNumber(const std::string& arg) {
 }
 
 int Main(int argc, char** argv) {
+  // As worldgen-server (server/main.cc says why): `load` runs many threads over gRPC's locks.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::vector<std::string> args(argv + 1, argv + argc);
   const Subcommand* command = nullptr;
   std::vector<std::string> positional;
