@@ -1,6 +1,6 @@
 # Sourced (not run) by the bench scripts that put a server under the CLI's load on loopback
-# (service_load.sh, server_cpu.sh). Expects `cli` (the worldgen CLI) and `script` (the caller's name,
-# for messages) to be set. Provides:
+# (service_load.sh, server_cpu.sh), and by tests/e2e/node_burst_test.sh for `start`. Expects `script`
+# (the caller's name, for messages) and, for `load`, `cli` (the worldgen CLI) to be set. Provides:
 #   work            a scratch directory, removed on exit with every server started here (killed)
 #   start BIN ARGS  starts a server listening on a free 127.0.0.1 port; sets started_pid, started_port
 #                   and started_metrics_port

@@ -7,16 +7,9 @@ set -euo pipefail
 server=$1
 node_dir=$2
 root=$3
-log=$(mktemp)
-"$server" --listen_address=127.0.0.1 --port=0 --metrics_port=0 >"$log" 2>&1 &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; rm -f "$log"' EXIT
-target=""
-for _ in $(seq 100); do
-  target=$(grep -oE '127\.0\.0\.1:[0-9]+' "$log" | head -n 1 || true)
-  [[ -n $target ]] && break
-  sleep 0.1
-done
-[[ -n $target ]] || { echo "FAIL: worldgen-server did not start: $(cat "$log")" >&2; exit 1; }
+script=node_burst_test
+# start (a free loopback port, read off the server's start line) and the cleanup on exit.
+source "$root/bench/loopback.sh"
+start "$server" --listen_address=127.0.0.1 --port=0 --metrics_port=0
 cd "$node_dir"
-timeout 60 node burst_client.mjs "$target" "$root/proto" 200
+timeout 60 node burst_client.mjs "127.0.0.1:$started_port" "$root/proto" 200
