@@ -202,7 +202,7 @@ int Run(int argc, char** argv) {
   // Debian builds Abseil without NDEBUG, so by default every absl::Mutex lock that may block
   // (gRPC's own locks are absl::Mutex) runs Abseil's debug deadlock check, which takes one
   // process-wide spin lock: threads that share no lock still queue on it (bench/lock_bench.cc
-  // measures it; figures in docs/performance.md, "The service"). The check is a debugging aid; a
+  // measures it; figures in docs/performance.md on cores). The check is a debugging aid; a
   // server runs without it.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage(
