@@ -1,6 +1,7 @@
 #include "engine/noise.h"
 
 #include <immintrin.h>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -694,6 +695,28 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
     // likely as spread out) go straight to the per-lane path.
     int skip_patch = 0;
     const D a = Splat<D>(amplitude);
+    // FractalNoise2D's sum += amplitude * noise, for seed s at the vector starting at `start`.
+    auto add_octave = [&](size_t s, size_t start, size_t count, D value) {
+      double* sum = out + s * stride + start;
+      if (count == L) {
+        Store(sum, Load<D>(sum) + a * value);
+      } else {
+        double partial[L] = {};
+        std::memcpy(partial, sum, count * sizeof(double));
+        const D updated = Load<D>(partial) + a * value;
+        std::memcpy(partial, &updated, sizeof partial);
+        std::memcpy(sum, partial, count * sizeof(double));
+      }
+    };
+    // Seed s's value at the geometry's points from the patch, its lanes' corners at entries l0,
+    // l1, l2.
+    auto patch_value = [&](size_t s, const Geometry<L>& geometry, I l0, I l1, I l2) {
+      const double* gx = patch.gx[s];
+      const double* gz = patch.gz[s];
+      return SimplexValue<L>(geometry, Lookup16<L, kPermute>(gx, l0), Lookup16<L, kPermute>(gz, l0),
+                             Lookup16<L, kPermute>(gx, l1), Lookup16<L, kPermute>(gz, l1),
+                             Lookup16<L, kPermute>(gx, l2), Lookup16<L, kPermute>(gz, l2));
+    };
     for (size_t start = 0; start < n; start += L) {
       const size_t count = n - start < static_cast<size_t>(L) ? n - start : L;
       D x = count == L ? Load<D>(xs + start) : Load<D>(tail_x);
@@ -712,6 +735,23 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
           in_patch = AllLanes((di <= kPatchMaxCellOffset) & (dj <= kPatchMaxCellOffset));
         }
       }
+#if WORLDGEN_SIMD_DISPATCH
+      if constexpr (kIsa == Isa::kAvx512) {
+        // The common case on its own, every entry of the patch already hashed: nothing below
+        // needs this vector's geometry, so it stays in registers.
+        if (in_patch && patch.built == kAllPatchEntries) {
+          ++patch.uses;
+          if (skip_patch > 0) --skip_patch;
+          const I l0 = __builtin_bit_cast(I, (g.i - patch.base_i) + ((g.j - patch.base_j) << 2));
+          const I l1 = l0 + (g.x_first ? Splat<I>(int64_t{1}) : Splat<I>(int64_t{kPatchSide}));
+          const I l2 = l0 + Splat<I>(int64_t{kPatchSide + 1});
+          for (size_t s = 0; s < seed_count; ++s) {
+            add_octave(s, start, count, patch_value(s, g, l0, l1, l2));
+          }
+          continue;
+        }
+      }
+#endif
       if (!in_patch && patch.placed && patch.uses < kPatchMinUses && skip_patch == 0) {
         skip_patch = kPatchRetryVectors;  // Patches last only a few vectors: not worth moving.
       }
@@ -801,11 +841,7 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
       for (size_t s = 0; s < seed_count; ++s) {
         D value;
         if (in_patch) {
-          const double* gx = patch.gx[s];
-          const double* gz = patch.gz[s];
-          value = SimplexValue<L>(g, Lookup16<L, kPermute>(gx, l0), Lookup16<L, kPermute>(gz, l0),
-                                  Lookup16<L, kPermute>(gx, l1), Lookup16<L, kPermute>(gz, l1),
-                                  Lookup16<L, kPermute>(gx, l2), Lookup16<L, kPermute>(gz, l2));
+          value = patch_value(s, g, l0, l1, l2);
         }
 #if WORLDGEN_SIMD_DISPATCH
         else if constexpr (kIsa == Isa::kAvx512) {
@@ -868,17 +904,7 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
           value = SimplexValue<L>(g, Load<D>(gx[0]), Load<D>(gz[0]), Load<D>(gx[1]), Load<D>(gz[1]),
                                   Load<D>(gx[2]), Load<D>(gz[2]));
         }
-        // FractalNoise2D's sum += amplitude * noise.
-        double* sum = out + s * stride + start;
-        if (count == L) {
-          Store(sum, Load<D>(sum) + a * value);
-        } else {
-          double partial[L] = {};
-          std::memcpy(partial, sum, count * sizeof(double));
-          const D updated = Load<D>(partial) + a * value;
-          std::memcpy(partial, &updated, sizeof partial);
-          std::memcpy(sum, partial, count * sizeof(double));
-        }
+        add_octave(s, start, count, value);
       }
     }
     amplitude *= gain;
@@ -892,6 +918,43 @@ WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double z, double max_frequency
 }
 WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double y, double z, double max_frequency) {
   return InBatchRange(x, z, max_frequency) && std::fabs(y * max_frequency) < kBatchCoordinateLimit;
+}
+
+// Whether points k .. k + L - 1 of every coordinate array are all InBatchRange: the same test, L
+// lanes at a time. |v| < limit compares the bits of |v| (the sign cleared) as integers: for
+// non-negative doubles their order is the integers' order, and a NaN's bits exceed the limit's, so
+// NaN fails here as in the scalar test. (GCC 12 turns a vector compare of doubles whose mask is
+// combined with another into lane-by-lane scalar compares.)
+template <int L, typename... Coords>
+WORLDGEN_NOISE_INLINE bool AllInBatchRange(size_t k, double max_frequency,
+                                           const Coords*... coords) {
+  using D = typename Lanes<L>::D;
+  using U = typename Lanes<L>::U;
+  const D m = Splat<D>(max_frequency);
+  const U magnitude = Splat<U>(~(uint64_t{1} << 63));
+  const U limit = Splat<U>(std::bit_cast<uint64_t>(kBatchCoordinateLimit));
+  const U in_range =
+      (... &
+       __builtin_bit_cast(U, (__builtin_bit_cast(U, Load<D>(coords + k) * m) & magnitude) < limit));
+  return AllLanes(in_range);
+}
+
+// Calls `recompute(k)` for each point k < n that is not InBatchRange (`in_range(k)`), testing L
+// points at a time first: a point out of range is rare, and testing point by point cost the height
+// noise some 8% of its time.
+template <int L, typename InRange, typename Recompute, typename... Coords>
+WORLDGEN_NOISE_INLINE void ForEachOutOfBatchRange(size_t n, double max_frequency, InRange in_range,
+                                                  Recompute recompute, const Coords*... coords) {
+  for (size_t block = 0; block < n; block += L) {
+    const size_t end = n - block < static_cast<size_t>(L) ? n : block + L;
+    if (end - block == static_cast<size_t>(L) &&
+        AllInBatchRange<L>(block, max_frequency, coords...)) {
+      continue;
+    }
+    for (size_t k = block; k < end; ++k) {
+      if (!in_range(k)) recompute(k);
+    }
+  }
 }
 
 template <Isa kIsa>
@@ -937,12 +1000,15 @@ WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, 
   }
   // Points outside the vector range got an arbitrary (but UB-free) result; the scalar one replaces
   // it.
-  for (size_t k = 0; k < n; ++k) {
-    if (InBatchRange(xs[k], zs[k], max_frequency)) continue;
-    for (size_t s = 0; s < seed_count; ++s) {
-      out[s * n + k] = FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain);
-    }
-  }
+  ForEachOutOfBatchRange<kLanesOf<kIsa>>(
+      n, max_frequency, [&](size_t k) { return InBatchRange(xs[k], zs[k], max_frequency); },
+      [&](size_t k) {
+        for (size_t s = 0; s < seed_count; ++s) {
+          out[s * n + k] =
+              FractalNoise2D(seeds[s], xs[k], zs[k], frequency, octaves, lacunarity, gain);
+        }
+      },
+      xs, zs);
 }
 
 #if WORLDGEN_SIMD_DISPATCH
@@ -1179,11 +1245,13 @@ WORLDGEN_NOISE_AVX512 void Noise3DBatch(const uint64_t* seeds, size_t seed_count
       Noise3DPassSums<0>(pass, xs, ys, zs, n, pass_out, seed_count);
     }
   }
-  for (size_t k = 0; k < n; ++k) {
-    if (InBatchRange(xs[k], ys[k], zs[k], max_frequency)) continue;
-    Noise3DBatchScalar(seeds, seed_count, xs + k, ys + k, zs + k, 1, frequency, octaves,
-                       out + k * seed_count, lacunarity, gain);
-  }
+  ForEachOutOfBatchRange<8>(
+      n, max_frequency, [&](size_t k) { return InBatchRange(xs[k], ys[k], zs[k], max_frequency); },
+      [&](size_t k) {
+        Noise3DBatchScalar(seeds, seed_count, xs + k, ys + k, zs + k, 1, frequency, octaves,
+                           out + k * seed_count, lacunarity, gain);
+      },
+      xs, ys, zs);
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl"), flatten)) void Noise3DBatchAvx512(
