@@ -30,12 +30,23 @@ bool WithinWorld(double v) { return std::isfinite(v) && std::fabs(v) <= kMaxWorl
 // id): a chunk's and a section's dominant biomes.
 void DominantBiomes(const std::vector<BiomeLayer>& layers, size_t n, std::vector<uint32_t>* out) {
   out->resize(n);
-  for (size_t at = 0; at < n; ++at) {
-    size_t best = 0;
-    for (size_t k = 1; k < layers.size(); ++k) {
-      if (layers[k].weights[at] > layers[best].weights[at]) best = k;
+  if (layers.empty()) return;
+  // Layer by layer across the columns (vectorized), each column keeping the first layer of its
+  // largest weight: the order of a per-column scan over the layers with a strict comparison.
+  thread_local std::vector<float> best_weight;
+  best_weight.assign(layers[0].weights.begin(),
+                     layers[0].weights.begin() + static_cast<ptrdiff_t>(n));
+  uint32_t* best = out->data();
+  std::fill(best, best + n, layers[0].biome_id);
+  for (size_t k = 1; k < layers.size(); ++k) {
+    const float* w = layers[k].weights.data();
+    const uint32_t id = layers[k].biome_id;
+    float* bw = best_weight.data();
+    for (size_t at = 0; at < n; ++at) {
+      const bool larger = w[at] > bw[at];
+      bw[at] = larger ? w[at] : bw[at];
+      best[at] = larger ? id : best[at];
     }
-    (*out)[at] = layers[best].biome_id;
   }
 }
 
