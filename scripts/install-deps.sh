@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages of the given groups from apt-packages.txt (the project's one package list).
-# Usage: scripts/install-deps.sh GROUP [GROUP...]      (groups: build test runtime docker fuzz plot)
+# Usage: scripts/install-deps.sh GROUP [GROUP...]      (groups: build test runtime docker fuzz plot profile)
 #        scripts/install-deps.sh --print GROUP...       (print the package names, install nothing)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
