@@ -8,7 +8,8 @@
 # Skylake-SP's tables (its ports are named SKXPort*).
 #
 #   bash bench/mca_loop.sh BINARY FUNCTION MNEMONIC [CPU...]
-#        (FUNCTION: the first symbol whose demangled name holds it; CPUs default: icelake-server sapphirerapids; `llvm-mca-14 -mcpu=help` lists them)
+#        (FUNCTION: the first symbol whose demangled name holds it; CPUs default: icelake-server
+#        sapphirerapids, and `llvm-mca-14 -mcpu=help` lists the others)
 #
 # Example, the 2D kernel's inner loop (one point's terms over 4 rows of 4 vectors of columns):
 #   bash bench/mca_loop.sh build/bench/blend_bench KernelAvx512 vmaxpd
@@ -71,12 +72,12 @@ print(f"{name}: loop {start:#x}..{end:#x}, {len(code)} instructions without its 
 print("  mix: " + ", ".join(f"{n} {op}" for op, n in mix.most_common()))
 EOF
 for cpu in "${cpus[@]}"; do
-  report=$(llvm-mca-14 -mcpu="$cpu" -iterations=200 "$work/loop.s" 2>&1) ||
-    { echo "$cpu: llvm-mca cannot model this loop: $(echo "$report" | head -n 1)"; continue; }
-  python3 - "$cpu" <<EOF
+  llvm-mca-14 -mcpu="$cpu" -iterations=200 "$work/loop.s" >"$work/report.txt" 2>&1 ||
+    { echo "$cpu: llvm-mca cannot model this loop: $(head -n 1 "$work/report.txt")"; continue; }
+  python3 - "$cpu" "$work/report.txt" <<'EOF'
 import re, sys
-report = """$report"""
-cpu = sys.argv[1]
+cpu, path = sys.argv[1:]
+report = open(path).read()
 cycles = int(re.search(r'Total Cycles:\s+(\d+)', report).group(1))
 rthroughput = re.search(r'Block RThroughput:\s+([\d.]+)', report).group(1)
 # The resource table: names, then the pressure per iteration under their indices.
