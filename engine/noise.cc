@@ -708,6 +708,12 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
         std::memcpy(sum, partial, count * sizeof(double));
       }
     };
+    // Each lane's three corners as entries of the placed patch.
+    auto corner_entries = [&](const Geometry<L>& geometry, I* l0, I* l1, I* l2) {
+      *l0 = __builtin_bit_cast(I, (geometry.i - patch.base_i) + ((geometry.j - patch.base_j) << 2));
+      *l1 = *l0 + (geometry.x_first ? Splat<I>(int64_t{1}) : Splat<I>(int64_t{kPatchSide}));
+      *l2 = *l0 + Splat<I>(int64_t{kPatchSide + 1});
+    };
     // Seed s's value at the geometry's points from the patch, its lanes' corners at entries l0,
     // l1, l2.
     auto patch_value = [&](size_t s, const Geometry<L>& geometry, I l0, I l1, I l2) {
@@ -743,9 +749,8 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
         if (in_patch && patch.built == kAllPatchEntries) {
           ++patch.uses;
           if (skip_patch > 0) --skip_patch;
-          const I l0 = __builtin_bit_cast(I, (g.i - patch.base_i) + ((g.j - patch.base_j) << 2));
-          const I l1 = l0 + (g.x_first ? Splat<I>(int64_t{1}) : Splat<I>(int64_t{kPatchSide}));
-          const I l2 = l0 + Splat<I>(int64_t{kPatchSide + 1});
+          I l0, l1, l2;
+          corner_entries(g, &l0, &l1, &l2);
           for (size_t s = 0; s < seed_count; ++s) {
             add_octave(s, start, count, patch_value(s, g, l0, l1, l2));
           }
@@ -804,9 +809,7 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
       I l0 = Splat<I>(int64_t{0}), l1 = l0, l2 = l0;
       if (in_patch) {
         ++patch.uses;
-        l0 = __builtin_bit_cast(I, (g.i - patch.base_i) + ((g.j - patch.base_j) << 2));
-        l1 = l0 + (g.x_first ? Splat<I>(int64_t{1}) : Splat<I>(int64_t{kPatchSide}));
-        l2 = l0 + Splat<I>(int64_t{kPatchSide + 1});
+        corner_entries(g, &l0, &l1, &l2);
 #if WORLDGEN_SIMD_DISPATCH
         if constexpr (kIsa == Isa::kAvx512) {
           // All 16 entries at once, 8 lanes per hash (HashedGradients8), when the patch is placed:
@@ -913,12 +916,11 @@ WORLDGEN_NOISE_INLINE void FractalSumsPass(const uint64_t* seeds, size_t seed_co
   }
 }
 
-WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double z, double max_frequency) {
-  return std::fabs(x * max_frequency) < kBatchCoordinateLimit &&
-         std::fabs(z * max_frequency) < kBatchCoordinateLimit;  // False for NaN.
-}
-WORLDGEN_NOISE_INLINE bool InBatchRange(double x, double y, double z, double max_frequency) {
-  return InBatchRange(x, z, max_frequency) && std::fabs(y * max_frequency) < kBatchCoordinateLimit;
+// Whether point k of every coordinate array, times max_frequency, stays where the vectors' floor
+// is exact (false for NaN).
+template <typename... Coords>
+WORLDGEN_NOISE_INLINE bool InBatchRange(size_t k, double max_frequency, const Coords*... coords) {
+  return (... && (std::fabs(coords[k] * max_frequency) < kBatchCoordinateLimit));
 }
 
 // Whether points k .. k + L - 1 of every coordinate array are all InBatchRange: the same test, L
@@ -940,11 +942,11 @@ WORLDGEN_NOISE_INLINE bool AllInBatchRange(size_t k, double max_frequency,
   return AllLanes(in_range);
 }
 
-// Calls `recompute(k)` for each point k < n that is not InBatchRange (`in_range(k)`), testing L
-// points at a time first: a point out of range is rare, and testing point by point cost the height
-// noise some 8% of its time.
-template <int L, typename InRange, typename Recompute, typename... Coords>
-WORLDGEN_NOISE_INLINE void ForEachOutOfBatchRange(size_t n, double max_frequency, InRange in_range,
+// Calls `recompute(k)` for each point k < n that is not InBatchRange, testing L points at a time
+// first: a point out of range is rare, and testing point by point cost the height noise some 8% of
+// its time.
+template <int L, typename Recompute, typename... Coords>
+WORLDGEN_NOISE_INLINE void ForEachOutOfBatchRange(size_t n, double max_frequency,
                                                   Recompute recompute, const Coords*... coords) {
   for (size_t block = 0; block < n; block += L) {
     const size_t end = n - block < static_cast<size_t>(L) ? n : block + L;
@@ -953,7 +955,7 @@ WORLDGEN_NOISE_INLINE void ForEachOutOfBatchRange(size_t n, double max_frequency
       continue;
     }
     for (size_t k = block; k < end; ++k) {
-      if (!in_range(k)) recompute(k);
+      if (!InBatchRange(k, max_frequency, coords...)) recompute(k);
     }
   }
 }
@@ -1002,7 +1004,7 @@ WORLDGEN_NOISE_INLINE void MultiBatch(const uint64_t* seeds, size_t seed_count, 
   // Points outside the vector range got an arbitrary (but UB-free) result; the scalar one replaces
   // it.
   ForEachOutOfBatchRange<kLanesOf<kIsa>>(
-      n, max_frequency, [&](size_t k) { return InBatchRange(xs[k], zs[k], max_frequency); },
+      n, max_frequency,
       [&](size_t k) {
         for (size_t s = 0; s < seed_count; ++s) {
           out[s * n + k] =
@@ -1247,7 +1249,7 @@ WORLDGEN_NOISE_AVX512 void Noise3DBatch(const uint64_t* seeds, size_t seed_count
     }
   }
   ForEachOutOfBatchRange<8>(
-      n, max_frequency, [&](size_t k) { return InBatchRange(xs[k], ys[k], zs[k], max_frequency); },
+      n, max_frequency,
       [&](size_t k) {
         Noise3DBatchScalar(seeds, seed_count, xs + k, ys + k, zs + k, 1, frequency, octaves,
                            out + k * seed_count, lacunarity, gain);
