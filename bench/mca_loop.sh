@@ -57,10 +57,10 @@ for k, (address, text) in enumerate(insns):
         # count^2 / length: many of the instructions, and densely (an inner loop over an outer one
         # that holds the same instructions and more besides).
         loops.append((count * count / len(body), count, target, address, body))
-if not loops or max(loops)[1] == 0:
+_, count, start, end, body = max(loops, key=lambda loop: loop[:2], default=(0, 0, 0, 0, []))
+if count == 0:
     print(f"mca_loop: no loop of {name} holds {mnemonic}", file=sys.stderr)
     sys.exit(2)
-_, count, start, end, body = max(loops, key=lambda loop: loop[:2])
 # llvm-mca models straight-line code: the loop's jumps go, and objdump's symbol and comment
 # annotations with them.
 code = [re.sub(r'\s+(#|<).*$', '', t) for t in body if not t.startswith('j')]
