@@ -19,10 +19,11 @@ for b in "$cli" "$server_bin"; do
 done
 script=admission_load
 source "$(dirname "$0")/loopback.sh"
+source "$(dirname "$0")/machine.sh"
 read -r -a extra <<<"${WORLDGEN_SERVER_FLAGS:-}"
 start "$server_bin" "${worldgen_flags[@]}" "${extra[@]}"; port=$started_port
 
-echo "admission_load: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores;" \
+echo "admission_load: $(machine);" \
      "server $server_bin ${extra[*]}"
 printf '%-12s %10s %9s %9s %9s %9s %10s %8s\n' concurrency chunks/s p50_ms p99_ms max_ms requests refused other
 for concurrency in 8 64 200 1000; do

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The published Java scattered blender, timed in the same session as blend_bench (README,
 # "Performance"). The library is not part of this repository: pass a checkout of
-# https://github.com/KdotJPG/Scattered-Biome-Blender. Needs a JDK (apt: default-jdk-headless).
+# https://github.com/KdotJPG/Scattered-Biome-Blender. Needs a JDK (`scripts/install-deps.sh reference`).
 #
 # Usage: bash bench/java_reference.sh <checkout> [rounds]
 # Prints every round of each anchor, then the best round's ns per column per anchor (the JIT has
@@ -13,7 +13,7 @@ rounds="${2:-8}"
 for f in ScatteredBiomeBlender.java OpenSimplex2S.java LinkedBiomeWeightMap.java; do
   [[ -f "$checkout/$f" ]] || { echo "java_reference: $checkout has no $f" >&2; exit 2; }
 done
-command -v javac > /dev/null || { echo "java_reference: no javac (apt install default-jdk-headless)" >&2; exit 2; }
+command -v javac > /dev/null || { echo "java_reference: no javac (scripts/install-deps.sh reference)" >&2; exit 2; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 javac -nowarn -d "$out" "$checkout"/*.java "$here/java/ReferenceBench.java" 2> "$out/javac.log" ||

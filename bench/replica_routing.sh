@@ -30,6 +30,7 @@ for b in "$cli" "$server_bin" /usr/sbin/nginx; do
 done
 script=replica_routing
 source "$(dirname "$0")/loopback.sh"
+source "$(dirname "$0")/machine.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache_bytes=${WORLDGEN_CACHE_BYTES:-$((1 << 20))}
 chunk_cache_bytes=${WORLDGEN_CHUNK_CACHE_BYTES:-$((8 << 20))}
@@ -89,7 +90,7 @@ start_nginx() {  # start_nginx BALANCE: nginx in front of the three replicas
   until "$cli" --target="127.0.0.1:$lb_port" --deadline_ms=1000 health >/dev/null 2>&1; do sleep 0.1; done
 }
 
-echo "replica_routing: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores;" \
+echo "replica_routing: $(machine);" \
      "3 replicas (--blend_threads=1 --cache_bytes=$cache_bytes --chunk_cache_bytes=$chunk_cache_bytes)," \
      "nginx, $players players (spiral, 16 chunks" \
      "of 16^2 per request), ${seconds}s per routing"

@@ -15,9 +15,8 @@ bench="$build/bench/blend_bench"
 [[ -x $bench ]] || { echo "variants: $bench is missing (build first)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "variants: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')," \
-     "family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')" \
-     "model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' '), $(nproc) cores"
+source "$(dirname "$0")/machine.sh"
+echo "variants: $(machine)"
 variants=()
 for v in avx512 avx2 baseline; do
   if WORLDGEN_SIMD_VARIANT=$v "$bench" --benchmark_filter=NONE >/dev/null 2>&1; then
