@@ -149,6 +149,6 @@ void JitteredBccLattice::PositionRow(int32_t i_begin, int32_t count, int32_t j, 
 
 std::span<const BccRowVariant> BccRowVariants() { return RowVariants().variants(); }
 
-const char* DispatchedBccRowVariant() { return RowVariants().chosen().name; }
+absl::string_view DispatchedBccRowVariant() { return RowVariants().chosen().name; }
 
 }  // namespace worldgen

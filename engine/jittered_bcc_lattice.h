@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 
+#include "absl/strings/string_view.h"
 #include "engine/simd.h"
 
 namespace worldgen {
@@ -68,7 +69,7 @@ class JitteredBccLattice {
 // simd::Dispatcher), and the one it runs.
 using BccRowVariant = simd::Variant<JitteredBccLattice::PositionRowFn>;
 std::span<const BccRowVariant> BccRowVariants();
-const char* DispatchedBccRowVariant();
+absl::string_view DispatchedBccRowVariant();
 
 }  // namespace worldgen
 

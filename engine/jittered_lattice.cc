@@ -136,7 +136,7 @@ void JitteredLattice::PositionRow(int32_t i_begin, int32_t count, int32_t j, dou
 
 std::span<const LatticeRowVariant> LatticeRowVariants() { return RowVariants().variants(); }
 
-const char* DispatchedLatticeRowVariant() { return RowVariants().chosen().name; }
+absl::string_view DispatchedLatticeRowVariant() { return RowVariants().chosen().name; }
 
 LatticeIndex JitteredLattice::NearestVertex(double x, double z) const {
   double fj = z / g_.row_height;

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "engine/simd.h"
 
 namespace worldgen {
@@ -77,7 +78,7 @@ class JitteredLattice {
 // simd::Dispatcher), and the one it runs.
 using LatticeRowVariant = simd::Variant<JitteredLattice::PositionRowFn>;
 std::span<const LatticeRowVariant> LatticeRowVariants();
-const char* DispatchedLatticeRowVariant();
+absl::string_view DispatchedLatticeRowVariant();
 
 }  // namespace worldgen
 

@@ -1299,6 +1299,6 @@ void FractalNoise2DBatch(uint64_t seed, const double* xs, const double* zs, size
 
 std::span<const NoiseBatchVariant> NoiseBatchVariants() { return NoiseBatches().variants(); }
 
-const char* DispatchedNoiseBatchVariant() { return NoiseBatches().chosen().name; }
+absl::string_view DispatchedNoiseBatchVariant() { return NoiseBatches().chosen().name; }
 
 }  // namespace worldgen

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include "absl/strings/string_view.h"
 #include "engine/simd.h"
 
 namespace worldgen {
@@ -82,7 +83,7 @@ using NoiseBatchFn = void(const uint64_t* seeds, size_t seed_count, const double
                           double lacunarity, double gain);
 using NoiseBatchVariant = simd::Variant<NoiseBatchFn>;
 std::span<const NoiseBatchVariant> NoiseBatchVariants();
-const char* DispatchedNoiseBatchVariant();
+absl::string_view DispatchedNoiseBatchVariant();
 
 // The compiled variants of FractalNoise3DMultiBatch, best first (the same names and support as
 // NoiseBatchVariants): AVX-512, 8 points per vector, each corner's gradient hashed in every lane;
