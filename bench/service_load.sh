@@ -12,7 +12,8 @@
 #    load (`hot` pattern, 16 chunks per request), in PAIRS back-to-back pairs of runs; the ratio
 #    worldgen / echo of each pair and their median.
 # 2. Latency at half of worldgen's maximum sustained load of single-chunk requests: the maximum
-#    measured closed-loop, then an open loop at half that rate; p50 / p99 / p99.9.
+#    measured closed-loop, then an open loop at half that rate; p50 / p99 / p99.9, and the same open
+#    loop against the echo server (bare gRPC and the client on these cores, in the same hour).
 # 3. Memory: peak RSS (VmHWM) of the server over the runs, and the sample cache's bytes per tile.
 # 4. The encoded-chunk cache on a hot pattern: chunks/s with --chunk_cache_bytes=64 MiB against off.
 # Every process listens on 127.0.0.1 only and is stopped at the end; each run is bounded in time.
@@ -71,9 +72,14 @@ half=$(python3 -c "print(round($max / 2, 1))")
 l=$(load "$wport" "${single[@]}" --rate="$half" --duration="${seconds}s")
 echo "single-chunk requests: maximum sustained $(python3 -c "print(round($max))") requests/s (closed loop," \
      "concurrency 8); latency at half of it ($half requests/s, open loop):"
-echo "  p50 $(echo "$l" | field "d['latency_ms']['p50']") ms  p99 $(echo "$l" | field "d['latency_ms']['p99']") ms" \
-     " p99.9 $(echo "$l" | field "d['latency_ms']['p99.9']") ms  errors $(echo "$l" | field "d['error_count']")" \
-     " requests $(echo "$l" | field "d['requests']")"
+latency() {
+  echo "p50 $(echo "$1" | field "d['latency_ms']['p50']") ms  p99 $(echo "$1" | field "d['latency_ms']['p99']") ms" \
+       " p99.9 $(echo "$1" | field "d['latency_ms']['p99.9']") ms  errors $(echo "$1" | field "d['error_count']")" \
+       " requests $(echo "$1" | field "d['requests']")"
+}
+echo "  $(latency "$l")"
+# The same open loop against the echo server: what gRPC and the load client alone give this hour.
+echo "  echo server at the same rate: $(latency "$(load "$eport" "${single[@]}" --rate="$half" --duration="${seconds}s")")"
 
 r=$(load "$wport" --pattern=random --chunks_per_request=16 --concurrency=4 --duration="${seconds}s")
 echo "random pattern (every chunk new, samples mostly uncached): $(echo "$r" | field "d['chunks_per_second']") chunks/s"

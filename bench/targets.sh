@@ -18,7 +18,8 @@
 #   - threads: "per-column cost must not grow" is read as two threads' CPU time per column
 #     within 10% of one thread's, cached and uncached;
 #   - the service: worldgen / echo chunks/s, median of the pairs, >= 0.8; single-chunk p99 at
-#     half the maximum < 1 ms.
+#     half the maximum < 1 ms (the echo server's p99 at the same rate beside it: where that misses
+#     too, gRPC and the client on these cores miss it without any blending).
 set -euo pipefail
 checkout=${1:?usage: bash bench/targets.sh SBB_CHECKOUT [BUILD_DIR] [SECONDS]}
 build=${2:-build}
@@ -92,11 +93,13 @@ for cached in (1, 0):
 service = read("service.txt")
 median = re.search(r"worldgen / echo over \d+ pairs: median ([\d.]+)", service)
 p99 = re.search(r"\bp99 ([\d.]+) ms", service)
-if not median or not p99:
+echo_p99 = re.search(r"echo server at the same rate: p50 [\d.]+ ms +p99 ([\d.]+) ms", service)
+if not median or not p99 or not echo_p99:
     sys.exit("targets: bench/service_load.sh printed no median or no p99")
 row("service: worldgen / echo chunks/s, median of 3 pairs", median.group(1), "≥ 0.8",
     float(median.group(1)) >= 0.8)
-row("service: single-chunk p99 at half the maximum, ms", p99.group(1), "< 1", float(p99.group(1)) < 1)
+row("service: single-chunk p99 at half the maximum, ms (the echo server's at that rate)",
+    "%.2f (%.2f)" % (float(p99.group(1)), float(echo_p99.group(1))), "< 1", float(p99.group(1)) < 1)
 
 print()
 print("targets: %s; SIMD %s" % (machine, engine["context"].get("simd", "?")))
