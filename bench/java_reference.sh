@@ -1,7 +1,8 @@
 #!/bin/bash
 # The published Java scattered blender, timed in the same session as blend_bench (README,
 # "Performance"). The library is not part of this repository: pass a checkout of
-# https://github.com/KdotJPG/Scattered-Biome-Blender. Needs a JDK (`scripts/install-deps.sh reference`).
+# https://github.com/KdotJPG/Scattered-Biome-Blender. Needs a JDK (`scripts/install-deps.sh
+# reference`).
 #
 # Usage: bash bench/java_reference.sh <checkout> [rounds]
 # Prints every round of each anchor, then the best round's ns per column per anchor (the JIT has
