@@ -91,6 +91,9 @@ JitteredCellsBlender::JitteredCellsBlender(const WorldSpec& spec, const BiomeSou
       warp_x_seed_(DeriveSeed(spec.seed, kWarpXStream)),
       warp_z_seed_(DeriveSeed(spec.seed, kWarpZStream)) {
   const double knots[5] = {1.0, curve_25_, curve_50_, curve_75_, 0.0};
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    if (!spec.biomes[k].cave) surface_biomes_.push_back(static_cast<uint16_t>(k));
+  }
   for (int k = 0; k <= kCurveTableSize; ++k) {
     const int segment = std::min(3, k * 4 / kCurveTableSize);
     const double f = static_cast<double>(k * 4 - segment * kCurveTableSize) / kCurveTableSize;
@@ -122,7 +125,7 @@ std::pair<double, double> JitteredCellsBlender::CellPoint(int64_t i, int64_t j) 
 
 int JitteredCellsBlender::UncachedCellBiome(int64_t i, int64_t j) const {
   if (uniform_biomes_) {
-    return static_cast<int>(HashCoords(biome_seed_, i, j) % static_cast<uint64_t>(biome_count_));
+    return surface_biomes_[HashCoords(biome_seed_, i, j) % surface_biomes_.size()];
   }
   const auto [x, z] = CellPoint(i, j);
   return source_.BiomeIndexAt(x, z);

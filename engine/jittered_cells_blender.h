@@ -3,7 +3,8 @@
 // The plane is cut into square cells of `cell_size` blocks anchored at the world origin. Cell (i,
 // j) has one point, ((i + 1/2 + jitter (2u - 1)) s, (j + 1/2 + jitter (2v - 1)) s), with u, v in
 // [0, 1) integer hashes of (world seed, i, j), and one biome: the biome source's at that point, or
-// (with uniform_biomes) a hashed uniform pick. A column (x, z) is looked up at its warped position
+// (with uniform_biomes) a hashed uniform pick among the surface biomes (a cave biome belongs to the
+// 3D map only; without caves, every biome). A column (x, z) is looked up at its warped position
 // P = (x, z) + warp_amplitude * (fractal noise, fractal noise). With d_c = |P - point_c| and
 // d_min = min_c d_c, every cell weighs curve((d_c - d_min) / overlap), so the closest weighs
 // curve(0) = 1, and a biome's weight is the sum of its cells' (cells in ascending (j, i) order),
@@ -97,6 +98,7 @@ class JitteredCellsBlender final : public Blender {
   const BiomeSource& source_;
   uint64_t world_uid_;
   int biome_count_;
+  std::vector<uint16_t> surface_biomes_;  // Dense indices of the biomes without a cave band.
   double cell_size_, jitter_, overlap_;
   double warp_amplitude_, warp_frequency_;
   int warp_octaves_;

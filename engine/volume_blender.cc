@@ -15,7 +15,8 @@ namespace {
 // The weights of one point from its kernel sums, the one place the surface formula's quotients are
 // taken: total = surface + the present biomes' sums in ascending order; a present biome b gets
 // sum_of(b) / total and a biome of the column's 2D weights (surface / total) * w2D (exactly w2D
-// where no cave sample reaches), merged in ascending biome order (a cave biome is never in 2D),
+// where no cave sample reaches), merged in ascending biome order (a cave biome is never in 2D:
+// every blender keeps them off the surface, BlenderContractTest.CaveBiomesNeverReachTheSurface),
 // zeros left out. `present` is ascending.
 template <typename Present, typename SumOf>
 void ShareOut(const Present& present, SumOf sum_of, double surface,

@@ -1,8 +1,8 @@
 // The Blender contract (engine/blender.h), checked for every method in the engine's table on the
 // default world's biome map with the method's default parameters: partition of unity, range,
 // sparsity, continuity, chunk == point bit-for-bit, chunk-size, thread and cache independence,
-// single-biome chunks, sampling points, golden outputs. A new method is covered by adding it to the
-// table.
+// single-biome chunks, sampling points, cave biomes kept off the surface (on a world with caves),
+// golden outputs. A new method is covered by adding it to the table.
 #include "engine/blender.h"
 
 #include <algorithm>
@@ -50,6 +50,8 @@ std::vector<Variant> AllVariants() {
   variants.push_back({"scattered_unjittered", {BlenderKind::kScattered, {{"jitter", 0}}}});
   variants.push_back({"scattered_mesh", {BlenderKind::kScattered, {{"interpolation", 1}}}});
   variants.push_back({"scattered_mesh_smooth", {BlenderKind::kScattered, {{"interpolation", 2}}}});
+  variants.push_back(
+      {"jittered_cells_uniform", {BlenderKind::kJitteredCells, {{"uniform_biomes", 1}}}});
   return variants;
 }
 
@@ -377,6 +379,46 @@ TEST_P(BlenderContractTest, SamplingPointsTileTheirBoxAndCarryTheBiomeBlendedThe
   }
 }
 
+// In a world with caves, cave biomes belong to the 3D map only: no method puts one on the surface,
+// in a chunk, a point or a sampling point (the 3D blend shares the surface's kernel weight out over
+// the 2D weights, and counts a cave biome's own samples apart). A method that cannot honour it
+// refuses such a world.
+TEST_P(BlenderContractTest, CaveBiomesNeverReachTheSurface) {
+  WorldSpec spec = testing::CaveWorldSpec();
+  spec.blender = GetParam().blender;
+  std::set<int> cave;  // Dense indices (biomes sorted by id) and ids.
+  std::set<uint32_t> cave_ids;
+  for (const BiomeSpec& b : spec.biomes) {
+    if (b.cave) cave_ids.insert(b.id);
+  }
+  absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
+  if (!world.ok()) {
+    EXPECT_EQ(kind(), BlenderKind::kParameterVoronoi) << world.status();
+    return;
+  }
+  for (size_t k = 0; k < (*world)->spec().biomes.size(); ++k) {
+    if ((*world)->spec().biomes[k].cave) cave.insert(static_cast<int>(k));
+  }
+  ASSERT_EQ(cave.size(), 2u);
+  int layers = 0;
+  for (uint64_t k = 0; k < 60; ++k) {
+    const int64_t cx = TestCoordinate(k, 30, -3000, 3000), cz = TestCoordinate(k, 31, -3000, 3000);
+    const ChunkBlend chunk = *(*world)->BlendChunk(cx, cz, 16, kEverything);
+    for (const BiomeLayer& layer : chunk.layers) {
+      ++layers;
+      ASSERT_FALSE(cave_ids.contains(layer.biome_id)) << "chunk " << cx << ", " << cz;
+    }
+    const PointBlend point = *(*world)->BlendPoint(static_cast<double>(cx * 16 + 5),
+                                                   static_cast<double>(cz * 16 + 9), kEverything);
+    for (const BiomeWeight& w : point.weights) ASSERT_FALSE(cave_ids.contains(w.biome_id));
+    std::vector<SamplingPoint> points;
+    const double x0 = static_cast<double>(cx * 16), z0 = static_cast<double>(cz * 16);
+    (*world)->blender().SamplingPoints({x0, z0, x0 + 64, z0 + 64}, nullptr, &points);
+    for (const SamplingPoint& p : points) ASSERT_FALSE(cave.contains(p.biome));
+  }
+  EXPECT_GT(layers, 60);
+}
+
 // Golden hashes of reference regions, per method: any change to a method's output must be
 // deliberate (update these values in the same commit, and say why). Every region crosses a border
 // for every method (checked), so each hash pins blending, not just one biome's id.
@@ -419,6 +461,9 @@ TEST_P(BlenderContractTest, GoldenRegions) {
       {"scattered_mesh_smooth",
        {0xc0a937f957c843ccULL, 0xe1bd4e50555ff726ULL, 0x856378f0e1ce5477ULL,
         0x5f330aebdcf0541cULL}},
+      {"jittered_cells_uniform",
+       {0xf97be2b9031d5a2cULL, 0xd594df03a779e744ULL, 0x9823000d3e753d4cULL,
+        0xba2a06358618b181ULL}},
       {"lerped_grid_bspline",
        {0x285da271813caff4ULL, 0x56740fdb7cfeae5aULL, 0x1f6ceadb10411e32ULL,
         0x979113c54b074200ULL}},
