@@ -386,7 +386,7 @@ TEST_P(BlenderContractTest, SamplingPointsTileTheirBoxAndCarryTheBiomeBlendedThe
 TEST_P(BlenderContractTest, CaveBiomesNeverReachTheSurface) {
   WorldSpec spec = testing::CaveWorldSpec();
   spec.blender = GetParam().blender;
-  std::set<int> cave;  // Dense indices (biomes sorted by id) and ids.
+  std::set<int> cave;  // Dense indices (the world sorts its biomes by id).
   std::set<uint32_t> cave_ids;
   for (const BiomeSpec& b : spec.biomes) {
     if (b.cave) cave_ids.insert(b.id);
