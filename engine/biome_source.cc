@@ -27,11 +27,9 @@ ClimateBiomeSource::ClimateBiomeSource(const WorldSpec& spec)
     : temperature_seed_(DeriveSeed(spec.seed, kTemperatureStream)),
       humidity_seed_(DeriveSeed(spec.seed, kHumidityStream)),
       climate_(spec.climate) {
-  // Cave biomes belong to the 3D map only (CaveBiomeSource).
-  points_.reserve(spec.biomes.size());
-  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+  for (const uint16_t k : SurfaceBiomes(spec)) {
     const BiomeSpec& b = spec.biomes[k];
-    if (!b.cave.has_value()) points_.push_back({b.temperature, b.humidity, static_cast<int>(k)});
+    points_.push_back({b.temperature, b.humidity, static_cast<int>(k)});
   }
 }
 
@@ -86,15 +84,9 @@ void ClimateBiomeSource::BiomeIndices(const double* xs, const double* zs, size_t
 NoiseMaxBiomeSource::NoiseMaxBiomeSource(const WorldSpec& spec) : params_(spec.noise_max) {
   const uint64_t base = DeriveSeed(spec.seed, kNoiseMaxStream);
   seeds_.reserve(spec.biomes.size());
-  for (size_t k = 0; k < spec.biomes.size(); ++k) {
-    const BiomeSpec& b = spec.biomes[k];
-    seeds_.push_back(DeriveSeed(base, b.id));
-    // Cave biomes belong to the 3D map only (CaveBiomeSource).
-    if (!b.cave.has_value()) {
-      surface_.push_back(static_cast<uint16_t>(k));
-      surface_seeds_.push_back(seeds_.back());
-    }
-  }
+  for (const BiomeSpec& b : spec.biomes) seeds_.push_back(DeriveSeed(base, b.id));
+  surface_ = SurfaceBiomes(spec);
+  for (const uint16_t k : surface_) surface_seeds_.push_back(seeds_[k]);
 }
 
 double NoiseMaxBiomeSource::FieldAt(int index, double x, double z) const {

@@ -82,6 +82,7 @@ JitteredCellsBlender::JitteredCellsBlender(const WorldSpec& spec, const BiomeSou
       warp_frequency_(BlenderParam(spec, "warp_frequency")),
       warp_octaves_(static_cast<int>(BlenderParam(spec, "warp_octaves"))),
       uniform_biomes_(BlenderParam(spec, "uniform_biomes") != 0.0),
+      surface_biomes_(SurfaceBiomes(spec)),
       curve_25_(BlenderParam(spec, "curve_25")),
       curve_50_(BlenderParam(spec, "curve_50")),
       curve_75_(BlenderParam(spec, "curve_75")),
@@ -91,9 +92,6 @@ JitteredCellsBlender::JitteredCellsBlender(const WorldSpec& spec, const BiomeSou
       warp_x_seed_(DeriveSeed(spec.seed, kWarpXStream)),
       warp_z_seed_(DeriveSeed(spec.seed, kWarpZStream)) {
   const double knots[5] = {1.0, curve_25_, curve_50_, curve_75_, 0.0};
-  for (size_t k = 0; k < spec.biomes.size(); ++k) {
-    if (!spec.biomes[k].cave) surface_biomes_.push_back(static_cast<uint16_t>(k));
-  }
   for (int k = 0; k <= kCurveTableSize; ++k) {
     const int segment = std::min(3, k * 4 / kCurveTableSize);
     const double f = static_cast<double>(k * 4 - segment * kCurveTableSize) / kCurveTableSize;

@@ -98,11 +98,11 @@ class JitteredCellsBlender final : public Blender {
   const BiomeSource& source_;
   uint64_t world_uid_;
   int biome_count_;
-  std::vector<uint16_t> surface_biomes_;  // Dense indices of the biomes without a cave band.
   double cell_size_, jitter_, overlap_;
   double warp_amplitude_, warp_frequency_;
   int warp_octaves_;
   bool uniform_biomes_;
+  std::vector<uint16_t> surface_biomes_;  // SurfaceBiomes(spec): what the uniform pick picks from.
   double curve_25_, curve_50_, curve_75_;
   double reach_;  // sqrt(2) (1/2 + jitter) cell_size + overlap.
   uint64_t jitter_seed_, biome_seed_, warp_x_seed_, warp_z_seed_;

@@ -112,6 +112,14 @@ absl::Status ValidateCaves(const WorldSpec& spec) {
 
 }  // namespace
 
+std::vector<uint16_t> SurfaceBiomes(const WorldSpec& spec) {
+  std::vector<uint16_t> surface;
+  for (size_t k = 0; k < spec.biomes.size(); ++k) {
+    if (!spec.biomes[k].cave.has_value()) surface.push_back(static_cast<uint16_t>(k));
+  }
+  return surface;
+}
+
 bool IsServedChunkSize(int64_t size) {
   return size >= kMinServedChunkSize && size <= kMaxServedChunkSize && (size & (size - 1)) == 0;
 }

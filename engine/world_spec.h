@@ -195,6 +195,11 @@ inline constexpr int kMinServedChunkSize = 4;
 inline constexpr int kMaxServedChunkSize = 256;
 bool IsServedChunkSize(int64_t size);
 
+// Dense indices (spec.biomes' order) of the surface biomes: every biome without a cave band. Cave
+// biomes belong to the 3D map only (engine/volume_blender.h), so every 2D source and blender picks
+// from these.
+std::vector<uint16_t> SurfaceBiomes(const WorldSpec& spec);
+
 // OK, or INVALID_ARGUMENT naming the first offending field, its value, and the accepted range.
 absl::Status ValidateWorldSpec(const WorldSpec& spec);
 
