@@ -2,7 +2,10 @@
 // invariants: every weight in [0, 1], the weights of every column sum to 1 within 1e-5, and a
 // chunk's column equals BlendPoint at that column bit for bit. Some inputs make the world coastal
 // (HeightMode::kCoastal): then heights are compared too, and every column must be above the sea
-// exactly where its raw biome is land.
+// exactly where its raw biome is land. The chunk's other outputs hold to their contracts (sparse
+// layers in ascending id, the dominant biome, the single-biome flag, splat bytes summing to 255),
+// and a small BiomeSampleCache that must evict changes no bit of a chunk, a point or a stack of
+// sections.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
@@ -13,8 +16,11 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "engine/biome_sample_cache.h"
 #include "engine/blender.h"
+#include "engine/splat.h"
 #include "engine/volume_blender.h"
 #include "engine/world.h"
 #include "engine/world_spec.h"
@@ -22,6 +28,52 @@
 namespace {
 
 bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+
+// Bit for bit (memcmp is not given the null data() of empty vectors).
+bool SameFloats(const std::vector<float>& a, const std::vector<float>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), SameBits);
+}
+
+bool SameLayers(const std::vector<worldgen::BiomeLayer>& a,
+                const std::vector<worldgen::BiomeLayer>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const worldgen::BiomeLayer& x, const worldgen::BiomeLayer& y) {
+                      return x.biome_id == y.biome_id && SameFloats(x.weights, y.weights);
+                    });
+}
+
+// Every bit of two chunks: weights, heights, the per-column ids and the splat bytes.
+bool SameChunk(const worldgen::ChunkBlend& a, const worldgen::ChunkBlend& b) {
+  return a.single_biome == b.single_biome && SameLayers(a.layers, b.layers) &&
+         SameFloats(a.heights, b.heights) && a.dominant_biome == b.dominant_biome &&
+         a.source_biome == b.source_biome && a.splat_textures == b.splat_textures;
+}
+
+// The layers' own contract (chunk.h): ascending ids, each non-zero somewhere; the arg-max per
+// column with ties to the lowest id; a single-biome result is one layer of exact 1.0f.
+void CheckLayers(const std::vector<worldgen::BiomeLayer>& layers, size_t cells, bool single_biome,
+                 const std::vector<uint32_t>& dominant) {
+  for (size_t k = 0; k < layers.size(); ++k) {
+    if (k > 0 && layers[k - 1].biome_id >= layers[k].biome_id) std::abort();
+    if (std::none_of(layers[k].weights.begin(), layers[k].weights.end(),
+                     [](float w) { return w > 0.0f; })) {
+      std::abort();
+    }
+  }
+  if (single_biome &&
+      (layers.size() != 1 || std::any_of(layers[0].weights.begin(), layers[0].weights.end(),
+                                         [](float w) { return w != 1.0f; }))) {
+    std::abort();
+  }
+  if (dominant.size() != cells) std::abort();
+  for (size_t c = 0; c < cells; ++c) {
+    size_t best = 0;
+    for (size_t k = 1; k < layers.size(); ++k) {
+      if (layers[k].weights[c] > layers[best].weights[c]) best = k;
+    }
+    if (dominant[c] != layers[best].biome_id) std::abort();
+  }
+}
 
 }  // namespace
 
@@ -105,10 +157,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t limit = static_cast<int64_t>(worldgen::kMaxWorldCoordinate) / chunk_size;
   const int64_t cx = in.ConsumeIntegralInRange<int64_t>(-limit, limit - 1);
   const int64_t cz = in.ConsumeIntegralInRange<int64_t>(-limit, limit - 1);
-  const worldgen::BlendOptions options{.heights = coastal, .source_biome = coastal};
+  const worldgen::BlendOptions options{
+      .heights = coastal, .dominant_biome = true, .source_biome = coastal, .splat = true};
   absl::StatusOr<worldgen::ChunkBlend> chunk =
       (*world)->BlendChunk(cx, cz, chunk_size, options, nullptr);
   if (!chunk.ok()) std::abort();
+  const int columns = chunk_size * chunk_size;
+  CheckLayers(chunk->layers, static_cast<size_t>(columns), chunk->single_biome,
+              chunk->dominant_biome);
+  // A cache of a few tiles in a few shards (from the seed, so that the inputs' bytes keep their
+  // meaning), which this chunk's gather overflows: a cold and a warm pass change no bit.
+  worldgen::BiomeSampleCache cache(worldgen::BiomeSampleCache::kBytesPerEntry * (1 + spec.seed % 4),
+                                   1 + static_cast<int>((spec.seed >> 8) % 3));
+  for (int pass = 0; pass < 2; ++pass) {
+    absl::StatusOr<worldgen::ChunkBlend> cached =
+        (*world)->BlendChunk(cx, cz, chunk_size, options, &cache);
+    if (!cached.ok() || !SameChunk(*chunk, *cached)) std::abort();
+  }
   if (coastal) {
     std::map<uint32_t, bool> land;
     for (const worldgen::BiomeSpec& b : spec.biomes) {
@@ -121,7 +186,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
-  const int columns = chunk_size * chunk_size;
   for (int c = 0; c < columns; ++c) {
     double sum = 0;
     for (const worldgen::BiomeLayer& layer : chunk->layers) {
@@ -131,6 +195,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (std::fabs(sum - 1.0) > 1e-5) std::abort();
   }
+  // Splat (splat.h): texture t's channel k is the biome at position 4t + k of the id-sorted table;
+  // a column's bytes sum to 255, a biome absent from it has 0, the unused channels are 0.
+  std::vector<uint32_t> ids;
+  for (const worldgen::BiomeSpec& b : spec.biomes) ids.push_back(b.id);
+  std::sort(ids.begin(), ids.end());
+  if (chunk->splat_textures.size() !=
+      static_cast<size_t>(worldgen::SplatTextureCount(static_cast<int>(ids.size())))) {
+    std::abort();
+  }
+  for (int c = 0; c < columns; ++c) {
+    int bytes = 0;
+    for (size_t d = 0; d < chunk->splat_textures.size() * worldgen::kSplatChannels; ++d) {
+      const std::vector<uint8_t>& texture = chunk->splat_textures[d / worldgen::kSplatChannels];
+      if (texture.size() != static_cast<size_t>(columns) * worldgen::kSplatChannels) std::abort();
+      const uint8_t byte =
+          texture[static_cast<size_t>(c) * worldgen::kSplatChannels + d % worldgen::kSplatChannels];
+      float weight = 0.0f;
+      for (const worldgen::BiomeLayer& layer : chunk->layers) {
+        if (d < ids.size() && layer.biome_id == ids[d])
+          weight = layer.weights[static_cast<size_t>(c)];
+      }
+      if (weight == 0.0f && byte != 0) std::abort();
+      bytes += byte;
+    }
+    if (bytes != 255) std::abort();
+  }
   // Chunk == point, bit for bit, at a few columns the input picks.
   for (int probe = 0; probe < 3; ++probe) {
     const int lx = in.ConsumeIntegralInRange(0, chunk_size - 1);
@@ -139,15 +229,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (*world)->BlendPoint(static_cast<double>(cx * chunk_size + lx),
                              static_cast<double>(cz * chunk_size + lz), options, nullptr);
     if (!point.ok()) std::abort();
-    if (coastal &&
-        !SameBits(chunk->heights[static_cast<size_t>(worldgen::ColumnIndex(chunk_size, lx, lz))],
-                  point->height)) {
+    const size_t at = static_cast<size_t>(worldgen::ColumnIndex(chunk_size, lx, lz));
+    if (point->dominant_biome != chunk->dominant_biome[at]) std::abort();
+    absl::StatusOr<worldgen::PointBlend> cached_point =
+        (*world)->BlendPoint(static_cast<double>(cx * chunk_size + lx),
+                             static_cast<double>(cz * chunk_size + lz), options, &cache);
+    if (!cached_point.ok() || cached_point->weights.size() != point->weights.size() ||
+        !SameBits(cached_point->height, point->height) ||
+        cached_point->dominant_biome != point->dominant_biome) {
       std::abort();
     }
+    for (size_t k = 0; k < point->weights.size(); ++k) {
+      if (cached_point->weights[k].biome_id != point->weights[k].biome_id ||
+          !SameBits(cached_point->weights[k].weight, point->weights[k].weight)) {
+        std::abort();
+      }
+    }
+    if (coastal && !SameBits(chunk->heights[at], point->height)) std::abort();
     std::map<uint32_t, float> at_point;
     for (const worldgen::BiomeWeight& w : point->weights) at_point[w.biome_id] = w.weight;
     for (const worldgen::BiomeLayer& layer : chunk->layers) {
-      const float w = layer.weights[static_cast<size_t>(worldgen::ColumnIndex(chunk_size, lx, lz))];
+      const float w = layer.weights[at];
       auto it = at_point.find(layer.biome_id);
       const float p = it == at_point.end() ? 0.0f : it->second;
       if (!SameBits(w, p)) std::abort();
@@ -194,9 +296,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (chunk_size % vcell != 0 || chunk_size / vcell > 16) return 0;
   const int64_t min_y = (static_cast<int64_t>(std::floor(band)) / 16 - 1) * 16;
   absl::StatusOr<worldgen::VolumeBlend> stack =
-      (*world)->BlendVolume(cx, cz, chunk_size, min_y, min_y + 32, vcell, {});
+      (*world)->BlendVolume(cx, cz, chunk_size, min_y, min_y + 32, vcell, {.dominant_biome = true});
   if (!stack.ok()) std::abort();
   const int m = chunk_size / vcell, rows = 16 / vcell;
+  for (const worldgen::SectionBlend& section : stack->sections) {
+    CheckLayers(section.layers, static_cast<size_t>(m) * rows * m, section.single_biome,
+                section.dominant_biome);
+  }
+  absl::StatusOr<worldgen::VolumeBlend> cached_stack = (*world)->BlendVolume(
+      cx, cz, chunk_size, min_y, min_y + 32, vcell, {.dominant_biome = true}, &cache);
+  if (!cached_stack.ok() || cached_stack->sections.size() != stack->sections.size()) std::abort();
+  for (size_t t = 0; t < stack->sections.size(); ++t) {
+    const worldgen::SectionBlend& a = stack->sections[t];
+    const worldgen::SectionBlend& b = cached_stack->sections[t];
+    if (a.min_y != b.min_y || a.single_biome != b.single_biome || !SameLayers(a.layers, b.layers) ||
+        a.dominant_biome != b.dominant_biome) {
+      std::abort();
+    }
+  }
   for (int probe = 0; probe < 2; ++probe) {
     const int t = in.ConsumeIntegralInRange(0, 1);
     const int a = in.ConsumeIntegralInRange(0, m - 1), b = in.ConsumeIntegralInRange(0, rows - 1),
