@@ -22,6 +22,17 @@ uint8_t ToByte(double v) { return static_cast<uint8_t>(std::lround(std::clamp(v,
 
 }  // namespace
 
+absl::Status ParseTypedCoordinate(absl::string_view what, absl::string_view text, int64_t* out) {
+  if (!absl::SimpleAtoi(text, out)) {
+    return absl::InvalidArgumentError(absl::StrCat(what, "\"", text, "\" is not an integer"));
+  }
+  // Compared without std::abs, which overflows on INT64_MIN.
+  if (*out < -kMaxTypedCoordinate || *out > kMaxTypedCoordinate) {
+    return absl::InvalidArgumentError(absl::StrCat(what, "\"", text, "\" is out of [-2^40, 2^40]"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text, int scale) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ',');
   int64_t v[4];
@@ -30,10 +41,7 @@ absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text, int scale) 
         absl::StrCat("--region wants minx,minz,maxx,maxz (4 integers), got \"", text, "\""));
   }
   for (int i = 0; i < 4; ++i) {
-    if (!absl::SimpleAtoi(parts[i], &v[i]) || std::abs(v[i]) > (int64_t{1} << 40)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--region: \"", parts[i], "\" is not an integer"));
-    }
+    if (absl::Status s = ParseTypedCoordinate("--region: ", parts[i], &v[i]); !s.ok()) return s;
   }
   BlockRegion region{v[0], v[1], v[2], v[3]};
   if (region.min_x > region.max_x || region.min_z > region.max_z) {
@@ -395,9 +403,9 @@ absl::StatusOr<Slice> ParseSlice(absl::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("--slice=", text, " is not a plane; use y:Y, x:X or z:Z"));
   }
-  if (!absl::SimpleAtoi(rest, &slice.at) || std::abs(slice.at) > (int64_t{1} << 40)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--slice=", text, ": \"", rest, "\" is not an integer"));
+  if (absl::Status s = ParseTypedCoordinate(absl::StrCat("--slice=", text, ": "), rest, &slice.at);
+      !s.ok()) {
+    return s;
   }
   return slice;
 }

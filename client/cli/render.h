@@ -47,6 +47,16 @@ struct BlockRegion {
   int64_t height() const { return max_z - min_z + 1; }
 };
 
+// The largest magnitude of a coordinate typed by a user: a block coordinate of --region or --slice,
+// a tile index of the map viewer. Far past any world's bound, and small enough that a tile index
+// times a tile's span of blocks stays far inside int64.
+inline constexpr int64_t kMaxTypedCoordinate = int64_t{1} << 40;
+
+// Parses a decimal integer in [-kMaxTypedCoordinate, kMaxTypedCoordinate] into `*out`, else
+// INVALID_ARGUMENT that quotes `text` after the prefix `what` and says whether it is not an integer
+// or out of range.
+absl::Status ParseTypedCoordinate(absl::string_view what, absl::string_view text, int64_t* out);
+
 // Images are limited to this many pixels (a 8192 x 8192 map).
 inline constexpr int64_t kMaxRenderPixels = int64_t{8192} * 8192;
 

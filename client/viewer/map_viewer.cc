@@ -126,11 +126,8 @@ absl::StatusOr<TileAddress> ParseTilePath(absl::string_view path) {
     return absl::InvalidArgumentError(
         absl::StrCat("zoom \"", parts[4], "\" is not an integer in [", kMinZoom, ", 0]"));
   }
-  if (!absl::SimpleAtoi(parts[5], &tile.x) || !absl::SimpleAtoi(y, &tile.y) ||
-      std::abs(tile.x) > (int64_t{1} << 40) || std::abs(tile.y) > (int64_t{1} << 40)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tile \"", parts[5], "/", y, "\" is not a pair of integers"));
-  }
+  if (absl::Status s = cli::ParseTypedCoordinate("tile x ", parts[5], &tile.x); !s.ok()) return s;
+  if (absl::Status s = cli::ParseTypedCoordinate("tile y ", y, &tile.y); !s.ok()) return s;
   return tile;
 }
 

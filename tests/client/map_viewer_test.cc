@@ -41,7 +41,9 @@ TEST(ParseTilePathTest, ReadsWorldLayerZoomAndTile) {
   for (const char* bad :
        {"/tiles/w/dominant/0/0/0", "/tiles/w/dominant/1/0/0.png", "/tiles/w/dominant/-9/0/0.png",
         "/tiles/w/dominant/0/a/0.png", "/tiles/w/dominant/0/0/0/0.png",
-        "/tile/w/dominant/0/0/0.png", "/tiles/w/dominant/0/0/99999999999999999.png"}) {
+        "/tile/w/dominant/0/0/0.png", "/tiles/w/dominant/0/0/99999999999999999.png",
+        "/tiles/w/dominant/0/-9223372036854775808/0.png",
+        "/tiles/w/dominant/0/0/-9223372036854775808.png"}) {
     EXPECT_EQ(ParseTilePath(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }

@@ -28,6 +28,30 @@ TEST(ParseBlockRegionTest, RejectsMalformedOrHugeRegions) {
   }
 }
 
+// Typed coordinates stop at 2^40 on both sides. INT64_MIN, whose std::abs overflows (to itself,
+// in practice: negative, so it once passed a `std::abs(v) > 2^40` test), is refused like the rest.
+TEST(ParseTypedCoordinateTest, AcceptsTheRangeAndSaysWhyElse) {
+  int64_t v = 0;
+  EXPECT_TRUE(ParseTypedCoordinate("", "-1099511627776", &v).ok());
+  EXPECT_EQ(v, -kMaxTypedCoordinate);
+  EXPECT_TRUE(ParseTypedCoordinate("", "1099511627776", &v).ok());
+  EXPECT_EQ(v, kMaxTypedCoordinate);
+  for (const char* out :
+       {"1099511627777", "-1099511627777", "-9223372036854775808", "9223372036854775807"}) {
+    const absl::Status s = ParseTypedCoordinate("--region: ", out, &v);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << out;
+    EXPECT_EQ(s.message(), absl::StrCat("--region: \"", out, "\" is out of [-2^40, 2^40]"));
+  }
+  for (const char* bad : {"", "x", "1.5", "99999999999999999999", "-9223372036854775809"}) {
+    const absl::Status s = ParseTypedCoordinate("tile x ", bad, &v);
+    EXPECT_EQ(s.message(), absl::StrCat("tile x \"", bad, "\" is not an integer")) << bad;
+  }
+  EXPECT_EQ(ParseBlockRegion("-9223372036854775808,0,0,0").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseSlice("y:-9223372036854775808").status().message(),
+            "--slice=y:-9223372036854775808: \"-9223372036854775808\" is out of [-2^40, 2^40]");
+}
+
 TEST(ParseRenderLayerTest, ParsesEveryLayer) {
   using Kind = RenderLayer::Kind;
   for (auto [text, kind] :
