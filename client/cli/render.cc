@@ -92,7 +92,8 @@ absl::StatusOr<RenderLayer> ParseRenderLayer(absl::string_view text) {
 absl::Status CheckRenderLayer(const RenderLayer& layer, const v1::WorldDescription& world) {
   if (layer.kind == RenderLayer::Kind::kSplat) {
     const int textures = (world.splat_channel_biome_ids_size() + 3) / 4;
-    if (static_cast<int>(layer.texture) < textures) return absl::OkStatus();
+    // Compared unsigned: an index past INT_MAX must not become a negative int that passes.
+    if (layer.texture < static_cast<uint32_t>(textures)) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat("--layer=splat:", layer.texture, ": world \"",
                                                    world.config().name(), "\" has ", textures,
                                                    " splat texture(s), numbered from 0"));
@@ -201,7 +202,7 @@ struct ChunkColumn {
   }
   // The RGBA texel of splat texture `t`, or null if the chunk has no such texture.
   const char* SplatTexel(uint32_t t) const {
-    if (static_cast<int>(t) >= chunk.splat_texture_count()) return nullptr;
+    if (t >= static_cast<uint32_t>(chunk.splat_texture_count())) return nullptr;
     return chunk.splat_texture(static_cast<int>(t)).data() +
            (static_cast<size_t>(lz) * chunk.size() + lx) * 4;
   }

@@ -353,6 +353,13 @@ TEST(RegionPainterTest, SplatDrawsATexturesRgbChannels) {
   EXPECT_TRUE(CheckRenderLayer(*ParseRenderLayer("splat:0"), TwoBiomeWorld()).ok());
   absl::Status past = CheckRenderLayer(*ParseRenderLayer("splat:1"), TwoBiomeWorld());
   EXPECT_NE(past.message().find("has 1 splat texture(s)"), absl::string_view::npos) << past;
+  // Indices that do not fit an int are past the last texture too, not a negative index.
+  for (const char* huge : {"splat:2147483648", "splat:4294967295"}) {
+    absl::StatusOr<RenderLayer> layer = ParseRenderLayer(huge);
+    ASSERT_TRUE(layer.ok()) << huge;
+    EXPECT_EQ(CheckRenderLayer(*layer, TwoBiomeWorld()).code(), absl::StatusCode::kInvalidArgument)
+        << huge;
+  }
   EXPECT_NE(ParseRenderLayer("splat:x").status().message().find("not a texture index"),
             absl::string_view::npos);
 }
