@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/output.h"
 #include "client/cli/render.h"
@@ -169,8 +170,20 @@ struct MapViewer::State {
         renders(std::clamp(options.max_tile_renders, 1, kMaxTileRenders)),
         error_tile(ErrorTilePng()) {}
 
-  // The client for `world` ("" = the server's default), made on first use.
+  // The client for `world` ("" = the server's default), made on first use. Names come from the
+  // browser, so a client is made only for a world the server lists (NOT_FOUND otherwise): made-up
+  // names must not pile up clients.
   absl::StatusOr<Client*> ClientFor(const std::string& world) {
+    if (!world.empty()) {
+      absl::StatusOr<World> first = Describe("");
+      if (!first.ok()) return first.status();
+      const auto& served = first->description.available_worlds();
+      if (std::find(served.begin(), served.end(), world) == served.end()) {
+        return absl::NotFoundError(absl::StrCat("world \"", world, "\" is not served by ",
+                                                options.target, " (it serves ",
+                                                absl::StrJoin(served, ", "), ")"));
+      }
+    }
     std::lock_guard<std::mutex> lock(mu);
     std::unique_ptr<Client>& client = clients[world];
     if (!client) {
@@ -234,7 +247,7 @@ struct MapViewer::State {
       return JsonError(400, "sample wants ?world=NAME&x=X&z=Z with numbers X and Z");
     }
     absl::StatusOr<Client*> client = ClientFor(world);
-    if (!client.ok()) return JsonError(400, client.status().ToString());
+    if (!client.ok()) return JsonError(HttpStatusOf(client.status()), client.status().ToString());
     v1::SampleWeightsRequest request;
     v1::Point* point = request.add_points();
     point->set_x(x);
@@ -415,6 +428,11 @@ absl::StatusOr<std::unique_ptr<MapViewer>> MapViewer::Start(const ViewerOptions&
   }
   viewer->state_->http->addHandler("/", viewer->state_->handler.get());
   return viewer;
+}
+
+int MapViewer::clients() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return static_cast<int>(state_->clients.size());
 }
 
 int MapViewer::port() const {

@@ -107,6 +107,9 @@ class MapViewer {
   HttpResponse Get(absl::string_view path, absl::string_view query,
                    absl::string_view if_none_match);
 
+  // gRPC clients held: one per world asked for that the server serves, the default included.
+  int clients() const;
+
  private:
   struct State;
   explicit MapViewer(std::unique_ptr<State> state);

@@ -173,6 +173,30 @@ TEST_F(MapViewerTest, BadRequestsAreNamed) {
   EXPECT_EQ(viewer_->Get("/nothing-here", "", "").status, 404);
 }
 
+// World names come from the browser: one the server does not serve is refused without a gRPC client
+// kept for it, so a stream of made-up names cannot grow the viewer's memory.
+TEST_F(MapViewerTest, UnknownWorldsLeaveNoClientBehind) {
+  ASSERT_EQ(viewer_->Get("/api/worlds", "", "").status, 200);  // As the page does first.
+  ASSERT_EQ(viewer_->Get("/tiles/default/dominant/0/0/0.png", "", "").status, 200);
+  const int served = viewer_->clients();
+  for (int k = 0; k < 20; ++k) {
+    const std::string world = absl::StrCat("nowhere", k);
+    const HttpResponse tile =
+        viewer_->Get(absl::StrCat("/tiles/", world, "/dominant/0/0/0.png"), "", "");
+    EXPECT_EQ(tile.status, 404) << tile.body;
+    EXPECT_TRUE(absl::StrContains(tile.body, absl::StrCat("\"", world, "\" is not served")))
+        << tile.body;
+    EXPECT_EQ(viewer_->Get("/api/sample", absl::StrCat("world=", world, "&x=1&z=2"), "").status,
+              404);
+    EXPECT_EQ(viewer_
+                  ->Get("/api/points",
+                        absl::StrCat("world=", world, "&min_x=0&min_z=0&max_x=8&max_z=8"), "")
+                  .status,
+              404);
+  }
+  EXPECT_EQ(viewer_->clients(), served);
+}
+
 TEST_F(MapViewerTest, ThePageAndLeafletAreServedFromTheBinary) {
   const HttpResponse page = viewer_->Get("/", "", "");
   EXPECT_EQ(page.status, 200);
