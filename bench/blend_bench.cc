@@ -2,7 +2,7 @@
 //
 //   BM_Anchor/gi:G/r:R/cached:C      16x16 chunks, sampling interval G, blend radius R.
 //                                    cached 0: the biome source runs at every gathered lattice
-//                                    point cached 1: every lattice sample already in the cache
+//                                    point; cached 1: every lattice sample already in the cache
 //   BM_ChunkSize/gi/r/size/cached    the same for chunk sizes 16, 32, 64 (per column must not grow)
 //   BM_Threads/gi/r/cached/threads   1 and 2 threads blending independent chunks through one shared
 //                                    cache: items_per_second = columns/s over all threads
@@ -27,8 +27,8 @@
 //                                    items_per_second = points/s
 //   BM_SourcePoint/source            one BiomeIndexAt call (source 0 climate, 1 noise_max)
 //   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per
-//   block)
-//                                    over a 16x16 chunk: per column (batch 0) or batched (batch 1)
+//                                    block) over a 16x16 chunk: per column (batch 0) or batched
+//                                    (batch 1)
 //
 // Counters: per_column (ns per generated column), biomes_per_chunk (mean number of layers),
 // single_biome (share of chunks answered without per-column work).

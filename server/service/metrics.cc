@@ -123,8 +123,7 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     by_source.help =
         "GenerateChunk replies by where their bytes came from: blended for this call (computed), "
         "shared with a concurrent call blending the same chunk (joined), or the encoded-chunk "
-        "cache "
-        "(cached).";
+        "cache (cached).";
     by_source.type = MetricType::Counter;
     for (const auto& [source, count] :
          {std::pair{"computed", replies.leaders}, std::pair{"joined", replies.joined},

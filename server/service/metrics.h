@@ -1,38 +1,36 @@
 // ServerMetrics: the server's Prometheus metrics (prometheus-cpp), exposed by main() on /metrics.
+// Each entry is "name{labels} (type): what it counts".
 //
-//   worldgen_rpc_duration_seconds{method, code}   histogram  RPC latency, by method and final
-//   status worldgen_chunk_generation_seconds             histogram  time to blend and encode one
-//   chunk worldgen_chunks_generated_total               counter    chunks blended (sent or not)
-//   worldgen_points_sampled_total                 counter    points blended by SampleWeights
-//   worldgen_rejected_calls_total{reason}         counter    calls refused: queue_full (queued
-//   work),
-//                                                            deadline, reply_memory, unparseable,
-//                                                            invalid_argument, not_found
-//   worldgen_inflight_calls                       gauge      calls started and not yet finished
-//   worldgen_queue_depth                          gauge      blend tasks waiting for a thread
-//   worldgen_queued_work_seconds, _limit_seconds  gauge      admitted unstarted work /
-//   --max_queue_seconds worldgen_shed_calls_total                     counter    background calls
-//   shed for interactive ones worldgen_blend_threads                        gauge      the blend
-//   pool's threads (CPU budget) worldgen_admitted_calls                       gauge      calls the
-//   scheduler holds worldgen_pending_columns                      gauge      admitted columns not
-//   yet started worldgen_reply_bytes_reserved, _limit         gauge      reply memory reserved /
-//   --max_reply_bytes worldgen_estimated_seconds_per_{column,point} gauge admission's cost
-//   estimate (the scheduler's gauges are read at scrape)
-//   worldgen_cache_{hits,misses,evictions}_total  counter    BiomeSampleCache::stats() (read at
-//   scrape) worldgen_cache_bytes                          gauge      bytes the cache holds (read at
-//   scrape) worldgen_chunk_replies_total{source}          counter    GenerateChunk replies: blended
-//   ("computed"),
-//                                                            shared with a concurrent call
-//                                                            ("joined"), served encoded from the
-//                                                            cache ("cached")
-//   worldgen_chunk_cache_bytes, _evictions_total  gauge/ctr  the encoded-chunk cache
-//   (--chunk_cache_bytes) worldgen_http2_connections_closed_total{reason} counter  connections the
-//   HTTP/2 frame guard cut:
-//                                                            rst_flood (over
-//                                                            --http2_max_resets_per_second),
-//                                                            control_flood (over
-//                                                            --http2_max_control_frames_per_second),
-//                                                            not_http2 (no client preface)
+// Updated as calls and chunks happen:
+//   worldgen_rpc_duration_seconds{method, code} (histogram): RPC latency, by method and final
+//       status.
+//   worldgen_chunk_generation_seconds (histogram): time to blend and encode one chunk.
+//   worldgen_chunks_generated_total (counter): chunks blended (sent or not).
+//   worldgen_points_sampled_total (counter): points blended by SampleWeights.
+//   worldgen_rejected_calls_total{reason} (counter): calls refused: queue_full (queued work),
+//       deadline, reply_memory, unparseable, invalid_argument, not_found.
+//   worldgen_inflight_calls (gauge): calls started and not yet finished.
+//   worldgen_http2_connections_closed_total{reason} (counter): connections the HTTP/2 frame guard
+//       cut: rst_flood (over --http2_max_resets_per_second), control_flood (over
+//       --http2_max_control_frames_per_second), not_http2 (no client preface).
+// Read at scrape from the scheduler:
+//   worldgen_queue_depth (gauge): blend tasks waiting for a thread.
+//   worldgen_queued_work_seconds, _limit_seconds (gauges): admitted unstarted work, and
+//       --max_queue_seconds.
+//   worldgen_shed_calls_total (counter): background calls shed for interactive ones.
+//   worldgen_blend_threads (gauge): the blend pool's threads (CPU budget).
+//   worldgen_admitted_calls (gauge): calls the scheduler holds.
+//   worldgen_pending_columns (gauge): admitted columns not yet started.
+//   worldgen_reply_bytes_reserved, _limit (gauges): reply memory reserved, and --max_reply_bytes.
+//   worldgen_estimated_seconds_per_{column,point,volume_point,cell} (gauges): admission's cost
+//       estimates.
+// Read at scrape from the caches:
+//   worldgen_cache_{hits,misses,evictions}_total (counters), worldgen_cache_bytes (gauge):
+//       BiomeSampleCache::stats().
+//   worldgen_chunk_replies_total{source} (counter): GenerateChunk replies blended ("computed"),
+//       shared with a concurrent call ("joined") or served encoded from the cache ("cached").
+//   worldgen_chunk_cache_bytes (gauge), worldgen_chunk_cache_evictions_total (counter): the
+//       encoded-chunk cache (--chunk_cache_bytes).
 //
 // Thread safety: all methods are safe for concurrent use (prometheus-cpp metrics are atomic).
 #ifndef WORLDGEN_SERVER_SERVICE_METRICS_H_
