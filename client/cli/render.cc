@@ -54,7 +54,8 @@ absl::StatusOr<BlockRegion> ParseBlockRegion(absl::string_view text, int scale) 
   }
   const int64_t width = (region.width() + scale - 1) / scale;
   const int64_t height = (region.height() + scale - 1) / scale;
-  if (width * height > kMaxRenderPixels) {
+  // Compared by division: sides of up to 2^41 columns make width * height overflow int64.
+  if (width > kMaxRenderPixels / height) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--region: %d x %d columns at %d per pixel is %d x %d, more than %d pixels",
                         region.width(), region.height(), scale, width, height, kMaxRenderPixels));

@@ -26,6 +26,14 @@ TEST(ParseBlockRegionTest, RejectsMalformedOrHugeRegions) {
   for (const char* bad : {"", "1,2,3", "1,2,3,4,5", "a,0,1,1", "5,0,4,1", "0,0,100000,100000"}) {
     EXPECT_EQ(ParseBlockRegion(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
+  // Sides whose pixel product overflows int64 (found by client_input_fuzz): refused, not wrapped.
+  const absl::Status huge = ParseBlockRegion("6,2,66950599999,99999999999", 8).status();
+  EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.message().find("more than 67108864 pixels"), absl::string_view::npos) << huge;
+  EXPECT_FALSE(ParseBlockRegion("-1099511627776,-1099511627776,1099511627776,1099511627776").ok());
+  // The limit itself: 8192 x 8192 pixels pass, one more row does not.
+  EXPECT_TRUE(ParseBlockRegion("0,0,8191,8191").ok());
+  EXPECT_FALSE(ParseBlockRegion("0,0,8191,8192").ok());
 }
 
 // Typed coordinates stop at 2^40 on both sides. INT64_MIN, whose std::abs overflows (to itself,
