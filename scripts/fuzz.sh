@@ -10,7 +10,8 @@ seconds=${1:-60}
 "$root/scripts/install-deps.sh" build fuzz
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$root/build-fuzz" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWORLDGEN_FUZZ=ON -DWORLDGEN_BUILD_BENCH=OFF >/dev/null
-targets=(world_config_fuzz request_fuzz engine_invariants_fuzz http2_frame_guard_fuzz)
+targets=(world_config_fuzz request_fuzz engine_invariants_fuzz http2_frame_guard_fuzz
+         client_input_fuzz)
 cmake --build "$root/build-fuzz" -j "${WORLDGEN_JOBS:-2}" --target "${targets[@]}"
 export UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 for target in "${targets[@]}"; do
