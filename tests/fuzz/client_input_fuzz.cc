@@ -4,13 +4,12 @@
 //      kMaxTypedCoordinate, so a tile's block region cannot overflow; its layer as in 1.
 //   1: a layer (ParseRenderLayer): if CheckRenderLayer accepts it for a world of biomes 2 and 5
 //      (one splat texture), it names one of them or texture 0.
-//   2: a region (ParseBlockRegion, scale 1..1024 from the second byte): ordered, coordinates
+//   2: a region (ParseBlockRegion, scale 1 + the second byte): ordered, coordinates
 //      within kMaxTypedCoordinate, at most kMaxRenderPixels pixels.
 //   3: a slice (ParseSlice): its plane within kMaxTypedCoordinate.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 
 #include "absl/strings/string_view.h"
 #include "client/cli/render.h"
@@ -64,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       CheckLayer(text);
       return 0;
     case 2: {
-      const int scale = 1 + data[1] % worldgen::cli::kMaxRenderScale;
+      const int scale = 1 + data[1];
       absl::StatusOr<worldgen::cli::BlockRegion> region =
           worldgen::cli::ParseBlockRegion(text.substr(1), scale);
       if (!region.ok()) return 0;
