@@ -2,7 +2,8 @@
 // default world's biome map with the method's default parameters: partition of unity, range,
 // sparsity, continuity, chunk == point bit-for-bit, chunk-size, thread and cache independence,
 // single-biome chunks, sampling points, cave biomes kept off the surface (on a world with caves),
-// golden outputs. A new method is covered by adding it to the table.
+// golden outputs; and, at the ends of every parameter's range, the invariants at the world's
+// corners (BlenderExtremesTest). A new method is covered by adding it to the table.
 #include "engine/blender.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/engine/blend_test_util.h"
 
@@ -484,6 +486,92 @@ TEST_P(BlenderContractTest, GoldenRegions) {
     // A region inside one biome hashes the same for every method and pins nothing.
     EXPECT_TRUE(border) << "region " << r.cx << "," << r.cz << " holds no border";
     EXPECT_EQ(h, expected) << "region " << r.cx << "," << r.cz << " hash 0x" << std::hex << h;
+  }
+}
+
+// Every method at the ends of its parameters' ranges (each alone, each pair, all together: the
+// combinations validation accepts), with the per-biome radii off so the method's own radius counts,
+// blends chunks at the origin and at both corners of the world: weights in [0, 1] summing to 1,
+// finite heights, chunk == point bit for bit. The contract suite above runs the defaults and the
+// fuzzer the lower parts of the ranges; this reaches the rest.
+class BlenderExtremesTest : public ::testing::TestWithParam<const BlenderMethod*> {};
+
+INSTANTIATE_TEST_SUITE_P(EveryMethod, BlenderExtremesTest, ::testing::ValuesIn(BlenderMethods()),
+                         [](const ::testing::TestParamInfo<const BlenderMethod*>& info) {
+                           return std::string(info.param->name);
+                         });
+
+TEST_P(BlenderExtremesTest, ParameterExtremesKeepTheContractAtTheWorldsCorners) {
+  const BlenderMethod& method = *GetParam();
+  std::vector<std::map<std::string, double>> sets;
+  std::map<std::string, double> all_min, all_max;
+  for (const BlenderParamDef& a : method.params) {
+    const std::string name(a.name);
+    sets.push_back({{name, a.min}});
+    sets.push_back({{name, a.max}});
+    all_min[name] = a.min;
+    all_max[name] = a.max;
+    for (const BlenderParamDef& b : method.params) {
+      if (b.name <= a.name) continue;
+      for (double va : {a.min, a.max}) {
+        for (double vb : {b.min, b.max}) sets.push_back({{name, va}, {std::string(b.name), vb}});
+      }
+    }
+  }
+  sets.push_back(all_min);
+  sets.push_back(all_max);
+  constexpr int kSize = 16;
+  const int64_t edge = static_cast<int64_t>(kMaxWorldCoordinate) / kSize;
+  std::set<std::string> maxima_blended;
+  for (const std::map<std::string, double>& params : sets) {
+    WorldSpec spec = DefaultWorldSpec();
+    spec.blender = {method.kind, {params.begin(), params.end()}};
+    for (BiomeSpec& biome : spec.biomes) biome.blend_radius = 0.0;
+    if (!ValidateWorldSpec(spec).ok()) continue;
+    std::string label;
+    for (const auto& [name, value] : params) {
+      absl::StrAppend(&label, " ", name, "=", value);
+      for (const BlenderParamDef& p : method.params) {
+        if (p.name == name && value == p.max) maxima_blended.insert(name);
+      }
+    }
+    SCOPED_TRACE(label);
+    absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
+    ASSERT_TRUE(world.ok()) << world.status();
+    for (const auto& [cx, cz] :
+         {std::pair<int64_t, int64_t>{0, 0}, {edge - 1, -edge}, {-edge, edge - 1}}) {
+      const std::string at = absl::StrCat("chunk ", cx, ",", cz);
+      absl::StatusOr<ChunkBlend> chunk = (*world)->BlendChunk(cx, cz, kSize, kEverything);
+      ASSERT_TRUE(chunk.ok()) << chunk.status();
+      for (size_t col = 0; col < kSize * kSize; ++col) {
+        double sum = 0.0;
+        for (const BiomeLayer& layer : chunk->layers) {
+          ASSERT_GE(layer.weights[col], 0.0f) << at;
+          ASSERT_LE(layer.weights[col], 1.0f) << at;
+          sum += layer.weights[col];
+        }
+        ASSERT_NEAR(sum, 1.0, 1e-6) << at << " column " << col;
+        ASSERT_TRUE(std::isfinite(chunk->heights[col])) << at << " column " << col;
+      }
+      for (const auto& [lx, lz] : {std::pair{0, 0}, std::pair{kSize - 1, 7}}) {
+        const size_t col = static_cast<size_t>(ColumnIndex(kSize, lx, lz));
+        absl::StatusOr<PointBlend> point =
+            (*world)->BlendPoint(static_cast<double>(cx * kSize + lx),
+                                 static_cast<double>(cz * kSize + lz), kEverything);
+        ASSERT_TRUE(point.ok()) << point.status();
+        ASSERT_EQ(FloatBits(point->height), FloatBits(chunk->heights[col])) << at;
+        for (const BiomeLayer& layer : chunk->layers) {
+          float w = 0.0f;
+          for (const BiomeWeight& bw : point->weights)
+            w = bw.biome_id == layer.biome_id ? bw.weight : w;
+          ASSERT_EQ(FloatBits(w), FloatBits(layer.weights[col])) << at;
+        }
+      }
+    }
+  }
+  // Each parameter's largest value was blended in at least one accepted combination.
+  for (const BlenderParamDef& p : method.params) {
+    EXPECT_TRUE(maxima_blended.contains(std::string(p.name))) << p.name << " = " << p.max;
   }
 }
 

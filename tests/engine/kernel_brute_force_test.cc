@@ -147,5 +147,49 @@ INSTANTIATE_TEST_SUITE_P(
                    &GridNear<8>}),
     [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.name; });
 
+// The scattered method at the two ends of its scale, the largest lattice with the largest radius
+// and the finest with a radius near its least, matches the brute force near the origin and the
+// world's corners: the gather's reach and the search bounds are derived from the parameters, and
+// the test above sees only the defaults.
+TEST(KernelBruteForceTest, ScatteredAtTheEndsOfItsRangesNearTheWorldsCorners) {
+  struct Scale {
+    double interval, radius;
+    int min_borders;
+  };
+  const double corner = kMaxWorldCoordinate - 2048.0;
+  for (const Scale& scale : {Scale{256.0, 1024.0, 40}, Scale{1.0, 1.25, 1}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << "interval " << scale.interval << ", radius " << scale.radius);
+    WorldSpec spec = DefaultWorldSpec();
+    spec.blender = {
+        BlenderKind::kScattered,
+        {{"sampling_interval", scale.interval}, {"jitter", 0.35}, {"blend_radius", scale.radius}}};
+    for (BiomeSpec& biome : spec.biomes) biome.blend_radius = 0.0;
+    absl::StatusOr<std::shared_ptr<const World>> world = World::Create(spec);
+    ASSERT_TRUE(world.ok()) << world.status();
+    const double reach = scale.radius + scale.interval;  // The radius, the jitter and a margin.
+    int borders = 0;
+    std::vector<std::pair<int, float>> weights;
+    for (const auto& [ax, az] : {std::pair{0.0, 0.0}, {corner, -corner}, {-corner, corner}}) {
+      for (uint64_t k = 0; k < 40; ++k) {
+        const double x = ax + static_cast<double>(testing::TestCoordinate(k, 42, -2000, 2000));
+        const double z = az + static_cast<double>(testing::TestCoordinate(k, 43, -2000, 2000));
+        (*world)->blender().BlendPoint(x, z, nullptr, &weights);
+        borders += weights.size() > 1;
+        const std::map<int, double> expected =
+            BruteForce(**world, scale.radius, LatticeNear(**world, x, z, reach), x, z);
+        ASSERT_EQ(weights.size(), expected.size()) << "(" << x << ", " << z << ")";
+        for (const auto& [biome, w] : weights) {
+          ASSERT_TRUE(expected.contains(biome))
+              << "biome " << biome << " at (" << x << ", " << z << ")";
+          EXPECT_NEAR(w, expected.at(biome), 1e-6)
+              << "biome " << biome << " at (" << x << ", " << z << ")";
+        }
+      }
+    }
+    EXPECT_GE(borders, scale.min_borders);
+  }
+}
+
 }  // namespace
 }  // namespace worldgen
