@@ -130,17 +130,22 @@ absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
   }
   if (!(p.jitter >= 0.0 && p.jitter <= 0.5)) return bad("jitter", p.jitter, "[0, 0.5]");
   const double min_radius = MinBlendRadius(p.sampling_interval, p.jitter);
-  if (!(p.blend_radius >= min_radius && p.blend_radius <= 32.0 * p.sampling_interval &&
-        p.blend_radius <= 1024.0)) {
+  const double max_radius = std::min(1024.0, kMaxRadiusIntervals * p.sampling_interval);
+  if (!(p.blend_radius >= min_radius && p.blend_radius <= max_radius)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "caves.blending.blend_radius = %g is out of range: [%g, %g] (the lattice's largest gap, "
-        "sampling_interval * (sqrt(5)/4 + jitter + 1/4), up to 32 intervals)",
-        p.blend_radius, min_radius, std::min(1024.0, 32.0 * p.sampling_interval)));
+        "sampling_interval * (sqrt(5)/4 + jitter + 1/4), up to %g intervals: a 3D kernel's "
+        "points grow as the cube of its radius in intervals)",
+        p.blend_radius, min_radius, max_radius, kMaxRadiusIntervals));
   }
-  if (!(p.vertical_blend_radius >= 1.0 && p.vertical_blend_radius <= p.blend_radius)) {
+  const double min_vertical = std::max(1.0, p.blend_radius / p.sampling_interval);
+  if (!(p.vertical_blend_radius >= min_vertical && p.vertical_blend_radius <= p.blend_radius)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "caves.blending.vertical_blend_radius = %g is out of range: [1, blend_radius = %g]",
-        p.vertical_blend_radius, p.blend_radius));
+        "caves.blending.vertical_blend_radius = %g is out of range: [%g, blend_radius = %g] (at "
+        "least 1 and blend_radius / sampling_interval, so that the lattice's layers, "
+        "sampling_interval * vertical_blend_radius / blend_radius apart, are at least a block "
+        "apart)",
+        p.vertical_blend_radius, min_vertical, p.blend_radius));
   }
   return absl::OkStatus();
 }

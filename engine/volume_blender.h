@@ -48,7 +48,17 @@ class ScatteredVolumeBlender {
   // The smallest horizontal radius that leaves no point without a sample in reach: the lattice's
   // covering radius plus the jitter plus a quarter interval (seed 001's padding), in kernel space.
   static double MinBlendRadius(double sampling_interval, double jitter);
-  // INVALID_ARGUMENT naming the parameter, the value and the rule.
+  // The largest blend_radius, in sampling intervals. With the lattice's vertical spacing of at
+  // least one block (Validate), this bounds a 3D blend's cost: a cell's kernel holds about
+  // 8.4 (blend_radius / sampling_interval)^3 lattice points (two per cube of the body-centred
+  // lattice), at most some 4,300 (the default's 3 intervals: about 230), and a chunk's gather
+  // reads at most about 2 ((size + 2 r) / g)^2 points per block of height (r = blend_radius,
+  // g = sampling_interval).
+  static constexpr double kMaxRadiusIntervals = 8.0;
+  // INVALID_ARGUMENT naming the parameter, the value and the rule: blend_radius in
+  // [MinBlendRadius, min(1024, kMaxRadiusIntervals * sampling_interval)], vertical_blend_radius in
+  // [max(1, blend_radius / sampling_interval), blend_radius] (the lattice's vertical spacing,
+  // sampling_interval * vertical_blend_radius / blend_radius, at least one block).
   static absl::Status Validate(const VolumeBlendParams& params);
 
   // `params` must be valid; `source` must outlive the blender. With `surface` (which must outlive

@@ -93,10 +93,12 @@ struct ClimateSpec {
 
 // Parameters of 3D blending (engine/volume_blender.h), the scattered method's in 3D.
 struct VolumeBlendParams {
-  double sampling_interval = 8.0;      // Horizontal lattice spacing, blocks, [1, 256].
-  double jitter = 0.35;                // Fraction of the interval (kernel space), [0, 0.5].
-  double blend_radius = 24.0;          // Horizontal kernel radius, blocks.
-  double vertical_blend_radius = 8.0;  // Vertical kernel radius, blocks, [1, blend_radius].
+  double sampling_interval = 8.0;  // Horizontal lattice spacing, blocks, [1, 256].
+  double jitter = 0.35;            // Fraction of the interval (kernel space), [0, 0.5].
+  double blend_radius = 24.0;      // Horizontal kernel radius, blocks, up to 8 intervals.
+  // Vertical kernel radius, blocks, [max(1, blend_radius / sampling_interval), blend_radius]
+  // (ScatteredVolumeBlender::Validate).
+  double vertical_blend_radius = 8.0;
 };
 
 // The cave climate: two 3D fractal noise fields (temperature, humidity) that cave biomes and the

@@ -344,6 +344,29 @@ TEST(VolumeBlenderTest, ParametersAreValidated) {
   p.vertical_blend_radius = 30.0;
   EXPECT_THAT(std::string(ScatteredVolumeBlender::Validate(p).message()),
               ::testing::HasSubstr("caves.blending.vertical_blend_radius = 30 is out of range"));
+  // Cost bounds: at most 8 intervals of radius, and layers at least a block apart (vertical
+  // radius >= radius / interval). Each side of each bound.
+  p = Params();
+  p.blend_radius = 64.0;
+  EXPECT_TRUE(ScatteredVolumeBlender::Validate(p).ok());
+  p.blend_radius = 64.5;
+  EXPECT_THAT(std::string(ScatteredVolumeBlender::Validate(p).message()),
+              ::testing::HasSubstr("blend_radius = 64.5 is out of range: [9.27214, 64]"));
+  p = Params();
+  p.vertical_blend_radius = 3.0;  // 24 / 8: layers exactly a block apart.
+  EXPECT_TRUE(ScatteredVolumeBlender::Validate(p).ok());
+  p.vertical_blend_radius = 2.9;
+  EXPECT_THAT(
+      std::string(ScatteredVolumeBlender::Validate(p).message()),
+      ::testing::HasSubstr("vertical_blend_radius = 2.9 is out of range: [3, blend_radius"));
+  p = Params();
+  p.sampling_interval = 256.0;
+  p.blend_radius = 1024.0;
+  p.vertical_blend_radius = 1.0;  // 1024 / 256 = 4 blocks at least.
+  EXPECT_THAT(std::string(ScatteredVolumeBlender::Validate(p).message()),
+              ::testing::HasSubstr("vertical_blend_radius = 1 is out of range: [4,"));
+  p.vertical_blend_radius = 4.0;
+  EXPECT_TRUE(ScatteredVolumeBlender::Validate(p).ok());
   p = Params();
   p.jitter = std::nan("");
   EXPECT_FALSE(ScatteredVolumeBlender::Validate(p).ok());
