@@ -120,6 +120,11 @@ double ScatteredVolumeBlender::MinBlendRadius(double sampling_interval, double j
   return sampling_interval * (JitteredBccLattice::kCoveringRadius + jitter + 0.25);
 }
 
+double ScatteredVolumeBlender::MinVerticalBlendRadius(double sampling_interval,
+                                                      double blend_radius) {
+  return std::max(1.0, blend_radius / sampling_interval);
+}
+
 absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
   const auto bad = [](const char* name, double value, const char* rule) {
     return absl::InvalidArgumentError(
@@ -138,7 +143,7 @@ absl::Status ScatteredVolumeBlender::Validate(const VolumeBlendParams& p) {
         "points grow as the cube of its radius in intervals)",
         p.blend_radius, min_radius, max_radius, kMaxRadiusIntervals));
   }
-  const double min_vertical = std::max(1.0, p.blend_radius / p.sampling_interval);
+  const double min_vertical = MinVerticalBlendRadius(p.sampling_interval, p.blend_radius);
   if (!(p.vertical_blend_radius >= min_vertical && p.vertical_blend_radius <= p.blend_radius)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "caves.blending.vertical_blend_radius = %g is out of range: [%g, blend_radius = %g] (at "

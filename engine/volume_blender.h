@@ -55,10 +55,13 @@ class ScatteredVolumeBlender {
   // reads at most about 2 ((size + 2 r) / g)^2 points per block of height (r = blend_radius,
   // g = sampling_interval).
   static constexpr double kMaxRadiusIntervals = 8.0;
+  // The smallest vertical_blend_radius: 1 block, and blend_radius / sampling_interval, so that the
+  // lattice's layers (sampling_interval * vertical_blend_radius / blend_radius apart) are at least
+  // a block apart.
+  static double MinVerticalBlendRadius(double sampling_interval, double blend_radius);
   // INVALID_ARGUMENT naming the parameter, the value and the rule: blend_radius in
   // [MinBlendRadius, min(1024, kMaxRadiusIntervals * sampling_interval)], vertical_blend_radius in
-  // [max(1, blend_radius / sampling_interval), blend_radius] (the lattice's vertical spacing,
-  // sampling_interval * vertical_blend_radius / blend_radius, at least one block).
+  // [MinVerticalBlendRadius, blend_radius].
   static absl::Status Validate(const VolumeBlendParams& params);
 
   // `params` must be valid; `source` must outlive the blender. With `surface` (which must outlive

@@ -147,8 +147,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     v.blend_radius =
         worldgen::ScatteredVolumeBlender::MinBlendRadius(v.sampling_interval, v.jitter) +
         in.ConsumeFloatingPointInRange(0.0, 16.0);
-    v.vertical_blend_radius = in.ConsumeFloatingPointInRange(
-        std::max(1.0, v.blend_radius / v.sampling_interval), v.blend_radius);
+    v.vertical_blend_radius =
+        in.ConsumeFloatingPointInRange(worldgen::ScatteredVolumeBlender::MinVerticalBlendRadius(
+                                           v.sampling_interval, v.blend_radius),
+                                       v.blend_radius);
   }
   if (!worldgen::ValidateWorldSpec(spec).ok()) return 0;  // e.g. repeated ids, radius too small.
   absl::StatusOr<std::shared_ptr<const worldgen::World>> world = worldgen::World::Create(spec);
