@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "engine/fingerprint.h"
 #include "engine/floor_div.h"
 #include "engine/hash.h"
 #include "engine/world.h"
@@ -61,62 +61,11 @@ inline WorldSpec CaveWorldSpec() {
   return spec;
 }
 
-inline uint32_t FloatBits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-
-// FNV-1a, 64-bit, fed 8 bytes at a time (little end first): the golden hashes' one step.
-class Fnv1a {
- public:
-  explicit Fnv1a(uint64_t h = 0xcbf29ce484222325ULL) : h_(h) {}
-  void Add(uint64_t v) {
-    for (int k = 0; k < 8; ++k) {
-      h_ ^= (v >> (8 * k)) & 0xff;
-      h_ *= 0x100000001b3ULL;
-    }
-  }
-  // Each layer's biome id, then its weights' bits.
-  void Add(const std::vector<BiomeLayer>& layers) {
-    for (const BiomeLayer& layer : layers) {
-      Add(layer.biome_id);
-      for (float w : layer.weights) Add(FloatBits(w));
-    }
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  uint64_t h_;
-};
-
-// FNV-1a over everything a chunk answers with: ids, weight bits, heights, dominant biomes.
-inline uint64_t HashChunk(const ChunkBlend& chunk, uint64_t h = 0xcbf29ce484222325ULL) {
-  Fnv1a fnv(h);
-  fnv.Add(static_cast<uint64_t>(chunk.chunk_x));
-  fnv.Add(static_cast<uint64_t>(chunk.chunk_z));
-  fnv.Add(static_cast<uint64_t>(chunk.single_biome));
-  fnv.Add(chunk.layers);
-  for (float v : chunk.heights) fnv.Add(FloatBits(v));
-  for (uint32_t v : chunk.dominant_biome) fnv.Add(v);
-  return fnv.value();
-}
-
-// FNV-1a over everything a 3D chunk answers with: sections, ids, weight bits, per-cell options.
-inline uint64_t HashVolume(const VolumeBlend& volume, uint64_t h = 0xcbf29ce484222325ULL) {
-  Fnv1a fnv(h);
-  fnv.Add(static_cast<uint64_t>(volume.chunk_x));
-  fnv.Add(static_cast<uint64_t>(volume.chunk_z));
-  fnv.Add(static_cast<uint64_t>(volume.cell));
-  for (const SectionBlend& section : volume.sections) {
-    fnv.Add(static_cast<uint64_t>(section.min_y));
-    fnv.Add(section.single_biome);
-    fnv.Add(section.layers);
-    for (uint32_t id : section.dominant_biome) fnv.Add(id);
-    for (uint32_t id : section.source_biome) fnv.Add(id);
-  }
-  return fnv.value();
-}
+// The golden hashes' helpers live with the engine's fingerprint (engine/fingerprint.h).
+using worldgen::FloatBits;
+using worldgen::Fnv1a;
+using worldgen::HashChunk;
+using worldgen::HashVolume;
 
 // `points` equal `expected` in order: positions bit for bit and biomes.
 inline void ExpectSamePoints(const std::vector<SamplingPoint>& points,
