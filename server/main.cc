@@ -300,6 +300,9 @@ int Run(int argc, char** argv) {
   CallScheduler scheduler(&pool, scheduler_options);
   ChunkReplyFlights replies(static_cast<size_t>(absl::GetFlag(FLAGS_chunk_cache_bytes)));
   ServerMetrics metrics(cache.get(), &scheduler, &replies);
+  for (const std::string& name : (*worlds)->names()) {
+    metrics.RecordWorld(name, (*worlds)->fingerprint(name));
+  }
 
   std::unique_ptr<prometheus::Exposer> exposer;
   int bound_metrics_port = 0;

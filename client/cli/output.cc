@@ -52,8 +52,9 @@ absl::flat_hash_map<uint32_t, std::string> BiomeNames(const v1::WorldDescription
 std::string DescribeText(const v1::WorldDescription& world) {
   const v1::WorldConfig& c = world.config();
   const v1::ServerLimits& l = world.limits();
-  std::string out = absl::StrFormat("world %s  seed %d  chunk_size %d\n  blender %s:", c.name(),
-                                    c.seed(), c.chunk_size(), world.blender());
+  std::string out =
+      absl::StrFormat("world %s  seed %d  chunk_size %d  fingerprint %s\n  blender %s:", c.name(),
+                      c.seed(), c.chunk_size(), world.fingerprint(), world.blender());
   // The engine's own figures: every parameter in force, then derived ones (min_blend_radius, ...).
   for (const v1::BlenderFigure& figure : world.blender_figures()) {
     absl::StrAppendFormat(&out, "  %s %g", figure.name(), figure.value());

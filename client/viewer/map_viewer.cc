@@ -64,8 +64,11 @@ int HttpStatusOf(const absl::Status& status) {
   }
 }
 
-// FNV-1a over the world's configuration in deterministic wire form: changes when any of it does.
+// A world's version: the server's fingerprint of it (its config and what the engine answers, so a
+// server upgrade that changes the answers changes the version too). From a server older than
+// fingerprints, FNV-1a over the config in deterministic wire form.
 std::string VersionOf(const v1::WorldDescription& world) {
+  if (!world.fingerprint().empty()) return world.fingerprint();
   std::string bytes;
   {
     google::protobuf::io::StringOutputStream stream(&bytes);
@@ -307,7 +310,7 @@ struct MapViewer::State {
     return response;
   }
 
-  // A response whose content changes only with `world`'s config: the config's version is its
+  // A response whose content changes only with `world`'s version (VersionOf): the version is its
   // ETag, and it may be cached for good when the request names the current version (?v=, as the
   // page does), else revalidated. Status 304, no body, when If-None-Match holds that ETag already.
   static HttpResponse Versioned(const World& world, absl::string_view query,

@@ -7,7 +7,8 @@
 //       into the binary: nothing comes from a CDN;
 //   GET /api/worlds
 //       {"target", "default", "worlds": [{"name", "version", "description"}]}: every world's
-//       DescribeWorld (proto3 JSON, .proto field names) and its version, a hash of its config;
+//       DescribeWorld (proto3 JSON, .proto field names) and its version, the server's
+//       fingerprint of it (WorldDescription.fingerprint: its config and the engine's answers);
 //   GET /api/sample?world=&x=&z=
 //       SampleWeights of one point with heights and source biome (JSON);
 //   GET /api/points?world=&min_x=&min_z=&max_x=&max_z=[&v=]
@@ -22,8 +23,9 @@
 //
 // Caching: a tile's (and a points answer's) ETag is the world's version; with ?v=VERSION equal to
 // the current one it is sent with Cache-Control immutable (the page puts the version in its URLs,
-// so a changed world config changes every URL), else with no-cache. If-None-Match with the current
-// ETag gets 304 without a blend. World descriptions are fetched again once older than describe_ttl.
+// so a changed world config, or a server that answers differently, changes every URL), else with
+// no-cache. If-None-Match with the current ETag gets 304 without a blend. World descriptions are
+// fetched again once older than describe_ttl.
 //
 // Load on the worldgen server: at most max_tile_renders tiles (or points answers) are made at once
 // (the others wait their turn); each tile is one streaming call (Z = 0) or ceil(257^2 / max_points)

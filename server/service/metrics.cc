@@ -188,7 +188,13 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
                     .Name("worldgen_inflight_calls")
                     .Help("WorldGen calls started and not yet finished.")
                     .Register(*registry_)
-                    .Add({})) {
+                    .Add({})),
+      world_info_(prometheus::BuildGauge()
+                      .Name("worldgen_world_info")
+                      .Help("1 for every served world, labelled with its fingerprint (a hash of "
+                            "its config and of the engine's answers to fixed probes): replicas "
+                            "that answer alike show the same fingerprint.")
+                      .Register(*registry_)) {
   // Pre-create the rejection series so they read 0 rather than being absent.
   for (const char* reason :
        {"queue_full", "deadline", "reply_memory", "unparseable", "invalid_argument", "not_found"}) {
@@ -207,6 +213,11 @@ void ServerMetrics::RecordRpc(absl::string_view method, grpc::StatusCode code,
             {"code", absl::StatusCodeToString(static_cast<absl::StatusCode>(code))}},
            RpcBuckets())
       .Observe(absl::ToDoubleSeconds(latency));
+}
+
+void ServerMetrics::RecordWorld(absl::string_view world, absl::string_view fingerprint) {
+  world_info_.Add({{"world", std::string(world)}, {"fingerprint", std::string(fingerprint)}})
+      .Set(1.0);
 }
 
 void ServerMetrics::RecordChunk(absl::Duration latency) {

@@ -13,6 +13,10 @@
 //   worldgen_http2_connections_closed_total{reason} (counter): connections the HTTP/2 frame guard
 //       cut: rst_flood (over --http2_max_resets_per_second), control_flood (over
 //       --http2_max_control_frames_per_second), not_http2 (no client preface).
+// Set once at start:
+//   worldgen_world_info{world, fingerprint} (gauge, 1): every served world and its fingerprint
+//       (WorldDescription.fingerprint); replicas must agree (alert
+//       WorldgenWorldFingerprintsDiffer).
 // Read at scrape from the scheduler:
 //   worldgen_queue_depth (gauge): blend tasks waiting for a thread.
 //   worldgen_queued_work_seconds, _limit_seconds (gauges): admitted unstarted work, and
@@ -68,6 +72,8 @@ class ServerMetrics {
   void RecordRejected(absl::string_view reason);
   // A connection the HTTP/2 frame guard closed: "rst_flood", "control_flood" or "not_http2".
   void RecordConnectionCut(absl::string_view reason);
+  // A served world and its fingerprint (worldgen_world_info); once per world, at start.
+  void RecordWorld(absl::string_view world, absl::string_view fingerprint);
   void CallStarted();
   void CallFinished();
 
@@ -86,6 +92,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Family<prometheus::Counter>& connections_cut_;
   prometheus::Gauge& inflight_;
+  prometheus::Family<prometheus::Gauge>& world_info_;
 };
 
 }  // namespace worldgen

@@ -108,6 +108,7 @@ v1::WorldDescription DescribeWorldReply(const World& world, const WorldRegistry&
       static_cast<uint32_t>(request_limits.max_sections_per_request));
   for (const BiomeSpec& biome : spec.biomes) response.add_splat_channel_biome_ids(biome.id);
   for (const std::string& name : worlds.names()) response.add_available_worlds(name);
+  response.set_fingerprint(worlds.fingerprint(spec.name));
   return response;
 }
 

@@ -4,8 +4,31 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/fingerprint.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "proto/world_config.h"
 
 namespace worldgen {
+namespace {
+
+// The config as DescribeWorld sends it, serialized deterministically, then what the engine answers.
+std::string FingerprintOf(const World& world) {
+  std::string config;
+  {
+    google::protobuf::io::StringOutputStream stream(&config);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    WorldConfigFromSpec(world.spec()).SerializeToCodedStream(&coded);
+  }
+  Fnv1a fnv;
+  fnv.AddBytes(config);
+  fnv.Add(OutputFingerprint(world));
+  return absl::StrFormat("%016x", fnv.value());
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<const WorldRegistry>> WorldRegistry::Create(
     std::vector<WorldSpec> extra_worlds) {
@@ -28,7 +51,8 @@ absl::StatusOr<std::unique_ptr<const WorldRegistry>> WorldRegistry::Create(
       return absl::Status(world.status().code(),
                           absl::StrCat("world \"", name, "\": ", world.status().message()));
     }
-    registry->worlds_.emplace(name, *std::move(world));
+    std::string fingerprint = FingerprintOf(**world);
+    registry->worlds_.emplace(name, Entry{*std::move(world), std::move(fingerprint)});
   }
   return std::unique_ptr<const WorldRegistry>(std::move(registry));
 }
@@ -36,7 +60,13 @@ absl::StatusOr<std::unique_ptr<const WorldRegistry>> WorldRegistry::Create(
 std::shared_ptr<const World> WorldRegistry::Find(absl::string_view name) const {
   if (name.empty()) name = kDefaultWorldName;
   auto it = worlds_.find(name);
-  return it == worlds_.end() ? nullptr : it->second;
+  return it == worlds_.end() ? nullptr : it->second.world;
+}
+
+std::string WorldRegistry::fingerprint(absl::string_view name) const {
+  if (name.empty()) name = kDefaultWorldName;
+  auto it = worlds_.find(name);
+  return it == worlds_.end() ? std::string() : it->second.fingerprint;
 }
 
 std::vector<std::string> WorldRegistry::names() const {

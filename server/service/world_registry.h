@@ -29,12 +29,21 @@ class WorldRegistry {
   // The world called `name` (empty = "default"), or null if there is none.
   std::shared_ptr<const World> Find(absl::string_view name) const;
 
+  // The fingerprint of world `name` (WorldDescription.fingerprint: 16 hex digits hashing its config
+  // with every default filled in and OutputFingerprint, engine/fingerprint.h), computed once in
+  // Create; empty if there is no such world.
+  std::string fingerprint(absl::string_view name) const;
+
   // Every world name, sorted.
   std::vector<std::string> names() const;
 
  private:
   WorldRegistry() = default;
-  std::map<std::string, std::shared_ptr<const World>, std::less<>> worlds_;
+  struct Entry {
+    std::shared_ptr<const World> world;
+    std::string fingerprint;
+  };
+  std::map<std::string, Entry, std::less<>> worlds_;
 };
 
 }  // namespace worldgen

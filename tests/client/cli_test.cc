@@ -91,11 +91,14 @@ TEST_F(CliTest, DescribePrintsTheWorld) {
   EXPECT_NE(text.out.find("world default"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("11 biomes"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("ocean"), std::string::npos) << text.out;
+  absl::StatusOr<v1::WorldDescription> direct = client_->DescribeWorld();
+  ASSERT_TRUE(direct.ok());
+  EXPECT_NE(text.out.find(absl::StrCat("fingerprint ", direct->fingerprint(), "\n")),
+            std::string::npos)
+      << text.out;
 
   CommandResult json = Cli({"describe", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  absl::StatusOr<v1::WorldDescription> direct = client_->DescribeWorld();
-  ASSERT_TRUE(direct.ok());
   ExpectSameBytes(ParseJson<v1::WorldDescription>(json.out), *direct);
 }
 

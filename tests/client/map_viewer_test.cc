@@ -84,13 +84,19 @@ TEST_F(MapViewerTest, ATileIsRendersImageOfItsBlocks) {
   EXPECT_EQ(tile.body, *EncodePng(*image));
 }
 
-// The ETag is the world's version: the page's ?v= with it gets a year's immutable caching, a
+// The ETag is the world's version, the server's fingerprint of the world (so a server whose
+// answers change gets new URLs): the page's ?v= with it gets a year's immutable caching, a
 // revalidation with it gets 304 without a blend; without it, no-cache.
 TEST_F(MapViewerTest, CachingFollowsTheWorldsVersion) {
   const HttpResponse first = viewer_->Get("/tiles/default/dominant/0/0/0.png", "", "");
   ASSERT_EQ(first.status, 200);
   const std::string etag = Header(first, "ETag");
-  ASSERT_EQ(etag.size(), 18u) << etag;  // "16 hex digits"
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(server_->target());
+  ASSERT_TRUE(client.ok());
+  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
+  ASSERT_TRUE(world.ok());
+  ASSERT_EQ(world->fingerprint().size(), 16u) << world->fingerprint();
+  EXPECT_EQ(etag, absl::StrCat("\"", world->fingerprint(), "\""));
   EXPECT_EQ(Header(first, "Cache-Control"), "no-cache");
   const std::string version = etag.substr(1, 16);
   const HttpResponse current =

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -35,6 +36,7 @@
 #include "proto/world_config.h"
 #include "reflection_probe.grpc.pb.h"
 #include "server/service/wire_encoding.h"
+#include "server/service/world_registry.h"
 #include "tests/support/server_process.h"
 #include "tests/support/worldgen_calls.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
@@ -359,6 +361,47 @@ TEST(WorldGenServerProcessTest, SigtermTurnsHealthNotServingDrainsStreamsAndExit
 // The same through the HTTP/2 frame guard's relay, which drains its connections itself.
 TEST(WorldGenServerProcessTest, SigtermDrainsStreamsThroughTheHttp2Guard) {
   ExpectSigtermDrains({"--http2_guard=true"});
+}
+
+// Every example world has one fingerprint whatever SIMD variant a replica runs
+// (WORLDGEN_SIMD_VARIANT; a variant this CPU or build cannot run is skipped, as the server refuses
+// it), the same as a registry of the same files built in this process, and each replica exports
+// it as worldgen_world_info. Replicas on different CPUs behind one balancer agree this way.
+TEST(WorldGenServerProcessTest, EveryWorldHasOneFingerprintUnderEverySimdVariant) {
+  const std::string worlds = std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds";
+  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({worlds});
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry =
+      WorldRegistry::Create(*std::move(specs));
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  const std::vector<std::string> names = (*registry)->names();
+  ASSERT_GE(names.size(), 5u);
+  std::set<std::string> distinct;
+  for (const std::string& name : names) distinct.insert((*registry)->fingerprint(name));
+  EXPECT_EQ(distinct.size(), names.size()) << "two worlds share a fingerprint";
+
+  int variants_run = 0;
+  for (const char* variant : {"avx512", "avx2", "baseline"}) {
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server =
+        ServerProcess::Start({"--blend_threads=1", absl::StrCat("--world_config=", worlds)},
+                             absl::Seconds(60), {absl::StrCat("WORLDGEN_SIMD_VARIANT=", variant)});
+    if (!server.ok() && absl::StrContains(server.status().message(), "cannot run it")) continue;
+    ASSERT_TRUE(server.ok()) << variant << ": " << server.status();
+    ++variants_run;
+    auto stub = Connect((*server)->target());
+    const std::vector<MetricSample> metrics = Scrape(**server);
+    for (const std::string& name : names) {
+      v1::WorldDescription description;
+      ASSERT_TRUE(Describe(*stub, name, &description).ok()) << name;
+      EXPECT_EQ(description.fingerprint(), (*registry)->fingerprint(name))
+          << variant << ", world " << name;
+      EXPECT_EQ(MetricValue(metrics, "worldgen_world_info",
+                            {{"world", name}, {"fingerprint", description.fingerprint()}}),
+                1)
+          << variant << ", world " << name;
+    }
+  }
+  EXPECT_GE(variants_run, 1) << "not even the baseline variant started";
 }
 
 TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -39,8 +40,10 @@ struct Child {
   int output_fd = -1;  // Read end of the pipe carrying the child's stdout and stderr.
 };
 
-// fork + exec of the server binary with `flags`; the child dies with the calling thread.
-absl::StatusOr<Child> Spawn(const std::vector<std::string>& flags) {
+// fork + exec of the server binary with `flags`, in this process's environment plus `env`
+// ("NAME=value", replacing a variable of the same name); the child dies with the calling thread.
+absl::StatusOr<Child> Spawn(const std::vector<std::string>& flags,
+                            const std::vector<std::string>& env) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     return absl::InternalError(absl::StrCat("pipe2: ", strerror(errno)));
@@ -50,6 +53,17 @@ absl::StatusOr<Child> Spawn(const std::vector<std::string>& flags) {
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  std::vector<std::string> vars = env;
+  for (char** var = environ; *var != nullptr; ++var) {
+    const absl::string_view name = absl::string_view(*var).substr(0, std::strcspn(*var, "="));
+    const bool replaced = std::any_of(env.begin(), env.end(), [name](const std::string& e) {
+      return absl::StartsWith(e, absl::StrCat(name, "="));
+    });
+    if (!replaced) vars.push_back(*var);
+  }
+  std::vector<char*> envp;
+  for (std::string& var : vars) envp.push_back(var.data());
+  envp.push_back(nullptr);
   const pid_t parent = getpid();
   sigset_t none;
   sigemptyset(&none);
@@ -68,7 +82,7 @@ absl::StatusOr<Child> Spawn(const std::vector<std::string>& flags) {
     dup2(fds[1], STDERR_FILENO);
     int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    execv(argv[0], argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   close(fds[1]);
@@ -112,11 +126,11 @@ std::optional<int> ParsePortAfter(absl::string_view line, absl::string_view mark
 const char* ServerBinaryPath() { return WORLDGEN_SERVER_BINARY; }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
-    std::vector<std::string> extra_flags, absl::Duration timeout) {
+    std::vector<std::string> extra_flags, absl::Duration timeout, std::vector<std::string> env) {
   std::vector<std::string> flags = {"--listen_address=127.0.0.1", "--port=0", "--metrics_port=0",
                                     "--shutdown_drain_delay_seconds=0"};
   flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
-  absl::StatusOr<Child> child = Spawn(flags);
+  absl::StatusOr<Child> child = Spawn(flags, env);
   if (!child.ok()) return child.status();
 
   std::unique_ptr<ServerProcess> server(new ServerProcess());
@@ -255,7 +269,7 @@ void ServerProcess::Kill() {
 
 absl::StatusOr<ServerExit> RunServerToExit(const std::vector<std::string>& flags,
                                            absl::Duration timeout) {
-  absl::StatusOr<Child> child = Spawn(flags);
+  absl::StatusOr<Child> child = Spawn(flags, {});
   if (!child.ok()) return child.status();
   const absl::Time deadline = absl::Now() + timeout;
   ServerExit result;

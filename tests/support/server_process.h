@@ -45,9 +45,11 @@ class ServerProcess {
  public:
   // Starts the server and waits (at most `timeout`) for its start line. On failure (the server
   // exited, or printed no start line in time) the child is killed and the error carries its exit
-  // status and everything it printed.
+  // status and everything it printed. The child's environment is this process's, plus `env`
+  // ("NAME=value", replacing a variable of the same name).
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
-      std::vector<std::string> extra_flags = {}, absl::Duration timeout = absl::Seconds(30));
+      std::vector<std::string> extra_flags = {}, absl::Duration timeout = absl::Seconds(30),
+      std::vector<std::string> env = {});
 
   ~ServerProcess();  // SIGKILL if still running, then reaps the child.
   ServerProcess(const ServerProcess&) = delete;
