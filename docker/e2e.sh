@@ -381,6 +381,22 @@ for s in $replicas; do
   [[ $n -gt 0 ]] || fail "$s generated no chunk: nginx did not spread the calls"
   log "$s: worldgen_chunks_generated_total = $n"
 done
+# Every replica serves every world with the same fingerprint (its config and the engine's answers):
+# what the alert WorldgenWorldFingerprintsDiffer watches in production.
+world_info() {  # world_info SERVICE: its worldgen_world_info series, sorted
+  curl -fsS "http://127.0.0.1:$(host_port "$1" 9464)/metrics" | awk '/^worldgen_world_info\{/' | sort
+}
+first_info=""
+for s in $replicas; do
+  info=$(world_info "$s") || fail "$s: /metrics not reachable"
+  [[ -n $info ]] || fail "$s exports no worldgen_world_info"
+  if [[ -z $first_info ]]; then
+    first_info=$info
+  elif [[ $info != "$first_info" ]]; then
+    fail "replicas disagree on their worlds' fingerprints: $(diff <(echo "$first_info") <(echo "$info") | head -n 6)"
+  fi
+done
+log "every replica serves the same $(wc -l <<<"$first_info") world fingerprints"
 prom_all_up() {
   curl -fsS "http://$prom/api/v1/targets" | python3 -c '
 import json, sys
