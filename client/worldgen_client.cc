@@ -84,10 +84,11 @@ struct CoordHash {
 };
 
 // A GenerateChunkRequest without its selection.
-v1::GenerateChunkRequest ChunkRequestMessage(const std::string& world,
+v1::GenerateChunkRequest ChunkRequestMessage(const ClientOptions& options,
                                              const ChunkRequestOptions& request) {
   v1::GenerateChunkRequest message;
-  message.set_world(world);
+  message.set_world(options.world);
+  message.set_world_fingerprint(options.world_fingerprint);
   message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
   message.set_include_heights(request.heights);
   message.set_include_dominant_biome(request.dominant_biome);
@@ -261,7 +262,7 @@ absl::Status Client::GenerateChunks(absl::Span<const ChunkCoord> chunks,
   if (static_cast<int64_t>(chunks.size()) > kMaxChunksPerCall) {
     return absl::InvalidArgumentError(absl::StrCat(chunks.size(), " chunks in one call"));
   }
-  v1::GenerateChunkRequest message = ChunkRequestMessage(options_.world, request);
+  v1::GenerateChunkRequest message = ChunkRequestMessage(options_, request);
   v1::ChunkList* list = message.mutable_chunks();
   absl::flat_hash_set<ChunkCoord, CoordHash> seen;
   for (const ChunkCoord& c : chunks) {
@@ -286,7 +287,7 @@ absl::Status Client::GenerateRegion(const ChunkRegion& region, const ChunkReques
   if (count > static_cast<double>(kMaxChunksPerCall)) {
     return absl::InvalidArgumentError(absl::StrFormat("region has %.0f chunks", count));
   }
-  v1::GenerateChunkRequest message = ChunkRequestMessage(options_.world, request);
+  v1::GenerateChunkRequest message = ChunkRequestMessage(options_, request);
   v1::ChunkRegion* r = message.mutable_region();
   r->set_min_x(region.min_x);
   r->set_min_z(region.min_z);
@@ -379,6 +380,9 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
 
 absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeightsRequest request) {
   if (request.world().empty()) request.set_world(options_.world);
+  if (request.world_fingerprint().empty() && request.world() == options_.world) {
+    request.set_world_fingerprint(options_.world_fingerprint);
+  }
   v1::SampleWeightsResponse response;
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;
@@ -401,6 +405,9 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
 absl::StatusOr<v1::ListSamplingPointsResponse> Client::ListSamplingPoints(
     v1::ListSamplingPointsRequest request) {
   if (request.world().empty()) request.set_world(options_.world);
+  if (request.world_fingerprint().empty() && request.world() == options_.world) {
+    request.set_world_fingerprint(options_.world_fingerprint);
+  }
   // The box's columns pick the channel, as a chunk call's would (NaN and huge boxes count as bulk;
   // the server says what is wrong with them).
   const double area = (request.max_x() - request.min_x()) * (request.max_z() - request.min_z());

@@ -60,6 +60,11 @@ namespace worldgen {
 struct ClientOptions {
   // World to query; empty selects the server's "default" world.
   std::string world;
+  // If set, every call for `world` pins this fingerprint (WorldDescription.fingerprint; as
+  // GenerateChunkRequest.world_fingerprint): a replica serving another config or version of the
+  // world refuses with FAILED_PRECONDITION, which is not retried. Take it from DescribeWorld when
+  // the game's world is created, and store it with the world.
+  std::string world_fingerprint;
   // Deadline of each call, from its start, covering every attempt and backoff.
   absl::Duration deadline = absl::Seconds(10);
   // Retries after the first attempt for codes in retry_codes; 0 disables retries.

@@ -26,6 +26,9 @@ ABSL_FLAG(int, retries, 5,
           "Retries of a call that failed with UNAVAILABLE (exponential backoff from 50 ms, "
           "capped at 2 s, no jitter).");
 ABSL_FLAG(std::string, world, "", "World name; empty selects the server's default world.");
+ABSL_FLAG(std::string, world_fingerprint, "",
+          "Pin the world's version (describe prints its fingerprint): calls to a server that "
+          "serves another config or version of it fail with FAILED_PRECONDITION. Empty: no pin.");
 ABSL_FLAG(bool, json, false, "Print the result as one line of JSON instead of text.");
 ABSL_FLAG(int, size, 0, "Chunk size (columns per side, a power of two); 0 = the world's.");
 ABSL_FLAG(bool, heights, true, "Also request blended heights.");
@@ -94,6 +97,7 @@ int Fail(const absl::Status& status) {
 absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   ClientOptions options;
   options.world = absl::GetFlag(FLAGS_world);
+  options.world_fingerprint = absl::GetFlag(FLAGS_world_fingerprint);
   options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   options.max_retries = absl::GetFlag(FLAGS_retries);
   return Client::Connect(absl::GetFlag(FLAGS_target), options);
@@ -370,8 +374,8 @@ int RunView(const std::vector<std::string>& args) {
 }  // namespace
 
 const std::vector<std::string>& GlobalFlags() {
-  static const auto* flags =
-      new std::vector<std::string>{"target", "deadline_ms", "retries", "world"};
+  static const auto* flags = new std::vector<std::string>{"target", "deadline_ms", "retries",
+                                                          "world", "world_fingerprint"};
   return *flags;
 }
 

@@ -176,7 +176,7 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
       rejected_(prometheus::BuildCounter()
                     .Name("worldgen_rejected_calls_total")
                     .Help("Calls refused before any blending, by reason (queue_full, deadline, "
-                          "reply_memory, unparseable, invalid_argument, not_found).")
+                          "reply_memory, unparseable, invalid_argument, not_found, fingerprint).")
                     .Register(*registry_)),
       connections_cut_(prometheus::BuildCounter()
                            .Name("worldgen_http2_connections_closed_total")
@@ -196,8 +196,8 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
                             "that answer alike show the same fingerprint.")
                       .Register(*registry_)) {
   // Pre-create the rejection series so they read 0 rather than being absent.
-  for (const char* reason :
-       {"queue_full", "deadline", "reply_memory", "unparseable", "invalid_argument", "not_found"}) {
+  for (const char* reason : {"queue_full", "deadline", "reply_memory", "unparseable",
+                             "invalid_argument", "not_found", "fingerprint"}) {
     rejected_.Add({{"reason", reason}});
   }
   for (const char* reason : {"rst_flood", "control_flood", "not_http2"})

@@ -8,7 +8,8 @@
 //   worldgen_chunks_generated_total (counter): chunks blended (sent or not).
 //   worldgen_points_sampled_total (counter): points blended by SampleWeights.
 //   worldgen_rejected_calls_total{reason} (counter): calls refused: queue_full (queued work),
-//       deadline, reply_memory, unparseable, invalid_argument, not_found.
+//       deadline, reply_memory, unparseable, invalid_argument, not_found, fingerprint (a pinned
+//       world_fingerprint that is not this server's).
 //   worldgen_inflight_calls (gauge): calls started and not yet finished.
 //   worldgen_http2_connections_closed_total{reason} (counter): connections the HTTP/2 frame guard
 //       cut: rst_flood (over --http2_max_resets_per_second), control_flood (over

@@ -151,6 +151,20 @@ absl::StatusOr<std::shared_ptr<const World>> FindWorld(const WorldRegistry& worl
   return world;
 }
 
+// OK if `wanted` (a request's world_fingerprint) is empty or the fingerprint of world `name` here;
+// FAILED_PRECONDITION naming both otherwise.
+absl::Status CheckFingerprint(const WorldRegistry& worlds, absl::string_view name,
+                              absl::string_view wanted) {
+  if (wanted.empty()) return absl::OkStatus();
+  if (name.empty()) name = WorldRegistry::kDefaultWorldName;
+  const std::string served = worlds.fingerprint(name);
+  if (wanted == served) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("world_fingerprint = ", Quoted(wanted), " is not world ", Quoted(name),
+                   " as this server serves it (fingerprint \"", served,
+                   "\"): it runs another config or server version of the world"));
+}
+
 // A stream refused before it started: finishes at once, deletes itself when done.
 class RefusedStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
@@ -368,6 +382,11 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
   }
   absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
   if (!world.ok()) return refuse(world.status(), "not_found");
+  if (absl::Status s =
+          CheckFingerprint(*deps_.worlds, request.world(), request.world_fingerprint());
+      !s.ok()) {
+    return refuse(s, "fingerprint");
+  }
   absl::StatusOr<ChunkSelection> selection =
       ValidateChunkRequest(request, (*world)->spec().chunk_size, deps_.options.limits);
   if (!selection.ok()) return refuse(selection.status(), "invalid_argument");
@@ -415,6 +434,11 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   }
   absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request->world());
   if (!world.ok()) return refuse(world.status(), "not_found");
+  if (absl::Status s =
+          CheckFingerprint(*deps_.worlds, request->world(), request->world_fingerprint());
+      !s.ok()) {
+    return refuse(s, "fingerprint");
+  }
   absl::Status valid = ValidateSampleRequest(*request, deps_.options.limits);
   if (!valid.ok()) return refuse(valid, "invalid_argument");
   CallShape shape;
@@ -475,6 +499,11 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   }
   absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
   if (!world.ok()) return refuse(world.status(), "not_found");
+  if (absl::Status s =
+          CheckFingerprint(*deps_.worlds, request.world(), request.world_fingerprint());
+      !s.ok()) {
+    return refuse(s, "fingerprint");
+  }
   absl::StatusOr<BlockBox> box =
       ValidateSamplingPointsRequest(request, (*world)->blender(), deps_.options.limits);
   if (!box.ok()) return refuse(box.status(), "invalid_argument");

@@ -409,6 +409,16 @@ TEST_F(CliTest, RpcErrorsExitOneWithTheStatusOnStderr) {
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("INVALID_ARGUMENT"), std::string::npos) << bad.err;
   EXPECT_TRUE(bad.out.empty()) << bad.out;
+
+  // --world_fingerprint pins the world: the server's own passes, another is refused.
+  absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
+  ASSERT_TRUE(world.ok());
+  EXPECT_EQ(Cli({"sample", "1", "2", absl::StrCat("--world_fingerprint=", world->fingerprint())})
+                .exit_code,
+            0);
+  CommandResult stale = Cli({"sample", "1", "2", "--world_fingerprint=0123456789abcdef"});
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.err.find("FAILED_PRECONDITION"), std::string::npos) << stale.err;
 }
 
 TEST_F(CliTest, UsageErrorsExitTwo) {

@@ -238,6 +238,40 @@ TEST_F(ClientServerTest, ErrorsOtherThanUnavailableAreNotRetried) {
   EXPECT_EQ((*other)->stats().retries, 0);
 }
 
+// ClientOptions::world_fingerprint pins the world on every kind of call: the server's own value
+// passes, another is refused with FAILED_PRECONDITION at once, without a retry.
+TEST_F(ClientServerTest, APinnedFingerprintPassesOnlyWhenItIsTheServers) {
+  absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
+  ASSERT_TRUE(world.ok()) << world.status();
+  for (const std::string& pin : {world->fingerprint(), std::string("0123456789abcdef")}) {
+    const bool right = pin == world->fingerprint();
+    ClientOptions options;
+    options.world_fingerprint = pin;
+    auto pinned = Client::Connect(server_->target(), options);
+    ASSERT_TRUE(pinned.ok());
+    const absl::StatusCode expected =
+        right ? absl::StatusCode::kOk : absl::StatusCode::kFailedPrecondition;
+    absl::StatusOr<ChunkView> chunk = (*pinned)->GenerateChunk(3, -2, {});
+    EXPECT_EQ(chunk.status().code(), expected) << pin << ": " << chunk.status();
+    if (!right) EXPECT_THAT(chunk.status().message(), ::testing::HasSubstr(world->fingerprint()));
+    std::vector<ChunkCoord> got;
+    absl::Status region = (*pinned)->GenerateRegion(
+        {.min_x = 0, .min_z = 0, .max_x = 1, .max_z = 1}, {}, [&](ChunkView c) {
+          got.push_back({c.chunk_x(), c.chunk_z()});
+        });
+    EXPECT_EQ(region.code(), expected) << pin << ": " << region;
+    EXPECT_EQ(got.size(), right ? 4u : 0u);
+    v1::SampleWeightsRequest sample;
+    sample.add_points()->set_x(10.5);
+    EXPECT_EQ((*pinned)->SampleWeights(sample).status().code(), expected) << pin;
+    v1::ListSamplingPointsRequest box;
+    box.set_max_x(64);
+    box.set_max_z(64);
+    EXPECT_EQ((*pinned)->ListSamplingPoints(box).status().code(), expected) << pin;
+    EXPECT_EQ((*pinned)->stats().retries, 0);
+  }
+}
+
 TEST_F(ClientServerTest, HealthIsServing) {
   absl::StatusOr<std::string> health = client_->CheckHealth();
   ASSERT_TRUE(health.ok()) << health.status();

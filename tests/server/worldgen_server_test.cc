@@ -587,6 +587,49 @@ TEST_F(WorldGenServerTest, EveryBadInputGetsTheRightCodeAndNamesTheField) {
   EXPECT_THAT(status.error_message(), HasSubstr("default"));  // Lists what is available.
 }
 
+// world_fingerprint pins a world's version on GenerateChunk, SampleWeights and
+// ListSamplingPoints: empty or the served world's own fingerprint is answered; another world's, or
+// a made-up one, gets FAILED_PRECONDITION naming both values.
+TEST_F(WorldGenServerTest, APinnedWorldFingerprintMustBeTheServedWorlds) {
+  v1::WorldDescription tiny, default_world;
+  ASSERT_TRUE(Describe(*stub_, "tiny", &tiny).ok());
+  ASSERT_TRUE(Describe(*stub_, "", &default_world).ok());
+  ASSERT_NE(tiny.fingerprint(), default_world.fingerprint());
+  for (const std::string& pin :
+       {std::string(), tiny.fingerprint(), default_world.fingerprint(), std::string("\x01'zz")}) {
+    const bool right = pin.empty() || pin == tiny.fingerprint();
+    const grpc::StatusCode expected =
+        right ? grpc::StatusCode::OK : grpc::StatusCode::FAILED_PRECONDITION;
+    std::vector<grpc::Status> statuses;
+    v1::GenerateChunkRequest chunks = ListRequest({{0, 0}, {1, 1}}, 16);
+    chunks.set_world("tiny");
+    chunks.set_world_fingerprint(pin);
+    statuses.push_back(GenerateAll(*stub_, chunks).status);
+    v1::SampleWeightsRequest sample;
+    sample.set_world("tiny");
+    sample.set_world_fingerprint(pin);
+    sample.add_points()->set_x(3.5);
+    v1::SampleWeightsResponse samples;
+    statuses.push_back(Sample(*stub_, sample, &samples));
+    v1::ListSamplingPointsRequest box;
+    box.set_world("tiny");
+    box.set_world_fingerprint(pin);
+    box.set_max_x(32);
+    box.set_max_z(32);
+    v1::ListSamplingPointsResponse points;
+    grpc::ClientContext context;
+    statuses.push_back(stub_->ListSamplingPoints(&context, box, &points));
+    for (const grpc::Status& status : statuses) {
+      EXPECT_EQ(status.error_code(), expected)
+          << "pin \"" << pin << "\": " << status.error_message();
+      if (right) continue;
+      EXPECT_THAT(status.error_message(), HasSubstr("world_fingerprint = "));
+      EXPECT_THAT(status.error_message(), HasSubstr(absl::StrCat("\"", tiny.fingerprint(), "\"")));
+      EXPECT_THAT(status.error_message(), HasSubstr("\"tiny\""));
+    }
+  }
+}
+
 TEST_F(WorldGenServerTest, DescribeWorldReportsConfigBlenderAndLimits) {
   v1::WorldDescription description;
   grpc::Status status = Describe(*stub_, "", &description);
