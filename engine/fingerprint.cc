@@ -69,8 +69,8 @@ int64_t VolumeProbeMinY(const WorldSpec& spec) {
 
 uint64_t OutputFingerprint(const World& world) {
   Fnv1a fnv;
-  // Chunks near the origin (both signs), a chunk of 32, and chunks far out, where coordinates
-  // need every bit of a double's mantissa that the engine keeps.
+  // Chunks near the origin (both signs), chunks of 32, and chunks far out (to 2^24 blocks), where
+  // the lattice and the noise work with large coordinates.
   struct ChunkProbe {
     int64_t chunk_x, chunk_z;
     int size;

@@ -5,8 +5,8 @@
 // build. OutputFingerprint makes that promise observable where it matters, on every running
 // replica: two processes whose fingerprints of a world differ answer some request differently
 // (another world config, another engine version, or a determinism bug), and equal fingerprints
-// mean they agreed on chunks, points and sections chosen to cross the world's paths (every method,
-// heights, the per-column options, far coordinates, fractional points, 3D cells).
+// mean they agreed bit for bit on probes that take every path of an answer: the world's method,
+// heights, the per-column options, far coordinates, fractional points and 3D cells.
 //
 //   uint64_t f = OutputFingerprint(**World::Create(DefaultWorldSpec()));
 //
