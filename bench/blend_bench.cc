@@ -29,6 +29,9 @@
 //   BM_HeightNoise/batch/mfreq       a biome's height noise (4 octaves, mfreq / 1000 cycles per
 //                                    block) over a 16x16 chunk: per column (batch 0) or batched
 //                                    (batch 1)
+//   BM_OutputFingerprint/world       OutputFingerprint (engine/fingerprint.h), what a server pays
+//                                    per world at start: world 0 the default, 1 the example cave
+//                                    world
 //
 // Counters: per_column (ns per generated column), biomes_per_chunk (mean number of layers),
 // single_biome (share of chunks answered without per-column work).
@@ -42,6 +45,7 @@
 
 #include "bench/anchor_world.h"
 #include "benchmark/benchmark.h"
+#include "engine/fingerprint.h"
 #include "engine/hash.h"
 #include "engine/jittered_bcc_lattice.h"
 #include "engine/jittered_lattice.h"
@@ -231,6 +235,14 @@ BENCHMARK(BM_VolumeColumn)
     ->Args({4, 1, 16})
     ->Args({4, 1, 0})
     ->Unit(benchmark::kMicrosecond);
+
+// A world's fingerprint (engine/fingerprint.h): its probes blended without a cache.
+void BM_OutputFingerprint(benchmark::State& state) {
+  const std::shared_ptr<const World> world =
+      state.range(0) == 0 ? *World::Create(DefaultWorldSpec()) : CaveWorld(8.0);
+  for (auto _ : state) benchmark::DoNotOptimize(OutputFingerprint(*world));
+}
+BENCHMARK(BM_OutputFingerprint)->ArgName("world")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 // One 3D point query (SampleWeights with y: World::BlendPoint(x, y, z)) of the example cave world,
 // inside the cave bands (y in [-64, 0)), over 4,096 points; cached: a cache warmed by one pass.
