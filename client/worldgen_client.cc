@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -19,6 +20,9 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "openssl/err.h"
+#include "openssl/pem.h"
+#include "openssl/x509.h"
 
 namespace worldgen {
 namespace {
@@ -62,6 +66,68 @@ void SetDeadline(grpc::ClientContext& context, absl::Time deadline) {
   if (deadline != absl::InfiniteFuture()) context.set_deadline(absl::ToChronoTime(deadline));
 }
 
+// PEM text in an OpenSSL memory BIO (read-only, no copy).
+std::unique_ptr<BIO, decltype(&BIO_free)> PemBio(const std::string& pem) {
+  return {BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free};
+}
+
+// The certificates of `pem` (at least one, all of the text), or an error naming `field`.
+absl::StatusOr<std::vector<std::unique_ptr<X509, decltype(&X509_free)>>> ParseCertificates(
+    absl::string_view field, const std::string& pem) {
+  std::vector<std::unique_ptr<X509, decltype(&X509_free)>> certificates;
+  auto bio = PemBio(pem);
+  ERR_clear_error();
+  while (X509* certificate = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    certificates.emplace_back(certificate, &X509_free);
+  }
+  // The loop ends at the first thing that is not a certificate: the text's end is the only
+  // good reason.
+  const unsigned long error = ERR_peek_last_error();
+  ERR_clear_error();
+  const bool at_end = ERR_GET_LIB(error) == ERR_LIB_PEM &&
+                      ERR_GET_REASON(error) == PEM_R_NO_START_LINE && BIO_eof(bio.get()) == 1;
+  if (certificates.empty() || !at_end) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ClientOptions.tls.", field, ": ",
+        certificates.empty()
+            ? "holds no PEM certificate"
+            : absl::StrCat("certificate ", certificates.size() + 1, " is not a PEM certificate")));
+  }
+  return certificates;
+}
+
+// ClientOptions::tls holds what gRPC's TLS needs, checked here: gRPC itself would only fail every
+// call's handshake until its deadline.
+absl::Status ValidateTls(const ClientOptions::Tls& tls) {
+  if (!tls.root_certs_pem.empty()) {
+    if (auto roots = ParseCertificates("root_certs_pem", tls.root_certs_pem); !roots.ok()) {
+      return roots.status();
+    }
+  }
+  if (tls.cert_chain_pem.empty() != tls.private_key_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "ClientOptions.tls: cert_chain_pem and private_key_pem go together (mutual TLS), "
+        "one is empty");
+  }
+  if (tls.cert_chain_pem.empty()) return absl::OkStatus();
+  auto chain = ParseCertificates("cert_chain_pem", tls.cert_chain_pem);
+  if (!chain.ok()) return chain.status();
+  auto bio = PemBio(tls.private_key_pem);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+  ERR_clear_error();
+  if (key == nullptr) {
+    return absl::InvalidArgumentError(
+        "ClientOptions.tls.private_key_pem: not an unencrypted PEM private key");
+  }
+  if (X509_check_private_key(chain->front().get(), key.get()) != 1) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError(
+        "ClientOptions.tls: private_key_pem is not the key of cert_chain_pem's first certificate");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateOptions(const ClientOptions& options) {
   if (options.deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("ClientOptions.deadline must be positive");
@@ -74,6 +140,7 @@ absl::Status ValidateOptions(const ClientOptions& options) {
         "ClientOptions backoff: need initial_backoff, max_backoff >= 0 and backoff_multiplier >= "
         "1");
   }
+  if (options.tls.has_value()) return ValidateTls(*options.tls);
   return absl::OkStatus();
 }
 
@@ -130,9 +197,20 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Chunks of 256^2 columns with many biomes exceed gRPC's default 4 MB receive limit.
   args.SetMaxReceiveMessageSize(-1);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (options.tls.has_value()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = options.tls->root_certs_pem;
+    ssl.pem_cert_chain = options.tls->cert_chain_pem;
+    ssl.pem_private_key = options.tls->private_key_pem;
+    credentials = grpc::SslCredentials(ssl);
+    if (!options.tls->server_name.empty()) {
+      args.SetSslTargetNameOverride(options.tls->server_name);
+    }
+  }
   // Each channel with a local pool makes its own connection: bulk calls get one of their own.
-  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-  auto bulk_channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(target, credentials, args);
+  auto bulk_channel = grpc::CreateCustomChannel(target, credentials, args);
   return std::unique_ptr<Client>(
       new Client(std::move(channel), std::move(bulk_channel), std::move(options)));
 }

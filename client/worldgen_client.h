@@ -101,6 +101,20 @@ struct ClientOptions {
   // Send the routing key (worldgen.proto, "Routing key") with every call, so a balancer that hashes
   // it keeps a region's blends in one replica's caches.
   bool send_route_key = true;
+  // Transport security towards a balancer that terminates TLS (docs/operations.md, "TLS").
+  // Unset: plaintext (a replica or balancer on a private network).
+  struct Tls {
+    // PEM certificates of the authorities the server's certificate must chain to; empty: the
+    // system's roots (gRPC's default roots file).
+    std::string root_certs_pem;
+    // Mutual TLS: this client's certificate chain and private key, PEM; both or neither.
+    std::string cert_chain_pem;
+    std::string private_key_pem;
+    // The name the server's certificate must be valid for, when it is not the target's host (a
+    // target given as an IP address, or a balancer reached under another name); empty: the host.
+    std::string server_name;
+  };
+  std::optional<Tls> tls;
 };
 
 // The routing key of a call whose first chunk corner or point is block column (x, z) of `world`.

@@ -12,6 +12,8 @@ COPY nginx/render-config.sh nginx/follow-dns.sh nginx/worldgen.conf.template /et
 ENV WORLDGEN_UPSTREAMS="worldgen-1:50051 worldgen-2:50051"
 # hash (consistent hash of the worldgen-route key: a region stays in one replica's cache), least_conn, round_robin.
 ENV WORLDGEN_BALANCE=hash
+# TLS for clients: WORLDGEN_TLS_CERT, WORLDGEN_TLS_KEY (and WORLDGEN_TLS_CLIENT_CA for mutual TLS),
+# paths of mounted PEM files (render-config.sh). Unset: plaintext.
 EXPOSE 50051
 STOPSIGNAL SIGQUIT
 # The gRPC port accepts connections (replica health is nginx's business: max_fails/grpc_next_upstream).

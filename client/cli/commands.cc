@@ -3,10 +3,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <span>
+#include <sstream>
+#include <tuple>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -29,6 +35,18 @@ ABSL_FLAG(std::string, world, "", "World name; empty selects the server's defaul
 ABSL_FLAG(std::string, world_fingerprint, "",
           "Pin the world's version (describe prints its fingerprint): calls to a server that "
           "serves another config or version of it fail with FAILED_PRECONDITION. Empty: no pin.");
+ABSL_FLAG(bool, tls, false,
+          "Connect with TLS (to a balancer that terminates it), checking the server's certificate "
+          "against the system's roots or --tls_ca_file. Implied by any other --tls_ flag.");
+ABSL_FLAG(std::string, tls_ca_file, "",
+          "PEM file of the authorities the server's certificate must chain to (default: the "
+          "system's roots).");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "Mutual TLS: PEM file of this client's certificate chain (with --tls_key_file).");
+ABSL_FLAG(std::string, tls_key_file, "", "Mutual TLS: PEM file of this client's private key.");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Name the server's certificate must be valid for, when --target's host is not it "
+          "(e.g. an IP address).");
 ABSL_FLAG(bool, json, false, "Print the result as one line of JSON instead of text.");
 ABSL_FLAG(int, size, 0, "Chunk size (columns per side, a power of two); 0 = the world's.");
 ABSL_FLAG(bool, heights, true, "Also request blended heights.");
@@ -93,6 +111,43 @@ int Fail(const absl::Status& status) {
   return kExitError;
 }
 
+// The contents of the file a --tls_ flag names.
+absl::StatusOr<std::string> ReadTlsFile(absl::string_view flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", path, ": cannot read it (", std::strerror(errno), ")"));
+  }
+  return text.str();
+}
+
+// ClientOptions::tls from the --tls flags: unset when none is given.
+absl::StatusOr<std::optional<ClientOptions::Tls>> TlsFromFlags() {
+  const std::string ca = absl::GetFlag(FLAGS_tls_ca_file),
+                    cert = absl::GetFlag(FLAGS_tls_cert_file),
+                    key = absl::GetFlag(FLAGS_tls_key_file);
+  ClientOptions::Tls tls;
+  tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  if (!absl::GetFlag(FLAGS_tls) && ca.empty() && cert.empty() && key.empty() &&
+      tls.server_name.empty()) {
+    return std::nullopt;
+  }
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError("--tls_cert_file and --tls_key_file go together");
+  }
+  for (auto [flag, path, pem] : {std::tuple{"tls_ca_file", &ca, &tls.root_certs_pem},
+                                 std::tuple{"tls_cert_file", &cert, &tls.cert_chain_pem},
+                                 std::tuple{"tls_key_file", &key, &tls.private_key_pem}}) {
+    if (path->empty()) continue;
+    absl::StatusOr<std::string> text = ReadTlsFile(flag, *path);
+    if (!text.ok()) return text.status();
+    *pem = *std::move(text);
+  }
+  return tls;
+}
+
 // The client every subcommand uses, built from the global flags.
 absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   ClientOptions options;
@@ -100,6 +155,9 @@ absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   options.world_fingerprint = absl::GetFlag(FLAGS_world_fingerprint);
   options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   options.max_retries = absl::GetFlag(FLAGS_retries);
+  absl::StatusOr<std::optional<ClientOptions::Tls>> tls = TlsFromFlags();
+  if (!tls.ok()) return tls.status();
+  options.tls = *std::move(tls);
   return Client::Connect(absl::GetFlag(FLAGS_target), options);
 }
 
@@ -350,6 +408,9 @@ int RunView(const std::vector<std::string>& args) {
   options.max_tile_renders = absl::GetFlag(FLAGS_max_tile_renders);
   options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   options.max_retries = absl::GetFlag(FLAGS_retries);
+  absl::StatusOr<std::optional<ClientOptions::Tls>> tls = TlsFromFlags();
+  if (!tls.ok()) return Usage(std::string(tls.status().message()));
+  options.tls = *std::move(tls);
   if (options.max_tile_renders < 1 || options.max_tile_renders > 64) {
     return Usage("--max_tile_renders must be in [1, 64]");
   }
@@ -374,8 +435,9 @@ int RunView(const std::vector<std::string>& args) {
 }  // namespace
 
 const std::vector<std::string>& GlobalFlags() {
-  static const auto* flags = new std::vector<std::string>{"target", "deadline_ms", "retries",
-                                                          "world", "world_fingerprint"};
+  static const auto* flags = new std::vector<std::string>{
+      "target", "deadline_ms", "retries",       "world",        "world_fingerprint",
+      "tls",    "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name"};
   return *flags;
 }
 

@@ -194,6 +194,7 @@ struct MapViewer::State {
       client_options.world = world;
       client_options.deadline = options.deadline;
       client_options.max_retries = options.max_retries;
+      client_options.tls = options.tls;
       absl::StatusOr<std::unique_ptr<Client>> made =
           Client::Connect(options.target, client_options);
       if (!made.ok()) return made.status();

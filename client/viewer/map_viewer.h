@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "client/worldgen_client.h"
 
 namespace worldgen::viewer {
 
@@ -69,6 +71,8 @@ struct ViewerOptions {
   // Deadline and retries of each gRPC call (short: a viewer should say "down" quickly).
   absl::Duration deadline = absl::Seconds(10);
   int max_retries = 1;
+  // TLS towards the target (ClientOptions::tls); unset: plaintext.
+  std::optional<ClientOptions::Tls> tls;
   // Age after which a world's description is fetched again (a restarted server may have a new
   // config).
   absl::Duration describe_ttl = absl::Seconds(2);

@@ -5,6 +5,8 @@
 # workers). For a Kubernetes headless Service, whose A records are its ready pods: pods that come,
 # go or restart with a new address are followed; with the consistent hash only their regions move.
 # An empty answer keeps the last known replicas (nginx marks unreachable ones down by itself).
+# With TLS (render-config.sh's WORLDGEN_TLS_*), nginx is also reloaded when the certificate, key or
+# client CA files change (a Kubernetes Secret updated in place, e.g. by cert-manager's renewal).
 #
 # Usage: follow-dns.sh LISTEN NAME:PORT
 # Environment: WORLDGEN_DNS_INTERVAL (default 2), WORLDGEN_RESOLVE (command printing the name's
@@ -30,6 +32,16 @@ upstreams() {
   $resolve_cmd "$name" 2>/dev/null | awk -v port="$port" 'NF { print $1 ":" port }' | sort -u |
     tr '\n' ' ' | sed 's/ $//'
 }
+# A checksum of the TLS files' contents ("" without TLS).
+tls_files() {
+  files=""
+  for f in "${WORLDGEN_TLS_CERT:-}" "${WORLDGEN_TLS_KEY:-}" "${WORLDGEN_TLS_CLIENT_CA:-}"; do
+    [ -n "$f" ] && files="$files $f"
+  done
+  [ -z "$files" ] && return 0
+  # shellcheck disable=SC2086  # One argument per file.
+  cat $files 2>/dev/null | cksum
+}
 render() {
   # shellcheck disable=SC2086  # One argument per upstream.
   "$here/render-config.sh" "$listen" $1 >"$conf.new" && mv "$conf.new" "$conf"
@@ -43,6 +55,7 @@ while [ -z "$current" ]; do
 done
 render "$current"
 echo "follow-dns: upstreams $current" >&2
+certificates=$(tls_files)
 $nginx_cmd -g 'daemon off;' &
 nginx_pid=$!
 trap 'kill -QUIT "$nginx_pid" 2>/dev/null || true' TERM QUIT INT
@@ -57,6 +70,16 @@ while kill -0 "$nginx_pid" 2>/dev/null; do
     else
       echo "follow-dns: reload for $next failed; still $current" >&2
     fi
+  fi
+  now=$(tls_files)
+  if [ "$now" != "$certificates" ] && kill -0 "$nginx_pid" 2>/dev/null; then
+    # A failed reload (say, a key that does not match its certificate) keeps the old ones serving.
+    if $nginx_cmd -s reload; then
+      echo "follow-dns: TLS files changed; reloaded" >&2
+    else
+      echo "follow-dns: TLS files changed but the reload failed; still the old ones" >&2
+    fi
+    certificates=$now
   fi
 done
 status=0

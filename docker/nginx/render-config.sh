@@ -6,6 +6,10 @@
 # Environment: WORLDGEN_MAX_FAILS (default 1), WORLDGEN_FAIL_TIMEOUT (default 10s),
 #   WORLDGEN_BALANCE: hash (default: consistent hash of the worldgen-route key), least_conn, or
 #   round_robin.
+#   TLS for clients (the replicas behind stay plaintext): WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY,
+#   PEM files of the balancer's certificate chain and key (both or neither); WORLDGEN_TLS_CLIENT_CA,
+#   PEM file of the authorities client certificates must chain to (mutual TLS: a client without
+#   one is refused). nginx reads the files when it starts or reloads (SIGHUP, `nginx -s reload`).
 set -eu
 if [ "$#" -lt 2 ]; then
   echo "usage: $0 LISTEN UPSTREAM [UPSTREAM...]" >&2
@@ -20,13 +24,44 @@ case "${WORLDGEN_BALANCE:-hash}" in
 esac
 listen=$1
 shift
+tls_cert=${WORLDGEN_TLS_CERT:-}
+tls_key=${WORLDGEN_TLS_KEY:-}
+tls_client_ca=${WORLDGEN_TLS_CLIENT_CA:-}
+if { [ -n "$tls_cert" ] && [ -z "$tls_key" ]; } || { [ -z "$tls_cert" ] && [ -n "$tls_key" ]; }; then
+  echo "$0: WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY go together (one is empty)" >&2
+  exit 2
+fi
+if [ -n "$tls_client_ca" ] && [ -z "$tls_cert" ]; then
+  echo "$0: WORLDGEN_TLS_CLIENT_CA needs WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY" >&2
+  exit 2
+fi
+listen_tls=""
+tls=""
+if [ -n "$tls_cert" ]; then
+  listen_tls="ssl "
+  tls="    ssl_certificate ${tls_cert};
+    ssl_certificate_key ${tls_key};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    # Resumed sessions skip the key exchange when a game server reconnects.
+    ssl_session_cache shared:worldgen_tls:10m;
+    ssl_session_timeout 1h;
+"
+  if [ -n "$tls_client_ca" ]; then
+    tls="${tls}    ssl_client_certificate ${tls_client_ca};
+    ssl_verify_client on;
+    ssl_verify_depth 3;
+"
+  fi
+fi
 servers=""
 for upstream in "$@"; do
   servers="${servers}    server ${upstream} max_fails=${WORLDGEN_MAX_FAILS:-1} fail_timeout=${WORLDGEN_FAIL_TIMEOUT:-10s};
 "
 done
 # awk, not sed: the server list spans lines.
-awk -v listen="$listen" -v servers="$servers" -v balance="$balance" '
+awk -v listen="$listen" -v servers="$servers" -v balance="$balance" -v listen_tls="$listen_tls" \
+  -v tls="$tls" '
   /^@UPSTREAM_SERVERS@$/ { printf "%s", servers; next }
-  { gsub(/@LISTEN@/, listen); gsub(/@BALANCE@/, balance); print }
+  /^@TLS@$/ { printf "%s", tls; next }
+  { gsub(/@LISTEN@/, listen); gsub(/@LISTEN_TLS@/, listen_tls); gsub(/@BALANCE@/, balance); print }
 ' "$here/worldgen.conf.template"

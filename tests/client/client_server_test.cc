@@ -177,7 +177,9 @@ TEST(ClientVolumeTest, VolumesAndPointsWithYMatchTheEngine) {
   const std::string caves = std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/caves.json";
   auto server = ServerProcess::Start({"--world_config=" + caves});
   ASSERT_TRUE(server.ok()) << server.status();
-  auto client = Client::Connect((*server)->target(), {.world = "caves"});
+  ClientOptions caves_world;
+  caves_world.world = "caves";
+  auto client = Client::Connect((*server)->target(), caves_world);
   ASSERT_TRUE(client.ok()) << client.status();
   const std::shared_ptr<const World> world = [&] {
     absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs({caves});
@@ -253,7 +255,9 @@ TEST_F(ClientServerTest, APinnedFingerprintPassesOnlyWhenItIsTheServers) {
         right ? absl::StatusCode::kOk : absl::StatusCode::kFailedPrecondition;
     absl::StatusOr<ChunkView> chunk = (*pinned)->GenerateChunk(3, -2, {});
     EXPECT_EQ(chunk.status().code(), expected) << pin << ": " << chunk.status();
-    if (!right) EXPECT_THAT(chunk.status().message(), ::testing::HasSubstr(world->fingerprint()));
+    if (!right) {
+      EXPECT_THAT(chunk.status().message(), ::testing::HasSubstr(world->fingerprint()));
+    }
     std::vector<ChunkCoord> got;
     absl::Status region = (*pinned)->GenerateRegion(
         {.min_x = 0, .min_z = 0, .max_x = 1, .max_z = 1}, {}, [&](ChunkView c) {

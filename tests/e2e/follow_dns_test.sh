@@ -3,7 +3,9 @@
 # replicas on 127.0.0.1:P and 127.0.0.2:P stand for two pods of a headless Service, and a fake
 # resolver answers from a file. The balancer must serve through the first, switch to the second when
 # the answer changes (the first is then killed: only a reloaded nginx still answers), keep the last
-# replicas on an empty answer, and stop with nginx on SIGTERM.
+# replicas on an empty answer, and stop with nginx on SIGTERM. It serves TLS (WORLDGEN_TLS_*, made
+# here by openssl): when the certificate and key files are replaced, as a renewed Kubernetes Secret
+# replaces them, it must reload and serve the new certificate.
 # Usage: follow_dns_test.sh WORLDGEN_SERVER WORLDGEN_CLI REPO_ROOT
 set -euo pipefail
 server=$1
@@ -33,7 +35,24 @@ eventually() {
   for _ in $(seq 50); do "$@" && return 0; sleep 0.2; done
   return 1
 }
-call() { "$cli" --target="127.0.0.1:$lb_port" --retries=0 --deadline_ms=3000 chunk 3 4 >/dev/null 2>&1; }
+# One chunk through the balancer, trusting the authority $1 (default: the first one).
+call() {
+  "$cli" --target="127.0.0.1:$lb_port" --tls_ca_file="${1:-$tmp/ca.pem}" --retries=0 \
+    --deadline_ms=3000 chunk 3 4 >/dev/null 2>&1
+}
+# An authority $1 and a certificate $2 for 127.0.0.1 that it signs ($tmp/NAME.pem, $tmp/NAME.key).
+authority() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/$1.key" \
+    -out "$tmp/$1.pem" -days 2 -subj "/CN=$1" -addext basicConstraints=critical,CA:TRUE \
+    -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/$2.key" \
+    -out "$tmp/$2.csr" -subj "/CN=balancer" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n' >"$tmp/$2.ext"
+  openssl x509 -req -in "$tmp/$2.csr" -CA "$tmp/$1.pem" -CAkey "$tmp/$1.key" -days 2 \
+    -extfile "$tmp/$2.ext" -out "$tmp/$2.pem" 2>/dev/null
+}
+authority ca balancer
+authority renewed-ca renewed
 
 port=$(free_port)
 lb_port=$(free_port)
@@ -62,7 +81,8 @@ printf '#!/bin/sh\ncat %s/answer\n' "$tmp" >"$tmp/resolve.sh"
 chmod +x "$tmp/resolve.sh"
 echo "127.0.0.1" >"$tmp/answer"
 
-WORLDGEN_DNS_INTERVAL=0.3 WORLDGEN_RESOLVE="$tmp/resolve.sh" \
+WORLDGEN_TLS_CERT="$tmp/balancer.pem" WORLDGEN_TLS_KEY="$tmp/balancer.key" \
+  WORLDGEN_DNS_INTERVAL=0.3 WORLDGEN_RESOLVE="$tmp/resolve.sh" \
   WORLDGEN_NGINX="/usr/sbin/nginx -p $tmp -c $tmp/nginx.conf" \
   WORLDGEN_NGINX_CONF="$tmp/conf.d/worldgen.conf" \
   "$root/docker/nginx/follow-dns.sh" "127.0.0.1:$lb_port" "replicas.invalid:$port" \
@@ -100,6 +120,14 @@ for i in $(seq 10); do call || fail "call $i after the switch failed: nginx stil
 sleep 1
 call || fail "an empty answer dropped the replicas"
 [[ $(grep -c 'upstreams ' "$tmp/follow.log") -eq 2 ]] || fail "an empty answer changed the upstreams"
+call "$tmp/renewed-ca.pem" && fail "the renewed certificate was served before it was installed"
+mapfile -t old_workers < <(children "$(cat "$tmp/nginx.pid")")
+cp "$tmp/renewed.pem" "$tmp/balancer.pem"
+cp "$tmp/renewed.key" "$tmp/balancer.key"
+eventually grep -q "TLS files changed; reloaded" "$tmp/follow.log" || fail "the renewed files were not reloaded"
+eventually all_gone "${old_workers[@]}" || fail "nginx's old workers did not exit after the TLS reload"
+call "$tmp/renewed-ca.pem" || fail "the renewed certificate is not served after the reload"
+call && fail "the old certificate is still served after the reload"
 nginx_pid=$(cat "$tmp/nginx.pid")
 kill -TERM "$follow"
 status=0
@@ -108,4 +136,5 @@ kill -0 "$follow" 2>/dev/null && fail "follow-dns.sh did not stop within 10 s of
 wait "$follow" || status=$?
 [[ $status -eq 0 ]] || fail "follow-dns.sh exited $status"
 kill -0 "$nginx_pid" 2>/dev/null && fail "nginx outlived follow-dns.sh"
-echo "follow-dns: followed 127.0.0.1 -> 127.0.0.2 with a reload, kept them on an empty answer, stopped cleanly"
+echo "follow-dns: followed 127.0.0.1 -> 127.0.0.2 with a reload, kept them on an empty answer," \
+  "served a renewed TLS certificate, stopped cleanly"

@@ -7,6 +7,9 @@ calls DescribeWorld, GenerateChunk (a region) and SampleWeights, and compares ev
 serialize to the same bytes, floats included. Run with /usr/bin/python3 (apt's grpc modules).
 
 usage: python_client.py --target=HOST:PORT --cli=PATH/worldgen --proto_dir=PATH/proto
+           [--tls_ca=CA.pem [--tls_cert=CLIENT.pem --tls_key=CLIENT.key]]
+With --tls_ca both clients connect with TLS (grpcio's own, and the CLI's --tls_ca_file), and
+with --tls_cert/--tls_key as a client of mutual TLS.
 Exit 0 and a final "python-client: OK ..." line on success, 1 on any mismatch or error.
 """
 import argparse
@@ -36,12 +39,32 @@ def generate_stubs(proto_dir, out_dir):
 
 def cli_json(cli, target, args, message):
     from google.protobuf import json_format
-    result = subprocess.run([cli, "--target=" + target] + args, capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run([cli, "--target=" + target] + CLI_TLS_FLAGS + args,
+                            capture_output=True, text=True, timeout=60)
     if result.returncode != 0:
         raise RuntimeError("worldgen %s failed (%d): %s" % (" ".join(args), result.returncode,
                                                              result.stderr))
     return json_format.Parse(result.stdout, message)
+
+
+# The CLI's TLS flags, mirroring this client's (set in main).
+CLI_TLS_FLAGS = []
+
+
+def open_channel(grpc, args):
+    """A channel to args.target: plaintext, or TLS with args.tls_* (PEM files)."""
+    if not args.tls_ca:
+        return grpc.insecure_channel(args.target)
+
+    def read(path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    key = read(args.tls_key) if args.tls_key else None
+    chain = read(args.tls_cert) if args.tls_cert else None
+    credentials = grpc.ssl_channel_credentials(root_certificates=read(args.tls_ca),
+                                               private_key=key, certificate_chain=chain)
+    return grpc.secure_channel(args.target, credentials)
 
 
 def same(a, b):
@@ -53,7 +76,14 @@ def main():
     parser.add_argument("--target", required=True)
     parser.add_argument("--cli", required=True)
     parser.add_argument("--proto_dir", required=True)
+    parser.add_argument("--tls_ca")
+    parser.add_argument("--tls_cert")
+    parser.add_argument("--tls_key")
     args = parser.parse_args()
+    if args.tls_ca:
+        CLI_TLS_FLAGS.append("--tls_ca_file=" + args.tls_ca)
+    if args.tls_cert:
+        CLI_TLS_FLAGS.extend(["--tls_cert_file=" + args.tls_cert, "--tls_key_file=" + args.tls_key])
 
     with tempfile.TemporaryDirectory(prefix="worldgen-py") as out_dir:
         generate_stubs(args.proto_dir, out_dir)
@@ -61,7 +91,7 @@ def main():
         from worldgen.v1 import worldgen_pb2, worldgen_pb2_grpc
 
         failures = []
-        with grpc.insecure_channel(args.target) as channel:
+        with open_channel(grpc, args) as channel:
             stub = worldgen_pb2_grpc.WorldGenStub(channel)
 
             # DescribeWorld.
@@ -117,8 +147,9 @@ def main():
             print("python-client: FAIL " + failure)
         if failures:
             return 1
-        print("python-client: OK %d chunks, %d points, %d biomes; identical to the C++ client"
-              % (len(chunks), len(points), len(world.config.biomes)))
+        print("python-client: OK %d chunks, %d points, %d biomes; identical to the C++ client%s"
+              % (len(chunks), len(points), len(world.config.biomes),
+                 " (TLS)" if args.tls_ca else ""))
         return 0
 
 

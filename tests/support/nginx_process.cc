@@ -28,7 +28,7 @@ bool Accepts(int port) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(
-    const std::vector<std::string>& upstreams) {
+    const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls) {
   std::unique_ptr<NginxProcess> nginx(new NginxProcess());
   auto dir = TempDir::Create("worldgen-nginx");
   if (!dir.ok()) return dir.status();
@@ -37,9 +37,14 @@ absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(
   if (!port.ok()) return port.status();
   nginx->port_ = *port;
 
-  std::vector<std::string> render = {
-      "/bin/sh", absl::StrCat(WORLDGEN_SOURCE_DIR, "/docker/nginx/render-config.sh"),
-      absl::StrCat("127.0.0.1:", *port)};
+  std::vector<std::string> render = {"/usr/bin/env"};
+  if (tls.has_value()) {
+    render.insert(render.end(), {"WORLDGEN_TLS_CERT=" + tls->cert, "WORLDGEN_TLS_KEY=" + tls->key,
+                                 "WORLDGEN_TLS_CLIENT_CA=" + tls->client_ca});
+  }
+  render.insert(render.end(),
+                {"/bin/sh", absl::StrCat(WORLDGEN_SOURCE_DIR, "/docker/nginx/render-config.sh"),
+                 absl::StrCat("127.0.0.1:", *port)});
   render.insert(render.end(), upstreams.begin(), upstreams.end());
   absl::StatusOr<CommandResult> rendered = RunCommand(render);
   if (!rendered.ok()) return rendered.status();

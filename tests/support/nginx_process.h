@@ -7,6 +7,7 @@
 #define WORLDGEN_TESTS_SUPPORT_NGINX_PROCESS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,19 @@ namespace worldgen::testing {
 
 inline constexpr char kNginx[] = "/usr/sbin/nginx";
 
+// TLS for the clients, as render-config.sh's WORLDGEN_TLS_* (PEM file paths; client_ca may be
+// empty).
+struct NginxTls {
+  std::string cert;
+  std::string key;
+  std::string client_ca;
+};
+
 class NginxProcess {
  public:
   // `upstreams`: the replicas' "host:port". Returns once nginx accepted its config and listens.
   static absl::StatusOr<std::unique_ptr<NginxProcess>> Start(
-      const std::vector<std::string>& upstreams);
+      const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls = std::nullopt);
   ~NginxProcess();  // Graceful stop (SIGQUIT: finish requests, then exit).
 
   int port() const { return port_; }

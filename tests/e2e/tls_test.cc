@@ -1,0 +1,251 @@
+// TLS where the deployment ends it: a real nginx rendered from docker/nginx/ with
+// WORLDGEN_TLS_* in front of a worldgen-server replica, and the C++ client, the CLI, the map
+// viewer and an independent Python client (grpcio's TLS) talking to it. Certificates are made per
+// test by openssl (tests/support/test_certificates.h). A renewed certificate served after a reload
+// is follow_dns_test.sh's (the Kubernetes balancer reloads when its TLS files change).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "client/viewer/map_viewer.h"
+#include "client/worldgen_client.h"
+#include "tests/client/subprocess.h"
+#include "tests/e2e/e2e_paths.h"
+#include "tests/support/nginx_process.h"
+#include "tests/support/server_process.h"
+#include "tests/support/test_certificates.h"
+
+namespace worldgen::testing {
+namespace {
+
+// The balancer's certificate names: the name clients use and loopback's address.
+constexpr char kServerNames[] = "DNS:worldgen.test,IP:127.0.0.1";
+
+ClientOptions::Tls TlsTrusting(const CertificateFiles& authority,
+                               const std::optional<CertificateFiles>& client = std::nullopt) {
+  ClientOptions::Tls tls;
+  tls.root_certs_pem = *ReadFile(authority.cert);
+  if (client.has_value()) {
+    tls.cert_chain_pem = *ReadFile(client->cert);
+    tls.private_key_pem = *ReadFile(client->key);
+  }
+  return tls;
+}
+
+// One call's status through a new client, no retries: what a handshake decides.
+absl::Status DescribeThrough(const std::string& target, std::optional<ClientOptions::Tls> tls) {
+  ClientOptions options;
+  options.tls = std::move(tls);
+  options.max_retries = 0;
+  options.deadline = absl::Seconds(10);
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(target, options);
+  if (!client.ok()) return client.status();
+  return (*client)->DescribeWorld().status();
+}
+
+class TlsBalancerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = TempDir::Create("worldgen-tls");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    dir_ = *std::move(dir);
+    auto ca = MakeAuthority(dir_->path(), "ca");
+    ASSERT_TRUE(ca.ok()) << ca.status();
+    ca_ = *ca;
+    auto server_cert = IssueCertificate(dir_->path(), "balancer", ca_, kServerNames);
+    ASSERT_TRUE(server_cert.ok()) << server_cert.status();
+    balancer_cert_ = *server_cert;
+    auto clients = MakeAuthority(dir_->path(), "clients");
+    ASSERT_TRUE(clients.ok()) << clients.status();
+    clients_ca_ = *clients;
+    auto client = IssueCertificate(dir_->path(), "game-server", clients_ca_, "DNS:game-server");
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_cert_ = *client;
+    auto replica = ServerProcess::Start();
+    ASSERT_TRUE(replica.ok()) << replica.status();
+    replica_ = *std::move(replica);
+  }
+
+  void StartNginx(bool mutual) {
+    NginxTls tls{balancer_cert_.cert, balancer_cert_.key, mutual ? clients_ca_.cert : ""};
+    auto nginx = NginxProcess::Start({replica_->target()}, tls);
+    ASSERT_TRUE(nginx.ok()) << nginx.status();
+    nginx_ = *std::move(nginx);
+  }
+
+  void TearDown() override {
+    if (HasFailure() && nginx_) std::cerr << "nginx error log:\n" << nginx_->error_log();
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  CertificateFiles ca_, balancer_cert_, clients_ca_, client_cert_;
+  std::unique_ptr<ServerProcess> replica_;
+  std::unique_ptr<NginxProcess> nginx_;
+};
+
+TEST_F(TlsBalancerTest, ServesTheReplicasChunksOverTls) {
+  StartNginx(/*mutual=*/false);
+  ClientOptions options;
+  options.tls = TlsTrusting(ca_);
+  auto secure = Client::Connect(nginx_->target(), options);
+  ASSERT_TRUE(secure.ok()) << secure.status();
+  auto direct = Client::Connect(replica_->target());
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  // The bytes through TLS and the balancer are the replica's own.
+  for (auto [x, z] : {std::pair{0, 0}, std::pair{-7, 12}}) {
+    absl::StatusOr<ChunkView> through = (*secure)->GenerateChunk(x, z, {.heights = true});
+    ASSERT_TRUE(through.ok()) << through.status();
+    absl::StatusOr<ChunkView> own = (*direct)->GenerateChunk(x, z, {.heights = true});
+    ASSERT_TRUE(own.ok()) << own.status();
+    EXPECT_EQ(through->proto().SerializeAsString(), own->proto().SerializeAsString());
+  }
+  // The certificate is for 127.0.0.1 and worldgen.test: either name passes, another does not.
+  ClientOptions::Tls named = TlsTrusting(ca_);
+  named.server_name = "worldgen.test";
+  EXPECT_TRUE(DescribeThrough(nginx_->target(), named).ok());
+  named.server_name = "elsewhere.test";
+  EXPECT_EQ(DescribeThrough(nginx_->target(), named).code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(TlsBalancerTest, RefusesPlaintextAndUntrustedCertificates) {
+  StartNginx(/*mutual=*/false);
+  EXPECT_EQ(DescribeThrough(nginx_->target(), std::nullopt).code(), absl::StatusCode::kUnavailable);
+  // The clients' authority did not sign the balancer's certificate.
+  EXPECT_EQ(DescribeThrough(nginx_->target(), TlsTrusting(clients_ca_)).code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(DescribeThrough(nginx_->target(), TlsTrusting(ca_)).ok());
+}
+
+TEST_F(TlsBalancerTest, MutualTlsAdmitsOnlyClientsOfItsAuthority) {
+  StartNginx(/*mutual=*/true);
+  EXPECT_TRUE(DescribeThrough(nginx_->target(), TlsTrusting(ca_, client_cert_)).ok());
+  // No certificate: nginx completes the handshake and answers every call with HTTP 400, which
+  // gRPC reports as INTERNAL (not retried: it would not help).
+  const absl::Status anonymous = DescribeThrough(nginx_->target(), TlsTrusting(ca_));
+  EXPECT_EQ(anonymous.code(), absl::StatusCode::kInternal) << anonymous;
+  EXPECT_TRUE(absl::StrContains(anonymous.message(), "400")) << anonymous;
+  // A certificate the clients' authority did not sign: the same.
+  auto stranger_ca = MakeAuthority(dir_->path(), "stranger-ca");
+  ASSERT_TRUE(stranger_ca.ok()) << stranger_ca.status();
+  auto stranger = IssueCertificate(dir_->path(), "stranger", *stranger_ca, "DNS:stranger");
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  const absl::Status refused = DescribeThrough(nginx_->target(), TlsTrusting(ca_, *stranger));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInternal) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "400")) << refused;
+}
+
+TEST_F(TlsBalancerTest, TheCliConnectsWithItsTlsFlags) {
+  StartNginx(/*mutual=*/true);
+  const std::string target = "--target=" + nginx_->target();
+  const std::vector<std::string> mutual = {"--tls_ca_file=" + ca_.cert,
+                                           "--tls_cert_file=" + client_cert_.cert,
+                                           "--tls_key_file=" + client_cert_.key};
+  auto run = [&](std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {kCli, target, "--retries=0", "--deadline_ms=10000"});
+    flags.push_back("describe");
+    absl::StatusOr<CommandResult> result = RunCommand(flags);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.value_or(CommandResult{});
+  };
+  CommandResult ok = run(mutual);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_TRUE(absl::StrContains(ok.out, "fingerprint")) << ok.out;
+  // Without a client certificate the balancer serves nothing: an RPC error.
+  EXPECT_EQ(run({"--tls_ca_file=" + ca_.cert}).exit_code, 1);
+  // Plaintext to a TLS port: an RPC error.
+  EXPECT_EQ(run({}).exit_code, 1);
+  // Flags that cannot make a client: usage errors naming the flag.
+  CommandResult half = run({"--tls_ca_file=" + ca_.cert, "--tls_cert_file=" + client_cert_.cert});
+  EXPECT_EQ(half.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(half.err, "--tls_cert_file and --tls_key_file go together"))
+      << half.err;
+  CommandResult missing = run({"--tls_ca_file=" + dir_->File("absent.pem")});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(missing.err, "absent.pem: cannot read it")) << missing.err;
+  CommandResult swapped = run({"--tls_ca_file=" + ca_.cert, "--tls_cert_file=" + client_cert_.cert,
+                               "--tls_key_file=" + ca_.key});
+  EXPECT_EQ(swapped.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(swapped.err, "is not the key of")) << swapped.err;
+}
+
+TEST_F(TlsBalancerTest, TheMapViewerRendersTilesOverMutualTls) {
+  StartNginx(/*mutual=*/true);
+  viewer::ViewerOptions options;
+  options.target = nginx_->target();
+  options.listen = "127.0.0.1:0";
+  options.max_retries = 0;
+  options.tls = TlsTrusting(ca_, client_cert_);
+  absl::StatusOr<std::unique_ptr<viewer::MapViewer>> view = viewer::MapViewer::Start(options);
+  ASSERT_TRUE(view.ok()) << view.status();
+  const viewer::HttpResponse worlds = (*view)->Get("/api/worlds", "", "");
+  EXPECT_EQ(worlds.status, 200) << worlds.body;
+  EXPECT_TRUE(absl::StrContains(worlds.body, "\"default\"")) << worlds.body;
+  const viewer::HttpResponse tile = (*view)->Get("/tiles/default/dominant/0/0/0.png", "", "");
+  EXPECT_EQ(tile.status, 200) << tile.body;
+  EXPECT_EQ(tile.content_type, "image/png");
+}
+
+TEST_F(TlsBalancerTest, PythonsTlsAgreesWithTheCppClientBitForBit) {
+  StartNginx(/*mutual=*/true);
+  absl::StatusOr<CommandResult> run =
+      RunCommand({kPython, absl::StrCat(kSourceDir, "/tests/e2e/python_client.py"),
+                  absl::StrCat("--target=", nginx_->target()), absl::StrCat("--cli=", kCli),
+                  absl::StrCat("--proto_dir=", kSourceDir, "/proto"), "--tls_ca=" + ca_.cert,
+                  "--tls_cert=" + client_cert_.cert, "--tls_key=" + client_cert_.key},
+                 absl::Seconds(120));
+  ASSERT_TRUE(run.ok()) << run.status();
+  std::cerr << run->out;
+  EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
+  EXPECT_TRUE(absl::StrContains(run->out, "python-client: OK")) << run->out << run->err;
+  EXPECT_TRUE(absl::StrContains(run->out, "(TLS)")) << run->out;
+}
+
+// ClientOptions::tls is checked when the client is made, with the field and what is wrong.
+TEST(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
+  auto dir = TempDir::Create("worldgen-tls");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  auto ca = MakeAuthority((*dir)->path(), "ca");
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  auto leaf = IssueCertificate((*dir)->path(), "leaf", *ca, "DNS:leaf");
+  ASSERT_TRUE(leaf.ok()) << leaf.status();
+  // Connect's verdict on the PEM roots, certificate chain and key given.
+  auto reason = [](const std::string& roots, const std::string& chain, const std::string& key) {
+    ClientOptions options;
+    options.tls.emplace();
+    options.tls->root_certs_pem = roots;
+    options.tls->cert_chain_pem = chain;
+    options.tls->private_key_pem = key;
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect("127.0.0.1:1", options);
+    if (client.ok()) return std::string("accepted");
+    EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
+    return std::string(client.status().message());
+  };
+  const std::string ca_pem = *ReadFile(ca->cert), leaf_pem = *ReadFile(leaf->cert),
+                    leaf_key = *ReadFile(leaf->key), ca_key = *ReadFile(ca->key);
+  EXPECT_EQ(reason(ca_pem, "", ""), "accepted");
+  EXPECT_EQ(reason("", "", ""), "accepted");  // The system's roots.
+  EXPECT_EQ(reason(ca_pem + leaf_pem, "", ""), "accepted");
+  EXPECT_EQ(reason(ca_pem, leaf_pem + ca_pem, leaf_key), "accepted");
+  EXPECT_EQ(reason("not a certificate", "", ""),
+            "ClientOptions.tls.root_certs_pem: holds no PEM certificate");
+  // A damaged second certificate: its base64 cut short.
+  const std::string damaged = ca_pem + leaf_pem.substr(0, 100) + "\n-----END CERTIFICATE-----\n";
+  EXPECT_EQ(reason(damaged, "", ""),
+            "ClientOptions.tls.root_certs_pem: certificate 2 is not a PEM certificate");
+  EXPECT_TRUE(absl::StrContains(reason("", leaf_pem, ""), "go together"));
+  EXPECT_TRUE(absl::StrContains(reason("", "", leaf_key), "go together"));
+  EXPECT_EQ(reason("", leaf_pem, ca_pem),
+            "ClientOptions.tls.private_key_pem: not an unencrypted PEM private key");
+  EXPECT_EQ(reason("", leaf_pem, ca_key),
+            "ClientOptions.tls: private_key_pem is not the key of cert_chain_pem's first "
+            "certificate");
+}
+
+}  // namespace
+}  // namespace worldgen::testing
