@@ -282,6 +282,30 @@ function ruleProblems(objects, alertsYaml) {
       }
     }
   }
+  // TLS at the balancer (render-config.sh's WORLDGEN_TLS_*): certificate and key together, a
+  // client CA only with them, every file in a mounted Secret (a path nothing mounts fails only
+  // when nginx starts in the cluster).
+  for (const d of deployments) {
+    const spec = d.spec.template.spec;
+    for (const c of spec.containers) {
+      const env = Object.fromEntries((c.env || []).map((e) => [e.name, e.value]));
+      const files = ["WORLDGEN_TLS_CERT", "WORLDGEN_TLS_KEY", "WORLDGEN_TLS_CLIENT_CA"]
+        .filter((k) => env[k]);
+      if (files.length === 0) continue;
+      if (!env.WORLDGEN_TLS_CERT !== !env.WORLDGEN_TLS_KEY) {
+        p(d, "WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY go together");
+      }
+      if (env.WORLDGEN_TLS_CLIENT_CA && !env.WORLDGEN_TLS_CERT) {
+        p(d, "WORLDGEN_TLS_CLIENT_CA needs WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY");
+      }
+      for (const k of files) {
+        const mount = (c.volumeMounts || [])
+          .find((m) => env[k].startsWith(m.mountPath.replace(/\/?$/, "/")));
+        const volume = mount && (spec.volumes || []).find((v) => v.name === mount.name);
+        if (!volume?.secret) p(d, `${k} ${env[k]} is not in a mounted Secret`);
+      }
+    }
+  }
   // Generated, not copied: the PrometheusRule holds exactly docker/alerts.yml's groups.
   const rules = of("PrometheusRule");
   if (rules.length !== 1) {
@@ -297,10 +321,15 @@ async function check(objects, alertsYaml) {
     ...ruleProblems(objects, alertsYaml)];
 }
 
-// Broken copies of a render, each with the words its problem must contain.
+// Broken copies of a render, each with the words its problem must contain (those that apply to it:
+// the TLS ones to a render with TLS).
 function mutations(objects) {
   const server = (os) => os.find((o) => o.kind === "Deployment" && o.metadata.name === "worldgen");
   const container = (os) => server(os).spec.template.spec.containers[0];
+  const tlsEnv = (os, name) => os.filter((o) => o.kind === "Deployment")
+    .flatMap((d) => d.spec.template.spec.containers).flatMap((c) => c.env || [])
+    .find((e) => e.name === name);
+  const tls = tlsEnv(objects, "WORLDGEN_TLS_KEY") !== undefined;
   return [
     ["readiness probe on another port", (os) => { container(os).readinessProbe.grpc.port = 50052; },
       "readinessProbe"],
@@ -324,6 +353,16 @@ function mutations(objects) {
     ["alert rule edited by hand",
       (os) => { os.find((o) => o.kind === "PrometheusRule").spec.groups[0].rules.pop(); },
       "alerts.yml"],
+    ...(tls ? [
+      ["TLS key outside the mounted Secret",
+        (os) => { tlsEnv(os, "WORLDGEN_TLS_KEY").value = "/etc/nginx/tls.key"; },
+        "WORLDGEN_TLS_KEY /etc/nginx/tls.key is not in a mounted Secret"],
+      ["TLS certificate without its key", (os) => {
+        const d = os.find((o) => o.kind === "Deployment" && o.metadata.name === "worldgen-balancer");
+        const c = d.spec.template.spec.containers[0];
+        c.env = c.env.filter((e) => e.name !== "WORLDGEN_TLS_KEY");
+      }, "go together"],
+    ] : []),
   ].map(([name, apply, want]) => {
     const copy = structuredClone(objects);
     apply(copy);
