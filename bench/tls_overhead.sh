@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What TLS at the balancer costs: one worldgen-server replica behind two nginx instances rendered
 # from docker/nginx/ (the deployment's template), one plaintext and one with WORLDGEN_TLS_* (an
-# ECDSA P-256 certificate made here by openssl), loaded in alternation with the same requests.
+# ECDSA P-256 certificate from tests/support/make_certificates.sh), loaded in alternation with the
+# same requests.
 # Prints per run chunks/s, latency p50/p99 and nginx's CPU time per chunk (from /proc), then the
 # medians of TLS against plaintext: for sizing the balancer, and for the latency a game server pays.
 #
@@ -30,14 +31,8 @@ start "$server_bin" "${worldgen_flags[@]}"
 replica=$started_port
 until "$cli" --target="127.0.0.1:$replica" --deadline_ms=1000 health >/dev/null 2>&1; do sleep 0.1; done
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/ca.key" \
-  -out "$work/ca.pem" -days 2 -subj "/CN=tls_overhead CA" \
-  -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/lb.key" \
-  -out "$work/lb.csr" -subj "/CN=balancer" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\n' >"$work/lb.ext"
-openssl x509 -req -in "$work/lb.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -days 2 \
-  -extfile "$work/lb.ext" -out "$work/lb.pem" 2>/dev/null
+bash "$root/tests/support/make_certificates.sh" authority "$work/ca"
+bash "$root/tests/support/make_certificates.sh" issue "$work/ca" "$work/lb" IP:127.0.0.1
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

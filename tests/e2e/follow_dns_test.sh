@@ -3,9 +3,9 @@
 # replicas on 127.0.0.1:P and 127.0.0.2:P stand for two pods of a headless Service, and a fake
 # resolver answers from a file. The balancer must serve through the first, switch to the second when
 # the answer changes (the first is then killed: only a reloaded nginx still answers), keep the last
-# replicas on an empty answer, and stop with nginx on SIGTERM. It serves TLS (WORLDGEN_TLS_*, made
-# here by openssl): when the certificate and key files are replaced, as a renewed Kubernetes Secret
-# replaces them, it must reload and serve the new certificate.
+# replicas on an empty answer, and stop with nginx on SIGTERM. It serves TLS (WORLDGEN_TLS_*, files
+# from tests/support/make_certificates.sh): when the certificate and key files are replaced, as a
+# renewed Kubernetes Secret replaces them, it must reload and serve the new certificate.
 # Usage: follow_dns_test.sh WORLDGEN_SERVER WORLDGEN_CLI REPO_ROOT
 set -euo pipefail
 server=$1
@@ -42,14 +42,8 @@ call() {
 }
 # An authority $1 and a certificate $2 for 127.0.0.1 that it signs ($tmp/NAME.pem, $tmp/NAME.key).
 authority() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/$1.key" \
-    -out "$tmp/$1.pem" -days 2 -subj "/CN=$1" -addext basicConstraints=critical,CA:TRUE \
-    -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
-  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tmp/$2.key" \
-    -out "$tmp/$2.csr" -subj "/CN=balancer" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n' >"$tmp/$2.ext"
-  openssl x509 -req -in "$tmp/$2.csr" -CA "$tmp/$1.pem" -CAkey "$tmp/$1.key" -days 2 \
-    -extfile "$tmp/$2.ext" -out "$tmp/$2.pem" 2>/dev/null
+  bash "$root/tests/support/make_certificates.sh" authority "$tmp/$1"
+  bash "$root/tests/support/make_certificates.sh" issue "$tmp/$1" "$tmp/$2" IP:127.0.0.1
 }
 authority ca balancer
 authority renewed-ca renewed

@@ -1,6 +1,6 @@
-// Certificates for TLS tests, made at test time with apt's openssl (apt-packages.txt, group test):
-// an authority and the certificates it signs, ECDSA P-256, valid for two days, so nothing checked
-// into the repository can expire.
+// Certificates for TLS tests, made at test time by tests/support/make_certificates.sh (apt's
+// openssl): an authority and the certificates it signs, ECDSA P-256, valid for two days, so
+// nothing checked into the repository can expire.
 //
 //   auto ca = MakeAuthority(dir, "ca");
 //   auto server = IssueCertificate(dir, "server", *ca, "DNS:localhost,IP:127.0.0.1");
@@ -15,15 +15,14 @@
 
 namespace worldgen::testing {
 
-inline constexpr char kOpenssl[] = "/usr/bin/openssl";
-
 // PEM files of a certificate and its private key.
 struct CertificateFiles {
   std::string cert;
   std::string key;
 };
 
-// A self-signed authority, written to `dir`/`name`.pem and `dir`/`name`.key.
+// A self-signed authority, written to `dir`/`name`.pem and `dir`/`name`.key (and the script's
+// scratch files beside them).
 absl::StatusOr<CertificateFiles> MakeAuthority(const std::string& dir, const std::string& name);
 
 // A certificate signed by `authority` for `subject_alt_names` (openssl's form, e.g.
