@@ -113,8 +113,10 @@ absl::Status ValidateTls(const ClientOptions::Tls& tls) {
   auto chain = ParseCertificates("cert_chain_pem", tls.cert_chain_pem);
   if (!chain.ok()) return chain.status();
   auto bio = PemBio(tls.private_key_pem);
+  // No passphrase: OpenSSL's default callback would ask for one on the terminal.
+  pem_password_cb* no_passphrase = [](char*, int, int, void*) { return 0; };
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
-      PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+      PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr), &EVP_PKEY_free);
   ERR_clear_error();
   if (key == nullptr) {
     return absl::InvalidArgumentError(

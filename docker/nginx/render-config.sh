@@ -35,6 +35,17 @@ if [ -n "$tls_client_ca" ] && [ -z "$tls_cert" ]; then
   echo "$0: WORLDGEN_TLS_CLIENT_CA needs WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY" >&2
   exit 2
 fi
+# The paths go into nginx's config as bare words: nothing that would end or escape one.
+for variable in WORLDGEN_TLS_CERT WORLDGEN_TLS_KEY WORLDGEN_TLS_CLIENT_CA; do
+  eval "value=\${$variable:-}"
+  case "$value" in
+    *[[:space:]\;\{\}\'\"\\\$]*)
+      printf '%s: %s=%s: a path with whitespace, quotes, \\, $, ;, { or } cannot go into nginx'"'"'s config\n' \
+        "$0" "$variable" "$value" >&2
+      exit 2
+      ;;
+  esac
+done
 listen_tls=""
 tls=""
 if [ -n "$tls_cert" ]; then

@@ -1,8 +1,9 @@
 // TLS where the deployment ends it: a real nginx rendered from docker/nginx/ with
 // WORLDGEN_TLS_* in front of a worldgen-server replica, and the C++ client, the CLI, the map
-// viewer and an independent Python client (grpcio's TLS) talking to it. Certificates are made per
-// test by openssl (tests/support/test_certificates.h). A renewed certificate served after a reload
-// is follow_dns_test.sh's (the Kubernetes balancer reloads when its TLS files change).
+// viewer and an independent Python client (grpcio's TLS) talking to it; render-config.sh's
+// refusals; the client's checks of its PEM options. Certificates are made per test by openssl
+// (tests/support/test_certificates.h). A renewed certificate served after a reload is
+// follow_dns_test.sh's (the Kubernetes balancer reloads when its TLS files change).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -160,6 +161,14 @@ TEST_F(TlsBalancerTest, TheCliConnectsWithItsTlsFlags) {
   EXPECT_EQ(run({"--tls_ca_file=" + ca_.cert}).exit_code, 1);
   // Plaintext to a TLS port: an RPC error.
   EXPECT_EQ(run({}).exit_code, 1);
+  // The system's roots do not know the test authority.
+  EXPECT_EQ(run({"--tls"}).exit_code, 1);
+  // The name checked: one the certificate holds, then one it does not.
+  std::vector<std::string> named = mutual;
+  named.push_back("--tls_server_name=worldgen.test");
+  EXPECT_EQ(run(named).exit_code, 0);
+  named.back() = "--tls_server_name=elsewhere.test";
+  EXPECT_EQ(run(named).exit_code, 1);
   // Flags that cannot make a client: usage errors naming the flag.
   CommandResult half = run({"--tls_ca_file=" + ca_.cert, "--tls_cert_file=" + client_cert_.cert});
   EXPECT_EQ(half.exit_code, 2);
@@ -206,6 +215,48 @@ TEST_F(TlsBalancerTest, PythonsTlsAgreesWithTheCppClientBitForBit) {
   EXPECT_TRUE(absl::StrContains(run->out, "(TLS)")) << run->out;
 }
 
+// render-config.sh refuses TLS settings nginx could not start with, naming the variable.
+TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
+  auto render = [](std::vector<std::string> env) {
+    env.insert(env.begin(), "/usr/bin/env");
+    env.insert(env.end(), {"/bin/sh", absl::StrCat(kSourceDir, "/docker/nginx/render-config.sh"),
+                           "127.0.0.1:1", "127.0.0.1:2"});
+    absl::StatusOr<CommandResult> run = RunCommand(env);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.value_or(CommandResult{});
+  };
+  const CommandResult plain = render({});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(absl::StrContains(plain.out, "listen 127.0.0.1:1 http2;")) << plain.out;
+  EXPECT_FALSE(absl::StrContains(plain.out, "ssl_certificate")) << plain.out;
+  const CommandResult tls = render({"WORLDGEN_TLS_CERT=/tls/c.pem", "WORLDGEN_TLS_KEY=/tls/k.pem"});
+  EXPECT_EQ(tls.exit_code, 0) << tls.err;
+  EXPECT_TRUE(absl::StrContains(tls.out, "listen 127.0.0.1:1 ssl http2;")) << tls.out;
+  EXPECT_TRUE(absl::StrContains(tls.out, "ssl_certificate_key /tls/k.pem;")) << tls.out;
+  EXPECT_FALSE(absl::StrContains(tls.out, "ssl_verify_client")) << tls.out;
+  struct Case {
+    std::vector<std::string> env;
+    std::string error;
+  };
+  for (const Case& c : {
+           Case{{"WORLDGEN_TLS_CERT=/tls/c.pem"},
+                "WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY go together"},
+           Case{{"WORLDGEN_TLS_KEY=/tls/k.pem"},
+                "WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY go together"},
+           Case{{"WORLDGEN_TLS_CLIENT_CA=/tls/ca.pem"}, "WORLDGEN_TLS_CLIENT_CA needs"},
+           Case{{"WORLDGEN_TLS_CERT=/tls/my cert.pem", "WORLDGEN_TLS_KEY=/tls/k.pem"},
+                "WORLDGEN_TLS_CERT=/tls/my cert.pem: a path with whitespace"},
+           Case{{"WORLDGEN_TLS_CERT=/tls/c.pem", "WORLDGEN_TLS_KEY=/tls/k.pem;evil on",
+                 "WORLDGEN_TLS_CLIENT_CA=/tls/ca.pem"},
+                "WORLDGEN_TLS_KEY=/tls/k.pem;evil on: a path with"},
+       }) {
+    const CommandResult refused = render(c.env);
+    EXPECT_EQ(refused.exit_code, 2) << c.error;
+    EXPECT_TRUE(absl::StrContains(refused.err, c.error)) << refused.err;
+    EXPECT_EQ(refused.out, "");
+  }
+}
+
 // ClientOptions::tls is checked when the client is made, with the field and what is wrong.
 TEST(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
   auto dir = TempDir::Create("worldgen-tls");
@@ -241,6 +292,13 @@ TEST(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
   EXPECT_TRUE(absl::StrContains(reason("", leaf_pem, ""), "go together"));
   EXPECT_TRUE(absl::StrContains(reason("", "", leaf_key), "go together"));
   EXPECT_EQ(reason("", leaf_pem, ca_pem),
+            "ClientOptions.tls.private_key_pem: not an unencrypted PEM private key");
+  // A key under a passphrase: gRPC could not use it (and the client must not ask for one).
+  ASSERT_EQ(RunCommand({"/usr/bin/openssl", "pkey", "-in", leaf->key, "-aes256", "-passout",
+                        "pass:secret", "-out", (*dir)->File("encrypted.key")})
+                ->exit_code,
+            0);
+  EXPECT_EQ(reason("", leaf_pem, *ReadFile((*dir)->File("encrypted.key"))),
             "ClientOptions.tls.private_key_pem: not an unencrypted PEM private key");
   EXPECT_EQ(reason("", leaf_pem, ca_key),
             "ClientOptions.tls: private_key_pem is not the key of cert_chain_pem's first "
