@@ -73,7 +73,9 @@ while kill -0 "$nginx_pid" 2>/dev/null; do
   fi
   now=$(tls_files)
   if [ "$now" != "$certificates" ] && kill -0 "$nginx_pid" 2>/dev/null; then
-    # A failed reload (say, a key that does not match its certificate) keeps the old ones serving.
+    # `nginx -s reload` loads the config and its files before it signals, and fails without
+    # signalling when they do not load (say, a key that does not match its certificate): nginx
+    # keeps serving the old ones.
     if $nginx_cmd -s reload; then
       echo "follow-dns: TLS files changed; reloaded" >&2
     else

@@ -5,7 +5,8 @@
 # the answer changes (the first is then killed: only a reloaded nginx still answers), keep the last
 # replicas on an empty answer, and stop with nginx on SIGTERM. It serves TLS (WORLDGEN_TLS_*, files
 # from tests/support/make_certificates.sh): when the certificate and key files are replaced, as a
-# renewed Kubernetes Secret replaces them, it must reload and serve the new certificate.
+# renewed Kubernetes Secret replaces them, it must reload and serve the new certificate; a key that
+# does not match its certificate must be refused, the certificate before it still served.
 # Usage: follow_dns_test.sh WORLDGEN_SERVER WORLDGEN_CLI REPO_ROOT
 set -euo pipefail
 server=$1
@@ -122,6 +123,12 @@ eventually grep -q "TLS files changed; reloaded" "$tmp/follow.log" || fail "the 
 eventually all_gone "${old_workers[@]}" || fail "nginx's old workers did not exit after the TLS reload"
 call "$tmp/renewed-ca.pem" || fail "the renewed certificate is not served after the reload"
 call && fail "the old certificate is still served after the reload"
+# A renewal gone wrong: a key that is not the certificate's. The reload is refused, and the
+# certificate before it is still served.
+cp "$tmp/ca.key" "$tmp/balancer.key"
+eventually grep -q "TLS files changed but the reload failed" "$tmp/follow.log" ||
+  fail "a key that does not match its certificate was not refused"
+call "$tmp/renewed-ca.pem" || fail "a failed reload stopped the certificate before it"
 nginx_pid=$(cat "$tmp/nginx.pid")
 kill -TERM "$follow"
 status=0
