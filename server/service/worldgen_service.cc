@@ -137,8 +137,12 @@ grpc::Status Refused(grpc::CallbackServerContext* context, const CallRecord& rec
   return PushbackStatus(context, status);
 }
 
+// The world a request names; NOT_FOUND listing the served ones, or, when the request pins a
+// fingerprint (`pinned`, its world_fingerprint) that is not the world's here, FAILED_PRECONDITION
+// naming both. FindWorldRefusal gives the reason such a refusal is counted under.
 absl::StatusOr<std::shared_ptr<const World>> FindWorld(const WorldRegistry& worlds,
-                                                       absl::string_view name) {
+                                                       absl::string_view name,
+                                                       absl::string_view pinned = {}) {
   std::shared_ptr<const World> world = worlds.Find(name);
   if (world == nullptr) {
     std::vector<std::string> names = worlds.names();
@@ -148,21 +152,18 @@ absl::StatusOr<std::shared_ptr<const World>> FindWorld(const WorldRegistry& worl
     return absl::NotFoundError(
         absl::StrCat("world = ", Quoted(name), " is not served; available: ", available));
   }
-  return world;
-}
-
-// OK if `wanted` (a request's world_fingerprint) is empty or the fingerprint of world `name` here;
-// FAILED_PRECONDITION naming both otherwise.
-absl::Status CheckFingerprint(const WorldRegistry& worlds, absl::string_view name,
-                              absl::string_view wanted) {
-  if (wanted.empty()) return absl::OkStatus();
+  if (pinned.empty()) return world;
   if (name.empty()) name = WorldRegistry::kDefaultWorldName;
   const std::string served = worlds.fingerprint(name);
-  if (wanted == served) return absl::OkStatus();
+  if (pinned == served) return world;
   return absl::FailedPreconditionError(
-      absl::StrCat("world_fingerprint = ", Quoted(wanted), " is not world ", Quoted(name),
+      absl::StrCat("world_fingerprint = ", Quoted(pinned), " is not world ", Quoted(name),
                    " as this server serves it (fingerprint \"", served,
                    "\"): it runs another config or server version of the world"));
+}
+
+absl::string_view FindWorldRefusal(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kFailedPrecondition ? "fingerprint" : "not_found";
 }
 
 // A stream refused before it started: finishes at once, deletes itself when done.
@@ -380,13 +381,9 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
   if (!ParseRequest(*raw_request, &request)) {
     return refuse(UnparseableError(*raw_request, request.GetTypeName()), "unparseable");
   }
-  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
-  if (!world.ok()) return refuse(world.status(), "not_found");
-  if (absl::Status s =
-          CheckFingerprint(*deps_.worlds, request.world(), request.world_fingerprint());
-      !s.ok()) {
-    return refuse(s, "fingerprint");
-  }
+  absl::StatusOr<std::shared_ptr<const World>> world =
+      FindWorld(*deps_.worlds, request.world(), request.world_fingerprint());
+  if (!world.ok()) return refuse(world.status(), FindWorldRefusal(world.status()));
   absl::StatusOr<ChunkSelection> selection =
       ValidateChunkRequest(request, (*world)->spec().chunk_size, deps_.options.limits);
   if (!selection.ok()) return refuse(selection.status(), "invalid_argument");
@@ -432,13 +429,9 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   if (!ParseRequest(*raw_request, request.get())) {
     return refuse(UnparseableError(*raw_request, request->GetTypeName()), "unparseable");
   }
-  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request->world());
-  if (!world.ok()) return refuse(world.status(), "not_found");
-  if (absl::Status s =
-          CheckFingerprint(*deps_.worlds, request->world(), request->world_fingerprint());
-      !s.ok()) {
-    return refuse(s, "fingerprint");
-  }
+  absl::StatusOr<std::shared_ptr<const World>> world =
+      FindWorld(*deps_.worlds, request->world(), request->world_fingerprint());
+  if (!world.ok()) return refuse(world.status(), FindWorldRefusal(world.status()));
   absl::Status valid = ValidateSampleRequest(*request, deps_.options.limits);
   if (!valid.ok()) return refuse(valid, "invalid_argument");
   CallShape shape;
@@ -497,13 +490,9 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   if (!ParseRequest(*raw_request, &request)) {
     return refuse(UnparseableError(*raw_request, request.GetTypeName()), "unparseable");
   }
-  absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
-  if (!world.ok()) return refuse(world.status(), "not_found");
-  if (absl::Status s =
-          CheckFingerprint(*deps_.worlds, request.world(), request.world_fingerprint());
-      !s.ok()) {
-    return refuse(s, "fingerprint");
-  }
+  absl::StatusOr<std::shared_ptr<const World>> world =
+      FindWorld(*deps_.worlds, request.world(), request.world_fingerprint());
+  if (!world.ok()) return refuse(world.status(), FindWorldRefusal(world.status()));
   absl::StatusOr<BlockBox> box =
       ValidateSamplingPointsRequest(request, (*world)->blender(), deps_.options.limits);
   if (!box.ok()) return refuse(box.status(), "invalid_argument");
