@@ -152,12 +152,21 @@ struct CoordHash {
   }
 };
 
+// A request's world, where it names none, from `options`, and the pinned fingerprint
+// (ClientOptions::world_fingerprint) where it pins none and asks for the options' world.
+template <typename Request>
+void SetWorld(const ClientOptions& options, Request& request) {
+  if (request.world().empty()) request.set_world(options.world);
+  if (request.world_fingerprint().empty() && request.world() == options.world) {
+    request.set_world_fingerprint(options.world_fingerprint);
+  }
+}
+
 // A GenerateChunkRequest without its selection.
 v1::GenerateChunkRequest ChunkRequestMessage(const ClientOptions& options,
                                              const ChunkRequestOptions& request) {
   v1::GenerateChunkRequest message;
-  message.set_world(options.world);
-  message.set_world_fingerprint(options.world_fingerprint);
+  SetWorld(options, message);
   message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
   message.set_include_heights(request.heights);
   message.set_include_dominant_biome(request.dominant_biome);
@@ -459,10 +468,7 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
 }
 
 absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeightsRequest request) {
-  if (request.world().empty()) request.set_world(options_.world);
-  if (request.world_fingerprint().empty() && request.world() == options_.world) {
-    request.set_world_fingerprint(options_.world_fingerprint);
-  }
+  SetWorld(options_, request);
   v1::SampleWeightsResponse response;
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;
@@ -484,10 +490,7 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
 
 absl::StatusOr<v1::ListSamplingPointsResponse> Client::ListSamplingPoints(
     v1::ListSamplingPointsRequest request) {
-  if (request.world().empty()) request.set_world(options_.world);
-  if (request.world_fingerprint().empty() && request.world() == options_.world) {
-    request.set_world_fingerprint(options_.world_fingerprint);
-  }
+  SetWorld(options_, request);
   // The box's columns pick the channel, as a chunk call's would (NaN and huge boxes count as bulk;
   // the server says what is wrong with them).
   const double area = (request.max_x() - request.min_x()) * (request.max_z() - request.min_z());
