@@ -6,6 +6,12 @@
 #                   and started_metrics_port
 #   load PORT ARGS  one `worldgen load --json` run against 127.0.0.1:PORT
 #   worldgen_flags  worldgen-server's flags for these runs (loopback, free ports, no drain delay)
+#   free_port       prints a TCP port on 127.0.0.1 that was free a moment ago
+#   nginx_at DIR PORT UPSTREAM...
+#                   starts nginx on 127.0.0.1:PORT in front of the UPSTREAMs (host:port) with the
+#                   deployment's config (docker/nginx/render-config.sh, which reads WORLDGEN_BALANCE
+#                   and WORLDGEN_TLS_* from the environment), its files in DIR; sets nginx_pid (the
+#                   master's)
 #   hot             the hot pattern: 16 chunks per request from 256 chunks, concurrency 4
 work=$(mktemp -d)
 pids=()
@@ -33,6 +39,30 @@ start() {
 load() {
   local port=$1; shift
   "$cli" --target="127.0.0.1:$port" load --json --progress=false "$@"
+}
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+nginx_at() {
+  local dir=$1 port=$2
+  shift 2
+  mkdir -p "$dir/conf.d"
+  cat >"$dir/nginx.conf" <<CONF
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $dir/client_body;
+  proxy_temp_path $dir/proxy;
+  include $dir/conf.d/*.conf;
+}
+CONF
+  "$(dirname "${BASH_SOURCE[0]}")/../docker/nginx/render-config.sh" "127.0.0.1:$port" "$@" \
+    >"$dir/conf.d/worldgen.conf"
+  /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' &
+  nginx_pid=$!
+  pids+=("$nginx_pid")
 }
 worldgen_flags=(--listen_address=127.0.0.1 --port=0 --metrics_port=0 --shutdown_drain_delay_seconds=0)
 hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)

@@ -65,28 +65,13 @@ metric() {  # metric I NAME: the sum of NAME's samples on replica I
     awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%d\n", s }'
 }
 
-lb_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$work/nginx/conf.d"
-cat >"$work/nginx/nginx.conf" <<CONF
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/client_body;
-  proxy_temp_path $work/nginx/proxy;
-  include $work/nginx/conf.d/*.conf;
-}
-CONF
+lb_port=$(free_port)
 nginx_pid=""
 wload() { "$cli" --target="127.0.0.1:$lb_port" --world=wide load --json --progress=false "$@"; }
 start_nginx() {  # start_nginx BALANCE: nginx in front of the three replicas
   [[ -n $nginx_pid ]] && { kill -QUIT "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true; }
-  WORLDGEN_BALANCE=$1 "$root/docker/nginx/render-config.sh" "127.0.0.1:$lb_port" \
-    "127.0.0.1:${port[1]}" "127.0.0.1:${port[2]}" "127.0.0.1:${port[3]}" >"$work/nginx/conf.d/worldgen.conf"
-  /usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -g 'daemon off;' &
-  nginx_pid=$!
-  pids+=("$nginx_pid")
+  WORLDGEN_BALANCE=$1 nginx_at "$work/nginx" "$lb_port" \
+    "127.0.0.1:${port[1]}" "127.0.0.1:${port[2]}" "127.0.0.1:${port[3]}"
   until "$cli" --target="127.0.0.1:$lb_port" --deadline_ms=1000 health >/dev/null 2>&1; do sleep 0.1; done
 }
 

@@ -34,38 +34,22 @@ until "$cli" --target="127.0.0.1:$replica" --deadline_ms=1000 health >/dev/null 
 bash "$root/tests/support/make_certificates.sh" authority "$work/ca"
 bash "$root/tests/support/make_certificates.sh" issue "$work/ca" "$work/lb" IP:127.0.0.1
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 declare -A lb_port lb_pid
 for kind in plain tls; do
-  dir="$work/nginx-$kind"
-  mkdir -p "$dir/conf.d"
-  cat >"$dir/nginx.conf" <<CONF
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-worker_processes 1;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $dir/client_body;
-  proxy_temp_path $dir/proxy;
-  include $dir/conf.d/*.conf;
-}
-CONF
   lb_port[$kind]=$(free_port)
-  tls_env=()
-  [[ $kind == tls ]] && tls_env=(WORLDGEN_TLS_CERT="$work/lb.pem" WORLDGEN_TLS_KEY="$work/lb.key")
-  env "${tls_env[@]}" "$root/docker/nginx/render-config.sh" "127.0.0.1:${lb_port[$kind]}" \
-    "127.0.0.1:$replica" >"$dir/conf.d/worldgen.conf"
-  /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' &
-  pids+=($!)
-  for _ in $(seq 100); do [[ -s $dir/nginx.pid ]] && break; sleep 0.1; done
-  lb_pid[$kind]=$(cat "$dir/nginx.pid")
+  if [[ $kind == tls ]]; then
+    WORLDGEN_TLS_CERT="$work/lb.pem" WORLDGEN_TLS_KEY="$work/lb.key" \
+      nginx_at "$work/nginx-$kind" "${lb_port[$kind]}" "127.0.0.1:$replica"
+  else
+    nginx_at "$work/nginx-$kind" "${lb_port[$kind]}" "127.0.0.1:$replica"
+  fi
+  lb_pid[$kind]=$nginx_pid
 done
 tls_flags() { [[ $1 == tls ]] && echo "--tls_ca_file=$work/ca.pem" || true; }
-until "$cli" --target="127.0.0.1:${lb_port[tls]}" $(tls_flags tls) --deadline_ms=1000 health \
-  >/dev/null 2>&1; do sleep 0.1; done
+for kind in plain tls; do
+  until "$cli" --target="127.0.0.1:${lb_port[$kind]}" $(tls_flags "$kind") --deadline_ms=1000 \
+    health >/dev/null 2>&1; do sleep 0.1; done
+done
 
 # nginx's CPU time so far (master and workers), in clock ticks.
 nginx_ticks() {
