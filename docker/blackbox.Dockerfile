@@ -9,7 +9,8 @@ RUN apt-get update -qq \
  && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY blackbox.yml /etc/prometheus/blackbox.yml
 
-USER prometheus
+# nobody, by number: Kubernetes checks runAsNonRoot against a numeric user.
+USER 65534:65534
 EXPOSE 9115
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
     CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/9115 && printf 'GET /-/healthy HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '^HTTP/1.. 200' <&3"]

@@ -6,11 +6,12 @@
 # 1. Installs `scripts/install-deps.sh docker` if missing and starts a private dockerd (own socket, exec root
 #    and pid; no docker0 bridge, no iptables or sysctl changes on the host).
 # 2. Makes debian:bookworm and debian:bookworm-slim from a debootstrap of bookworm (+ updates, security).
-# 3. Builds the server image from the root Dockerfile and the nginx/Prometheus images from docker/.
+# 3. Builds the server image from the root Dockerfile and the nginx/Prometheus/blackbox images from docker/.
 # 4. Brings up docker/compose.yaml under a unique project, waits for every HEALTHCHECK, then through nginx on
 #    127.0.0.1 with the project's own CLI: describe, chunks and samples bit-identical to a local
 #    worldgen-server; every replica took traffic; Prometheus reports every replica up; a replica stopped under
-#    load exits 0 within its grace period and the retrying client loses no request; servers run as non-root.
+#    load exits 0 within its grace period and the retrying client loses no request; servers run as non-root;
+#    the blackbox exporter's health check of nginx succeeds in Prometheus.
 # The last line is `docker-e2e: PASSED (...)`, `docker-e2e: FAILED: why` (exit 1) or `docker-e2e: SKIPPED: why`
 # (exit 0: no root, no apt, or dockerd cannot start). Everything it started is torn down on exit, on failure
 # too: compose project, containers, networks, volumes, the local server, dockerd.
@@ -239,12 +240,12 @@ $(tail_of "$logs/build-server.log" 25)"
 build_secs=$((SECONDS - t))
 image_mb=$(( $(docker image inspect -f '{{.Size}}' worldgen-server) / 1000000 ))
 log "worldgen-server built in ${build_secs}s; runtime image ${image_mb} MB"
-for part in nginx prometheus; do
+for part in nginx prometheus blackbox; do
   docker build --network host -t "worldgen-$part" -f "$root/docker/$part.Dockerfile" "$root/docker" \
     >"$logs/build-$part.log" 2>&1 || fail "$part image build failed:
 $(tail_of "$logs/build-$part.log" 25)"
 done
-log "worldgen-nginx, worldgen-prometheus built; images total $((SECONDS - t))s"
+log "worldgen-nginx, worldgen-prometheus, worldgen-blackbox built; images total $((SECONDS - t))s"
 
 # ---- host binaries: the CLI that drives the test, the local server that gives the reference answers ----
 client=${client:-$root/build/client/worldgen}
@@ -407,6 +408,17 @@ sys.exit(0 if want <= up else 1)' $replicas
 }
 until_ok 60 prom_all_up || fail "Prometheus does not report every replica up: $(curl -s "http://$prom/api/v1/targets" | head -c 600)"
 log "Prometheus targets: every replica up"
+# The blackbox exporter's health check through nginx (job worldgen_endpoint), as Prometheus stores it.
+endpoint_probed() {
+  curl -fsS "http://$prom/api/v1/query" --data-urlencode 'query=probe_success{job="worldgen_endpoint"}' |
+    python3 -c '
+import json, sys
+result = json.load(sys.stdin)["data"]["result"]
+sys.exit(0 if [r["metric"]["instance"] for r in result if r["value"][1] == "1"] == ["nginx:50051"] else 1)'
+}
+until_ok 60 endpoint_probed || fail "Prometheus has no successful probe of nginx:50051: $(curl -s "http://$prom/api/v1/query" \
+  --data-urlencode 'query={job="worldgen_endpoint"}' | head -c 600)"
+log "Prometheus: the blackbox probe of nginx:50051 succeeds"
 
 # ---- 6b. the balancer as Kubernetes runs it: following a DNS name, non-root, read-only root ----------
 # As docker/kubernetes/base/balancer.yaml: uid 33, read-only root filesystem, writable config, pid and

@@ -26,6 +26,9 @@ if (!root) {
   process.exit(2);
 }
 
+// The modules the prober's image has (docker/blackbox.Dockerfile copies this file).
+const blackboxModules = parse(readFileSync(path.join(root, "docker/blackbox.yml"), "utf8")).modules;
+
 // The model module of an object's apiVersion and kind.
 function modelModule(apiVersion, kind) {
   if (apiVersion === "monitoring.coreos.com/v1") {
@@ -145,6 +148,14 @@ function canonical(value) {
       .join(",")}}`;
   }
   return JSON.stringify(value);
+}
+
+// Whether a container of a pod spec sees FILE inside a mounted Secret.
+function inMountedSecret(pod, container, file) {
+  const mount = (container.volumeMounts || [])
+    .find((m) => file.startsWith(m.mountPath.replace(/\/?$/, "/")));
+  const volume = mount && (pod.volumes || []).find((v) => v.name === mount.name);
+  return volume?.secret !== undefined;
 }
 
 // 3. The rules between fields and objects.
@@ -299,10 +310,43 @@ function ruleProblems(objects, alertsYaml) {
         p(d, "WORLDGEN_TLS_CLIENT_CA needs WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY");
       }
       for (const k of files) {
-        const mount = (c.volumeMounts || [])
-          .find((m) => env[k].startsWith(m.mountPath.replace(/\/?$/, "/")));
-        const volume = mount && (spec.volumes || []).find((v) => v.name === mount.name);
-        if (!volume?.secret) p(d, `${k} ${env[k]} is not in a mounted Secret`);
+        if (!inMountedSecret(spec, c, env[k])) p(d, `${k} ${env[k]} is not in a mounted Secret`);
+      }
+    }
+  }
+  // The endpoint probe (docker/blackbox.yml run by the prober Deployment): the job the alerts
+  // read, a module the prober has, a prober URL Prometheus can resolve from another namespace,
+  // targets that are Services of this render, and the module's TLS files in a mounted Secret.
+  for (const probe of of("Probe")) {
+    const spec = probe.spec;
+    if (!alertsYaml.includes(`job="${spec.jobName}"`)) {
+      p(probe, `jobName ${spec.jobName} is not the job docker/alerts.yml reads`);
+    }
+    const module = blackboxModules[spec.module];
+    if (!module) p(probe, `module ${spec.module} is not in docker/blackbox.yml`);
+    const service = (host, port) => {
+      const s = services.find((x) => x.metadata.name === host.split(".")[0]);
+      return s && s.spec.ports.some((x) => x.port === Number(port)) ? s : undefined;
+    };
+    const [proberHost, proberPort] = (spec.prober?.url ?? "").split(":");
+    const namespace = probe.metadata.namespace ?? "default";
+    const proberService = service(proberHost, proberPort);
+    if (!proberService || !new RegExp(`^[a-z0-9-]+\\.${namespace}\\.svc(\\.|$)`).test(proberHost)) {
+      p(probe, `prober.url ${spec.prober?.url} is not SERVICE.${namespace}.svc:PORT of a Service ` +
+        "of this render (Prometheus resolves it from its own namespace)");
+      continue;
+    }
+    for (const target of spec.targets?.staticConfig?.static ?? []) {
+      const [host, port] = target.split(":");
+      if (!service(host, port)) p(probe, `target ${target} is not a Service port of this render`);
+    }
+    const files = Object.values(module?.grpc?.tls_config ?? {});
+    for (const d of podsOf(proberService.spec.selector)) {
+      const pod = d.spec.template.spec;
+      for (const file of files.filter((f) => typeof f === "string" && f.startsWith("/"))) {
+        if (!pod.containers.some((c) => inMountedSecret(pod, c, file))) {
+          p(d, `module ${spec.module}'s ${file} is not in a mounted Secret`);
+        }
       }
     }
   }
@@ -353,7 +397,20 @@ function mutations(objects) {
     ["alert rule edited by hand",
       (os) => { os.find((o) => o.kind === "PrometheusRule").spec.groups[0].rules.pop(); },
       "alerts.yml"],
+    ["Probe module the prober lacks",
+      (os) => { os.find((o) => o.kind === "Probe").spec.module = "worldgen_typo"; },
+      "module worldgen_typo is not in docker/blackbox.yml"],
+    ["Probe's prober by a name Prometheus cannot resolve",
+      (os) => { os.find((o) => o.kind === "Probe").spec.prober.url = "worldgen-prober:9115"; },
+      "prober.url worldgen-prober:9115"],
+    ["Probe target on a port no Service has", (os) => {
+      os.find((o) => o.kind === "Probe").spec.targets.staticConfig.static = ["worldgen-balancer:50052"];
+    }, "target worldgen-balancer:50052"],
     ...(tls ? [
+      ["prober's client certificate not mounted", (os) => {
+        const d = os.find((o) => o.kind === "Deployment" && o.metadata.name === "worldgen-prober");
+        d.spec.template.spec.containers[0].volumeMounts = [];
+      }, "/etc/worldgen-probe/tls.crt is not in a mounted Secret"],
       ["TLS key outside the mounted Secret",
         (os) => { tlsEnv(os, "WORLDGEN_TLS_KEY").value = "/etc/nginx/tls.key"; },
         "WORLDGEN_TLS_KEY /etc/nginx/tls.key is not in a mounted Secret"],
