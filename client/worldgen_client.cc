@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -19,6 +21,8 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "openssl/err.h"
 #include "openssl/pem.h"
@@ -96,38 +100,123 @@ absl::StatusOr<std::vector<std::unique_ptr<X509, decltype(&X509_free)>>> ParseCe
   return certificates;
 }
 
-// ClientOptions::tls holds what gRPC's TLS needs, checked here: gRPC itself would only fail every
-// call's handshake until its deadline.
-absl::Status ValidateTls(const ClientOptions::Tls& tls) {
-  if (!tls.root_certs_pem.empty()) {
-    if (auto roots = ParseCertificates("root_certs_pem", tls.root_certs_pem); !roots.ok()) {
-      return roots.status();
+// One PEM input of ClientOptions::tls: its field, the file it was read from (empty for a *_pem
+// field) and its text (unset: not given).
+struct PemInput {
+  std::string field;
+  std::string path;
+  std::optional<std::string> pem;
+
+  std::string Label() const { return path.empty() ? field : absl::StrCat(field, " (", path, ")"); }
+};
+
+// What gRPC's TLS needs of roots and a client certificate and key, checked here: gRPC itself would
+// only fail every call's handshake until its deadline.
+absl::Status ValidatePems(const PemInput& roots, const PemInput& chain, const PemInput& key) {
+  if (roots.pem.has_value()) {
+    if (auto parsed = ParseCertificates(roots.Label(), *roots.pem); !parsed.ok()) {
+      return parsed.status();
     }
   }
-  if (tls.cert_chain_pem.empty() != tls.private_key_pem.empty()) {
-    return absl::InvalidArgumentError(
-        "ClientOptions.tls: cert_chain_pem and private_key_pem go together (mutual TLS), "
-        "one is empty");
+  if (chain.pem.has_value() != key.pem.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat("ClientOptions.tls: ", chain.field, " and ",
+                                                   key.field,
+                                                   " go together (mutual TLS), one is empty"));
   }
-  if (tls.cert_chain_pem.empty()) return absl::OkStatus();
-  auto chain = ParseCertificates("cert_chain_pem", tls.cert_chain_pem);
-  if (!chain.ok()) return chain.status();
-  auto bio = PemBio(tls.private_key_pem);
+  if (!chain.pem.has_value()) return absl::OkStatus();
+  auto certificates = ParseCertificates(chain.Label(), *chain.pem);
+  if (!certificates.ok()) return certificates.status();
+  auto bio = PemBio(*key.pem);
   // No passphrase: OpenSSL's default callback would ask for one on the terminal.
   pem_password_cb* no_passphrase = [](char*, int, int, void*) { return 0; };
-  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> private_key(
       PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr), &EVP_PKEY_free);
   ERR_clear_error();
-  if (key == nullptr) {
+  if (private_key == nullptr) {
     return absl::InvalidArgumentError(
-        "ClientOptions.tls.private_key_pem: not an unencrypted PEM private key");
+        absl::StrCat("ClientOptions.tls.", key.Label(), ": not an unencrypted PEM private key"));
   }
-  if (X509_check_private_key(chain->front().get(), key.get()) != 1) {
+  if (X509_check_private_key(certificates->front().get(), private_key.get()) != 1) {
     ERR_clear_error();
-    return absl::InvalidArgumentError(
-        "ClientOptions.tls: private_key_pem is not the key of cert_chain_pem's first certificate");
+    return absl::InvalidArgumentError(absl::StrCat("ClientOptions.tls: ", key.field,
+                                                   " is not the key of ", chain.field,
+                                                   "'s first certificate"));
   }
   return absl::OkStatus();
+}
+
+bool TlsFromFiles(const ClientOptions::Tls& tls) {
+  return !tls.root_certs_file.empty() || !tls.cert_chain_file.empty() ||
+         !tls.private_key_file.empty();
+}
+
+// A *_file field's input: unset for an empty path, else the file's text.
+absl::StatusOr<PemInput> ReadPemInput(const std::string& field, const std::string& path) {
+  PemInput input{field, path, std::nullopt};
+  if (path.empty()) return input;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in.is_open() || in.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ClientOptions.tls.", field, ": cannot read ", path));
+  }
+  input.pem = text.str();
+  return input;
+}
+
+absl::Status ValidateTls(const ClientOptions::Tls& tls) {
+  const auto given = [](const std::string& pem) {
+    return pem.empty() ? std::nullopt : std::optional<std::string>(pem);
+  };
+  if (!TlsFromFiles(tls)) {
+    return ValidatePems({"root_certs_pem", "", given(tls.root_certs_pem)},
+                        {"cert_chain_pem", "", given(tls.cert_chain_pem)},
+                        {"private_key_pem", "", given(tls.private_key_pem)});
+  }
+  if (!tls.root_certs_pem.empty() || !tls.cert_chain_pem.empty() || !tls.private_key_pem.empty()) {
+    return absl::InvalidArgumentError(
+        "ClientOptions.tls: the *_file fields replace the *_pem fields; set one kind, not both");
+  }
+  if (tls.reload_interval < absl::Seconds(1) || tls.reload_interval > absl::Hours(24)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ClientOptions.tls.reload_interval = ", absl::FormatDuration(tls.reload_interval),
+        ": must be between 1s and 24h"));
+  }
+  std::vector<PemInput> inputs;
+  for (const auto& [field, path] : {std::pair{"root_certs_file", tls.root_certs_file},
+                                    std::pair{"cert_chain_file", tls.cert_chain_file},
+                                    std::pair{"private_key_file", tls.private_key_file}}) {
+    absl::StatusOr<PemInput> input = ReadPemInput(field, path);
+    if (!input.ok()) return input.status();
+    inputs.push_back(*std::move(input));
+  }
+  return ValidatePems(inputs[0], inputs[1], inputs[2]);
+}
+
+// The channel credentials of `tls`: fixed PEM text, or files gRPC reads again every
+// reload_interval (grpc::experimental's file watcher).
+std::shared_ptr<grpc::ChannelCredentials> TlsCredentials(const ClientOptions::Tls& tls) {
+  if (!TlsFromFiles(tls)) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = tls.root_certs_pem;
+    ssl.pem_cert_chain = tls.cert_chain_pem;
+    ssl.pem_private_key = tls.private_key_pem;
+    return grpc::SslCredentials(ssl);
+  }
+  namespace experimental = grpc::experimental;
+  const auto seconds = static_cast<unsigned int>(absl::ToInt64Seconds(tls.reload_interval));
+  experimental::TlsChannelCredentialsOptions options;
+  options.set_certificate_provider(
+      tls.cert_chain_file.empty()
+          ? std::make_shared<experimental::FileWatcherCertificateProvider>(tls.root_certs_file,
+                                                                           seconds)
+          : std::make_shared<experimental::FileWatcherCertificateProvider>(
+                tls.private_key_file, tls.cert_chain_file, tls.root_certs_file, seconds));
+  // Without roots of its own the channel trusts the system's, as SslCredentials does.
+  if (!tls.root_certs_file.empty()) options.watch_root_certs();
+  if (!tls.cert_chain_file.empty()) options.watch_identity_key_cert_pairs();
+  return experimental::TlsCredentials(options);
 }
 
 absl::Status ValidateOptions(const ClientOptions& options) {
@@ -210,11 +299,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   args.SetMaxReceiveMessageSize(-1);
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (options.tls.has_value()) {
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = options.tls->root_certs_pem;
-    ssl.pem_cert_chain = options.tls->cert_chain_pem;
-    ssl.pem_private_key = options.tls->private_key_pem;
-    credentials = grpc::SslCredentials(ssl);
+    credentials = TlsCredentials(*options.tls);
     if (!options.tls->server_name.empty()) {
       args.SetSslTargetNameOverride(options.tls->server_name);
     }

@@ -110,6 +110,17 @@ struct ClientOptions {
     // Mutual TLS: this client's certificate chain and private key, PEM; both or neither.
     std::string cert_chain_pem;
     std::string private_key_pem;
+    // Or the same from files that are renewed in place (cert-manager, a mounted Kubernetes Secret,
+    // a sidecar): instead of the *_pem fields, never beside them. gRPC reads them again every
+    // `reload_interval`, and connections made after a renewal present the new certificate and
+    // trust the new roots; connections already open keep what they had (the balancer ends them
+    // after its keepalive limits). A renewal whose key is not its certificate's is not taken.
+    // Roots: root_certs_file, or empty for the system's. Checked like the PEM fields when the
+    // client is made.
+    std::string root_certs_file;
+    std::string cert_chain_file;
+    std::string private_key_file;
+    absl::Duration reload_interval = absl::Minutes(1);  // whole seconds, at least 1
     // The name the server's certificate must be valid for, when it is not the target's host (a
     // target given as an IP address, or a balancer reached under another name); empty: the host.
     std::string server_name;

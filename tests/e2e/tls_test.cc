@@ -1,7 +1,8 @@
 // TLS where the deployment ends it: a real nginx rendered from docker/nginx/ with
 // WORLDGEN_TLS_* in front of a worldgen-server replica, and the C++ client, the CLI, the map
 // viewer and an independent Python client (grpcio's TLS) talking to it; render-config.sh's
-// refusals; the client's checks of its PEM options. Certificates are made per test by openssl
+// refusals; the client's checks of its PEM options and files, and client certificates renewed in
+// their files. Certificates are made per test by openssl
 // (tests/support/test_certificates.h). A renewed certificate served after a reload is
 // follow_dns_test.sh's (the Kubernetes balancer reloads when its TLS files change).
 #include <gtest/gtest.h>
@@ -73,9 +74,10 @@ class TlsBalancerTest : public ::testing::Test {
     replica_ = *std::move(replica);
   }
 
-  void StartNginx(bool mutual) {
+  // Starts nginx in front of the replica (on `port`, or a free one).
+  void StartNginx(bool mutual, int port = 0) {
     NginxTls tls{balancer_cert_.cert, balancer_cert_.key, mutual ? clients_ca_.cert : ""};
-    auto nginx = NginxProcess::Start({replica_->target()}, tls);
+    auto nginx = NginxProcess::Start({replica_->target()}, tls, port);
     ASSERT_TRUE(nginx.ok()) << nginx.status();
     nginx_ = *std::move(nginx);
   }
@@ -139,6 +141,61 @@ TEST_F(TlsBalancerTest, MutualTlsAdmitsOnlyClientsOfItsAuthority) {
   const absl::Status refused = DescribeThrough(nginx_->target(), TlsTrusting(ca_, *stranger));
   EXPECT_EQ(refused.code(), absl::StatusCode::kInternal) << refused;
   EXPECT_TRUE(absl::StrContains(refused.message(), "400")) << refused;
+}
+
+// A client certificate renewed in its files (as cert-manager renews a mounted Secret) is used for
+// new connections without a new Client: the client starts with a certificate the balancer does not
+// trust, then its files get one it does.
+TEST_F(TlsBalancerTest, ClientCertificateFilesAreReadAgainWithoutANewClient) {
+  StartNginx(/*mutual=*/true);
+  auto stranger_ca = MakeAuthority(dir_->path(), "stranger-ca");
+  ASSERT_TRUE(stranger_ca.ok()) << stranger_ca.status();
+  auto stranger = IssueCertificate(dir_->path(), "stranger", *stranger_ca, "DNS:game-server");
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  const std::string chain_file = dir_->File("mounted-tls.crt");
+  const std::string key_file = dir_->File("mounted-tls.key");
+  auto install = [&](const CertificateFiles& pair) {
+    // The key first: the watcher takes a pair only when the key is the certificate's.
+    ASSERT_TRUE(WriteFile(key_file, *ReadFile(pair.key)).ok());
+    ASSERT_TRUE(WriteFile(chain_file, *ReadFile(pair.cert)).ok());
+  };
+  install(*stranger);
+  ClientOptions options;
+  options.tls.emplace();
+  options.tls->root_certs_file = ca_.cert;
+  options.tls->cert_chain_file = chain_file;
+  options.tls->private_key_file = key_file;
+  options.tls->reload_interval = absl::Seconds(1);
+  options.max_retries = 0;
+  options.deadline = absl::Seconds(5);
+  auto client = Client::Connect(nginx_->target(), options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const absl::Status refused = (*client)->DescribeWorld().status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInternal) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "400")) << refused;
+
+  // The renewal, then a new connection: nginx keeps a connection whose certificate it refused
+  // open (each call gets HTTP 400), so the balancer is restarted on its port, as a rolling
+  // balancer update ends connections. The client reconnects with the files' certificate of then.
+  install(client_cert_);
+  absl::SleepFor(absl::Seconds(2));  // Two reload intervals.
+  const int port = nginx_->port();
+  nginx_.reset();
+  StartNginx(/*mutual=*/true, port);
+  absl::Status status;
+  for (int i = 0; i < 50; ++i) {
+    status = (*client)->DescribeWorld().status();
+    if (status.ok()) break;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  EXPECT_TRUE(status.ok()) << "the renewed certificate was not used within 10 s: " << status;
+
+  // The file-based credentials check the server's name as the PEM ones do.
+  ClientOptions::Tls named = *options.tls;
+  named.server_name = "worldgen.test";
+  EXPECT_TRUE(DescribeThrough(nginx_->target(), named).ok());
+  named.server_name = "elsewhere.test";
+  EXPECT_EQ(DescribeThrough(nginx_->target(), named).code(), absl::StatusCode::kUnavailable);
 }
 
 TEST_F(TlsBalancerTest, TheCliConnectsWithItsTlsFlags) {
@@ -303,6 +360,64 @@ TEST(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
   EXPECT_EQ(reason("", leaf_pem, ca_key),
             "ClientOptions.tls: private_key_pem is not the key of cert_chain_pem's first "
             "certificate");
+}
+
+// The *_file fields are checked like the PEM ones, naming the field and its file.
+TEST(ClientTlsOptionsTest, ConnectChecksTlsFilesLikeTheirPem) {
+  auto dir = TempDir::Create("worldgen-tls");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  auto ca = MakeAuthority((*dir)->path(), "ca");
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  auto leaf = IssueCertificate((*dir)->path(), "leaf", *ca, "DNS:leaf");
+  ASSERT_TRUE(leaf.ok()) << leaf.status();
+  const std::string empty = (*dir)->File("empty.pem");
+  ASSERT_TRUE(WriteFile(empty, "").ok());
+  const std::string missing = (*dir)->File("missing.pem");
+  auto reason = [](const ClientOptions::Tls& tls) {
+    ClientOptions options;
+    options.tls = tls;
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect("127.0.0.1:1", options);
+    if (client.ok()) return std::string("accepted");
+    EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
+    return std::string(client.status().message());
+  };
+  auto files = [](const std::string& roots, const std::string& chain, const std::string& key) {
+    ClientOptions::Tls tls;
+    tls.root_certs_file = roots;
+    tls.cert_chain_file = chain;
+    tls.private_key_file = key;
+    return tls;
+  };
+  EXPECT_EQ(reason(files(ca->cert, leaf->cert, leaf->key)), "accepted");
+  EXPECT_EQ(reason(files("", leaf->cert, leaf->key)), "accepted");  // The system's roots.
+  EXPECT_EQ(reason(files(ca->cert, "", "")), "accepted");
+  EXPECT_EQ(reason(files(missing, "", "")),
+            absl::StrCat("ClientOptions.tls.root_certs_file: cannot read ", missing));
+  EXPECT_EQ(reason(files(empty, "", "")), absl::StrCat("ClientOptions.tls.root_certs_file (", empty,
+                                                       "): holds no PEM certificate"));
+  EXPECT_EQ(reason(files("", leaf->cert, "")),
+            "ClientOptions.tls: cert_chain_file and private_key_file go together (mutual TLS), "
+            "one is empty");
+  EXPECT_EQ(reason(files("", leaf->key, leaf->key)),
+            absl::StrCat("ClientOptions.tls.cert_chain_file (", leaf->key,
+                         "): holds no PEM certificate"));
+  EXPECT_EQ(reason(files("", leaf->cert, leaf->cert)),
+            absl::StrCat("ClientOptions.tls.private_key_file (", leaf->cert,
+                         "): not an unencrypted PEM private key"));
+  EXPECT_EQ(reason(files("", leaf->cert, ca->key)),
+            "ClientOptions.tls: private_key_file is not the key of cert_chain_file's first "
+            "certificate");
+  ClientOptions::Tls mixed = files(ca->cert, "", "");
+  mixed.cert_chain_pem = *ReadFile(leaf->cert);
+  mixed.private_key_pem = *ReadFile(leaf->key);
+  EXPECT_EQ(
+      reason(mixed),
+      "ClientOptions.tls: the *_file fields replace the *_pem fields; set one kind, not both");
+  ClientOptions::Tls fast = files(ca->cert, "", "");
+  fast.reload_interval = absl::Milliseconds(500);
+  EXPECT_EQ(reason(fast), "ClientOptions.tls.reload_interval = 500ms: must be between 1s and 24h");
+  fast.reload_interval = absl::InfiniteDuration();
+  EXPECT_EQ(reason(fast), "ClientOptions.tls.reload_interval = inf: must be between 1s and 24h");
 }
 
 }  // namespace
