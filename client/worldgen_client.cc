@@ -16,13 +16,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpcpp/security/tls_certificate_provider.h"
-#include "grpcpp/security/tls_credentials_options.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "openssl/err.h"
 #include "openssl/pem.h"
@@ -165,14 +164,18 @@ absl::StatusOr<PemInput> ReadPemInput(const std::string& field, const std::strin
   return input;
 }
 
-absl::Status ValidateTls(const ClientOptions::Tls& tls) {
+// `tls` with its PEM text checked, read from its files if it names files (the *_file fields
+// then empty): what SslCredentials takes.
+absl::StatusOr<ClientOptions::Tls> LoadTls(const ClientOptions::Tls& tls) {
   const auto given = [](const std::string& pem) {
     return pem.empty() ? std::nullopt : std::optional<std::string>(pem);
   };
   if (!TlsFromFiles(tls)) {
-    return ValidatePems({"root_certs_pem", "", given(tls.root_certs_pem)},
-                        {"cert_chain_pem", "", given(tls.cert_chain_pem)},
-                        {"private_key_pem", "", given(tls.private_key_pem)});
+    absl::Status valid = ValidatePems({"root_certs_pem", "", given(tls.root_certs_pem)},
+                                      {"cert_chain_pem", "", given(tls.cert_chain_pem)},
+                                      {"private_key_pem", "", given(tls.private_key_pem)});
+    if (!valid.ok()) return valid;
+    return tls;
   }
   if (!tls.root_certs_pem.empty() || !tls.cert_chain_pem.empty() || !tls.private_key_pem.empty()) {
     return absl::InvalidArgumentError(
@@ -191,32 +194,15 @@ absl::Status ValidateTls(const ClientOptions::Tls& tls) {
     if (!input.ok()) return input.status();
     inputs.push_back(*std::move(input));
   }
-  return ValidatePems(inputs[0], inputs[1], inputs[2]);
-}
-
-// The channel credentials of `tls`: fixed PEM text, or files gRPC reads again every
-// reload_interval (grpc::experimental's file watcher).
-std::shared_ptr<grpc::ChannelCredentials> TlsCredentials(const ClientOptions::Tls& tls) {
-  if (!TlsFromFiles(tls)) {
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = tls.root_certs_pem;
-    ssl.pem_cert_chain = tls.cert_chain_pem;
-    ssl.pem_private_key = tls.private_key_pem;
-    return grpc::SslCredentials(ssl);
+  if (absl::Status valid = ValidatePems(inputs[0], inputs[1], inputs[2]); !valid.ok()) {
+    return valid;
   }
-  namespace experimental = grpc::experimental;
-  const auto seconds = static_cast<unsigned int>(absl::ToInt64Seconds(tls.reload_interval));
-  experimental::TlsChannelCredentialsOptions options;
-  options.set_certificate_provider(
-      tls.cert_chain_file.empty()
-          ? std::make_shared<experimental::FileWatcherCertificateProvider>(tls.root_certs_file,
-                                                                           seconds)
-          : std::make_shared<experimental::FileWatcherCertificateProvider>(
-                tls.private_key_file, tls.cert_chain_file, tls.root_certs_file, seconds));
-  // Without roots of its own the channel trusts the system's, as SslCredentials does.
-  if (!tls.root_certs_file.empty()) options.watch_root_certs();
-  if (!tls.cert_chain_file.empty()) options.watch_identity_key_cert_pairs();
-  return experimental::TlsCredentials(options);
+  ClientOptions::Tls pem;
+  pem.root_certs_pem = inputs[0].pem.value_or("");
+  pem.cert_chain_pem = inputs[1].pem.value_or("");
+  pem.private_key_pem = inputs[2].pem.value_or("");
+  pem.server_name = tls.server_name;
+  return pem;
 }
 
 absl::Status ValidateOptions(const ClientOptions& options) {
@@ -231,7 +217,6 @@ absl::Status ValidateOptions(const ClientOptions& options) {
         "ClientOptions backoff: need initial_backoff, max_backoff >= 0 and backoff_multiplier >= "
         "1");
   }
-  if (options.tls.has_value()) return ValidateTls(*options.tls);
   return absl::OkStatus();
 }
 
@@ -277,10 +262,59 @@ absl::Duration RetryBackoff(const ClientOptions& options, int retry) {
   return std::min(wait, options.max_backoff);
 }
 
+// The channels of a client whose TLS identity and roots come from files: read again when due,
+// remade when they changed and pass the checks.
+struct Client::TlsReload {
+  using MakeChannels =
+      std::function<std::shared_ptr<const Channels>(const ClientOptions::Tls& pem)>;
+
+  TlsReload(MakeChannels make, ClientOptions::Tls files, const ClientOptions::Tls& pem)
+      : make_channels(std::move(make)), files(std::move(files)) {
+    next_read = absl::Now() + this->files.reload_interval;
+    in_use = absl::StrCat(pem.root_certs_pem, pem.cert_chain_pem, pem.private_key_pem);
+    channels = make_channels(pem);
+  }
+
+  std::shared_ptr<const Channels> Current() {
+    absl::MutexLock lock(&mu);
+    const absl::Time now = absl::Now();
+    if (now < next_read) return channels;
+    next_read = now + files.reload_interval;
+    absl::StatusOr<ClientOptions::Tls> pem = LoadTls(files);
+    if (!pem.ok()) {
+      refusals.fetch_add(1, std::memory_order_relaxed);
+      return channels;
+    }
+    std::string text = absl::StrCat(pem->root_certs_pem, pem->cert_chain_pem, pem->private_key_pem);
+    if (text != in_use) {
+      channels = make_channels(*pem);
+      in_use = std::move(text);
+      reloads.fetch_add(1, std::memory_order_relaxed);
+    }
+    return channels;
+  }
+
+  const MakeChannels make_channels;
+  const ClientOptions::Tls files;
+  std::atomic<int64_t> reloads{0};
+  std::atomic<int64_t> refusals{0};
+  absl::Mutex mu;
+  absl::Time next_read ABSL_GUARDED_BY(mu);
+  // The PEM text of `channels`.
+  std::string in_use ABSL_GUARDED_BY(mu);
+  std::shared_ptr<const Channels> channels ABSL_GUARDED_BY(mu);
+};
+
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& target,
                                                         ClientOptions options) {
   if (absl::Status valid = ValidateOptions(options); !valid.ok()) return valid;
   if (target.empty()) return absl::InvalidArgumentError("empty target");
+  std::optional<ClientOptions::Tls> pem;
+  if (options.tls.has_value()) {
+    absl::StatusOr<ClientOptions::Tls> loaded = LoadTls(*options.tls);
+    if (!loaded.ok()) return loaded.status();
+    pem = *std::move(loaded);
+  }
   grpc::ChannelArguments args;
   if (options.keepalive_time > absl::ZeroDuration()) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
@@ -297,31 +331,49 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   // Chunks of 256^2 columns with many biomes exceed gRPC's default 4 MB receive limit.
   args.SetMaxReceiveMessageSize(-1);
-  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-  if (options.tls.has_value()) {
-    credentials = TlsCredentials(*options.tls);
-    if (!options.tls->server_name.empty()) {
-      args.SetSslTargetNameOverride(options.tls->server_name);
+  if (pem.has_value() && !pem->server_name.empty()) args.SetSslTargetNameOverride(pem->server_name);
+  auto make_channels = [target, args](const std::optional<ClientOptions::Tls>& tls) {
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+    if (tls.has_value()) {
+      grpc::SslCredentialsOptions ssl;
+      ssl.pem_root_certs = tls->root_certs_pem;
+      ssl.pem_cert_chain = tls->cert_chain_pem;
+      ssl.pem_private_key = tls->private_key_pem;
+      credentials = grpc::SslCredentials(ssl);
     }
+    // Each channel with a local pool makes its own connection: bulk calls get one of their own.
+    auto channels = std::make_shared<Channels>();
+    channels->channel = grpc::CreateCustomChannel(target, credentials, args);
+    channels->stub = v1::WorldGen::NewStub(channels->channel);
+    channels->bulk_stub =
+        v1::WorldGen::NewStub(grpc::CreateCustomChannel(target, credentials, args));
+    return std::shared_ptr<const Channels>(std::move(channels));
+  };
+  if (options.tls.has_value() && TlsFromFiles(*options.tls)) {
+    auto reload = std::make_unique<TlsReload>(make_channels, *options.tls, *pem);
+    return std::unique_ptr<Client>(new Client(nullptr, std::move(options), std::move(reload)));
   }
-  // Each channel with a local pool makes its own connection: bulk calls get one of their own.
-  auto channel = grpc::CreateCustomChannel(target, credentials, args);
-  auto bulk_channel = grpc::CreateCustomChannel(target, credentials, args);
-  return std::unique_ptr<Client>(
-      new Client(std::move(channel), std::move(bulk_channel), std::move(options)));
+  return std::unique_ptr<Client>(new Client(make_channels(pem), std::move(options), nullptr));
 }
 
 std::unique_ptr<Client> Client::FromChannel(std::shared_ptr<grpc::Channel> channel,
                                             ClientOptions options) {
-  return std::unique_ptr<Client>(new Client(channel, channel, std::move(options)));
+  auto channels = std::make_shared<Channels>();
+  channels->channel = channel;
+  channels->stub = v1::WorldGen::NewStub(channel);
+  channels->bulk_stub = v1::WorldGen::NewStub(channel);
+  return std::unique_ptr<Client>(new Client(std::move(channels), std::move(options), nullptr));
 }
 
-Client::Client(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<grpc::Channel> bulk_channel,
-               ClientOptions options)
-    : options_(std::move(options)),
-      channel_(std::move(channel)),
-      stub_(v1::WorldGen::NewStub(channel_)),
-      bulk_stub_(v1::WorldGen::NewStub(std::move(bulk_channel))) {}
+Client::Client(std::shared_ptr<const Channels> channels, ClientOptions options,
+               std::unique_ptr<TlsReload> reload)
+    : options_(std::move(options)), channels_(std::move(channels)), reload_(std::move(reload)) {}
+
+Client::~Client() = default;
+
+std::shared_ptr<const Client::Channels> Client::CurrentChannels() {
+  return reload_ == nullptr ? channels_ : reload_->Current();
+}
 
 std::string RouteKey(const std::string& world, double x, double z) {
   const auto region = [](double v) {
@@ -337,14 +389,16 @@ void Client::AddRouteKey(grpc::ClientContext& context, const std::string& world,
   if (options_.send_route_key) context.AddMetadata(kRouteKeyHeader, RouteKey(world, x, z));
 }
 
-v1::WorldGen::Stub& Client::StubFor(int64_t columns) {
-  return columns > options_.bulk_columns ? *bulk_stub_ : *stub_;
+v1::WorldGen::Stub& Client::StubFor(const Channels& channels, int64_t columns) const {
+  return columns > options_.bulk_columns ? *channels.bulk_stub : *channels.stub;
 }
 
 ClientStats Client::stats() const {
   return ClientStats{calls_.load(std::memory_order_relaxed),
                      attempts_.load(std::memory_order_relaxed),
-                     retries_.load(std::memory_order_relaxed)};
+                     retries_.load(std::memory_order_relaxed),
+                     reload_ ? reload_->reloads.load(std::memory_order_relaxed) : 0,
+                     reload_ ? reload_->refusals.load(std::memory_order_relaxed) : 0};
 }
 
 bool Client::IsRetryable(const absl::Status& status) const {
@@ -401,8 +455,9 @@ void Client::BackOff(absl::Time until) {
   // inside a call, so a reconnect started now would be noticed by its 5 s backup poller at the
   // earliest. Watching the channel's state polls it, and asks an idle channel to connect.
   while (absl::Now() < until) {
-    const grpc_connectivity_state state = channel_->GetState(/*try_to_connect=*/true);
-    channel_->WaitForStateChange(state, absl::ToChronoTime(until));
+    const std::shared_ptr<grpc::Channel> channel = CurrentChannels()->channel;
+    const grpc_connectivity_state state = channel->GetState(/*try_to_connect=*/true);
+    channel->WaitForStateChange(state, absl::ToChronoTime(until));
   }
 }
 
@@ -414,7 +469,8 @@ absl::StatusOr<v1::WorldDescription> Client::DescribeWorld() {
     grpc::ClientContext context;
     SetDeadline(context, deadline);
     response.Clear();
-    return AttemptStatus(stub_->DescribeWorld(&context, request, &response), context);
+    return AttemptStatus(CurrentChannels()->stub->DescribeWorld(&context, request, &response),
+                         context);
   });
   if (!status.ok()) return status;
   return response;
@@ -516,8 +572,11 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
           per_chunk / (cell * cell) *
           std::max<int64_t>(1, (request.vertical().max_y() - request.vertical().min_y()) / cell);
     }
+    // Held until the stream ends.
+    const std::shared_ptr<const Channels> channels = CurrentChannels();
     std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader =
-        StubFor(static_cast<int64_t>(pending.size()) * per_chunk).GenerateChunk(&context, request);
+        StubFor(*channels, static_cast<int64_t>(pending.size()) * per_chunk)
+            .GenerateChunk(&context, request);
     v1::ChunkData data;
     absl::Status failure;
     while (reader->Read(&data)) {
@@ -562,7 +621,8 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
       AddRouteKey(context, request.world(), request.points(0).x(), request.points(0).z());
     }
     response.Clear();
-    return AttemptStatus(StubFor(request.points_size()).SampleWeights(&context, request, &response),
+    return AttemptStatus(StubFor(*CurrentChannels(), request.points_size())
+                             .SampleWeights(&context, request, &response),
                          context);
   });
   if (!status.ok()) return status;
@@ -587,8 +647,9 @@ absl::StatusOr<v1::ListSamplingPointsResponse> Client::ListSamplingPoints(
     SetDeadline(context, deadline);
     AddRouteKey(context, request.world(), request.min_x(), request.min_z());
     response.Clear();
-    return AttemptStatus(StubFor(columns).ListSamplingPoints(&context, request, &response),
-                         context);
+    return AttemptStatus(
+        StubFor(*CurrentChannels(), columns).ListSamplingPoints(&context, request, &response),
+        context);
   });
   if (!status.ok()) return status;
   return response;
@@ -644,7 +705,7 @@ absl::StatusOr<std::vector<PointSample>> Client::SamplePoints(
 }
 
 absl::StatusOr<std::string> Client::CheckHealth(const std::string& service) {
-  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  auto stub = grpc::health::v1::Health::NewStub(CurrentChannels()->channel);
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;

@@ -111,12 +111,13 @@ struct ClientOptions {
     std::string cert_chain_pem;
     std::string private_key_pem;
     // Or the same from files that are renewed in place (cert-manager, a mounted Kubernetes Secret,
-    // a sidecar): instead of the *_pem fields, never beside them. gRPC reads them again every
-    // `reload_interval`, and connections made after a renewal present the new certificate and
-    // trust the new roots; connections already open keep what they had (the balancer ends them
-    // after its keepalive limits). A renewal whose key is not its certificate's is not taken.
-    // Roots: root_certs_file, or empty for the system's. Checked like the PEM fields when the
-    // client is made.
+    // a sidecar): instead of the *_pem fields, never beside them. Checked like them when the client
+    // is made. Afterwards the first call after each `reload_interval` reads them again; when they
+    // changed and pass the same checks, calls from then on go over new connections that present
+    // the new certificate and trust the new roots (calls under way finish on the old ones). Files
+    // that do not pass (a key that is not its certificate's, say, caught half-written) are not
+    // taken: the client keeps what it has and reads again after the next interval
+    // (ClientStats::tls_reloads, tls_refusals). Roots: root_certs_file, or empty for the system's.
     std::string root_certs_file;
     std::string cert_chain_file;
     std::string private_key_file;
@@ -201,6 +202,10 @@ struct ClientStats {
   int64_t calls = 0;     // Calls started (one per public method call).
   int64_t attempts = 0;  // RPC attempts, including retries.
   int64_t retries = 0;   // Attempts that were retries.
+  // ClientOptions::Tls from files: renewals taken (new connections), and reads of files that
+  // changed but did not pass the checks (the connections in use were kept).
+  int64_t tls_reloads = 0;
+  int64_t tls_refusals = 0;
 };
 
 class Client {
@@ -215,6 +220,7 @@ class Client {
 
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
+  ~Client();
 
   const ClientOptions& options() const { return options_; }
 
@@ -259,9 +265,6 @@ class Client {
   ClientStats stats() const;
 
  private:
-  Client(std::shared_ptr<grpc::Channel> channel, std::shared_ptr<grpc::Channel> bulk_channel,
-         ClientOptions options);
-
   // Runs `attempt` until it succeeds, fails with a code not in retry_codes, runs out of retries, or
   // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext and returns
   // its status through AttemptStatus (which keeps the server's pushback).
@@ -274,14 +277,29 @@ class Client {
   // Adds the routing key for block column (x, z) to `context` (if send_route_key).
   void AddRouteKey(grpc::ClientContext& context, const std::string& world, double x,
                    double z) const;
-  // The stub for a call of `columns` columns: the bulk connection's past bulk_columns.
-  v1::WorldGen::Stub& StubFor(int64_t columns);
+  // The client's connections: a channel for small calls, one for bulk calls.
+  struct Channels {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<v1::WorldGen::Stub> stub;
+    // The bulk calls' connection (FromChannel: the same channel as the others).
+    std::unique_ptr<v1::WorldGen::Stub> bulk_stub;
+  };
+  // Remakes the channels when TLS files changed (Connect with ClientOptions::Tls::*_file).
+  struct TlsReload;
+  Client(std::shared_ptr<const Channels> channels, ClientOptions options,
+         std::unique_ptr<TlsReload> reload);
+
+  // The channels for an attempt, read again from the TLS files when due; keep the pointer for as
+  // long as the attempt uses them.
+  std::shared_ptr<const Channels> CurrentChannels();
+  // The stub of `channels` for a call of `columns` columns: the bulk connection's past
+  // bulk_columns.
+  v1::WorldGen::Stub& StubFor(const Channels& channels, int64_t columns) const;
 
   ClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::WorldGen::Stub> stub_;
-  // The bulk calls' connection (FromChannel: the same channel as the others).
-  std::unique_ptr<v1::WorldGen::Stub> bulk_stub_;
+  // The channels, which never change (null with TLS files: reload_ holds them then).
+  const std::shared_ptr<const Channels> channels_;
+  const std::unique_ptr<TlsReload> reload_;
   // Chunk side of the world's replies to chunk_size 0 requests, as last seen.
   std::atomic<int64_t> world_chunk_size_{16};
   std::atomic<int64_t> calls_{0};

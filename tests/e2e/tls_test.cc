@@ -74,10 +74,9 @@ class TlsBalancerTest : public ::testing::Test {
     replica_ = *std::move(replica);
   }
 
-  // Starts nginx in front of the replica (on `port`, or a free one).
-  void StartNginx(bool mutual, int port = 0) {
+  void StartNginx(bool mutual) {
     NginxTls tls{balancer_cert_.cert, balancer_cert_.key, mutual ? clients_ca_.cert : ""};
-    auto nginx = NginxProcess::Start({replica_->target()}, tls, port);
+    auto nginx = NginxProcess::Start({replica_->target()}, tls);
     ASSERT_TRUE(nginx.ok()) << nginx.status();
     nginx_ = *std::move(nginx);
   }
@@ -143,9 +142,9 @@ TEST_F(TlsBalancerTest, MutualTlsAdmitsOnlyClientsOfItsAuthority) {
   EXPECT_TRUE(absl::StrContains(refused.message(), "400")) << refused;
 }
 
-// A client certificate renewed in its files (as cert-manager renews a mounted Secret) is used for
-// new connections without a new Client: the client starts with a certificate the balancer does not
-// trust, then its files get one it does.
+// A client certificate renewed in its files (as cert-manager renews a mounted Secret) is used
+// without a new Client: the client starts with a certificate the balancer does not trust, then its
+// files get one it does. A pair that does not match is not taken.
 TEST_F(TlsBalancerTest, ClientCertificateFilesAreReadAgainWithoutANewClient) {
   StartNginx(/*mutual=*/true);
   auto stranger_ca = MakeAuthority(dir_->path(), "stranger-ca");
@@ -154,12 +153,8 @@ TEST_F(TlsBalancerTest, ClientCertificateFilesAreReadAgainWithoutANewClient) {
   ASSERT_TRUE(stranger.ok()) << stranger.status();
   const std::string chain_file = dir_->File("mounted-tls.crt");
   const std::string key_file = dir_->File("mounted-tls.key");
-  auto install = [&](const CertificateFiles& pair) {
-    // The key first: the watcher takes a pair only when the key is the certificate's.
-    ASSERT_TRUE(WriteFile(key_file, *ReadFile(pair.key)).ok());
-    ASSERT_TRUE(WriteFile(chain_file, *ReadFile(pair.cert)).ok());
-  };
-  install(*stranger);
+  ASSERT_TRUE(WriteFile(chain_file, *ReadFile(stranger->cert)).ok());
+  ASSERT_TRUE(WriteFile(key_file, *ReadFile(stranger->key)).ok());
   ClientOptions options;
   options.tls.emplace();
   options.tls->root_certs_file = ca_.cert;
@@ -174,24 +169,33 @@ TEST_F(TlsBalancerTest, ClientCertificateFilesAreReadAgainWithoutANewClient) {
   EXPECT_EQ(refused.code(), absl::StatusCode::kInternal) << refused;
   EXPECT_TRUE(absl::StrContains(refused.message(), "400")) << refused;
 
-  // The renewal, then a new connection: nginx keeps a connection whose certificate it refused
-  // open (each call gets HTTP 400), so the balancer is restarted on its port, as a rolling
-  // balancer update ends connections. The client reconnects with the files' certificate of then.
-  install(client_cert_);
-  absl::SleepFor(absl::Seconds(2));  // Two reload intervals.
-  const int port = nginx_->port();
-  nginx_.reset();
-  StartNginx(/*mutual=*/true, port);
-  absl::Status status;
-  for (int i = 0; i < 50; ++i) {
-    status = (*client)->DescribeWorld().status();
-    if (status.ok()) break;
-    absl::SleepFor(absl::Milliseconds(200));
-  }
-  EXPECT_TRUE(status.ok()) << "the renewed certificate was not used within 10 s: " << status;
+  // The renewal: the first call after the interval goes over a new connection with it.
+  ASSERT_TRUE(WriteFile(chain_file, *ReadFile(client_cert_.cert)).ok());
+  ASSERT_TRUE(WriteFile(key_file, *ReadFile(client_cert_.key)).ok());
+  absl::SleepFor(absl::Milliseconds(1100));
+  absl::Status status = (*client)->DescribeWorld().status();
+  EXPECT_TRUE(status.ok()) << "the renewed certificate was not used: " << status;
+  EXPECT_EQ((*client)->stats().tls_reloads, 1);
+  EXPECT_EQ((*client)->stats().tls_refusals, 0);
+
+  // A renewal caught half-written (the stranger's key beside the trusted certificate) is not
+  // taken: the client keeps the pair it has, and takes the files once they match again.
+  ASSERT_TRUE(WriteFile(key_file, *ReadFile(stranger->key)).ok());
+  absl::SleepFor(absl::Milliseconds(1100));
+  status = (*client)->DescribeWorld().status();
+  EXPECT_TRUE(status.ok()) << "a key that is not its certificate's was taken: " << status;
+  EXPECT_EQ((*client)->stats().tls_reloads, 1);
+  EXPECT_EQ((*client)->stats().tls_refusals, 1);
+  ASSERT_TRUE(WriteFile(chain_file, *ReadFile(stranger->cert)).ok());
+  absl::SleepFor(absl::Milliseconds(1100));
+  status = (*client)->DescribeWorld().status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << "the stranger's pair was not taken";
+  EXPECT_EQ((*client)->stats().tls_reloads, 2);
 
   // The file-based credentials check the server's name as the PEM ones do.
   ClientOptions::Tls named = *options.tls;
+  ASSERT_TRUE(WriteFile(chain_file, *ReadFile(client_cert_.cert)).ok());
+  ASSERT_TRUE(WriteFile(key_file, *ReadFile(client_cert_.key)).ok());
   named.server_name = "worldgen.test";
   EXPECT_TRUE(DescribeThrough(nginx_->target(), named).ok());
   named.server_name = "elsewhere.test";

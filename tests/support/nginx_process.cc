@@ -28,12 +28,12 @@ bool Accepts(int port) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(
-    const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls, int on_port) {
+    const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls) {
   std::unique_ptr<NginxProcess> nginx(new NginxProcess());
   auto dir = TempDir::Create("worldgen-nginx");
   if (!dir.ok()) return dir.status();
   nginx->dir_ = *std::move(dir);
-  absl::StatusOr<int> port = on_port != 0 ? absl::StatusOr<int>(on_port) : PickFreePort();
+  absl::StatusOr<int> port = PickFreePort();
   if (!port.ok()) return port.status();
   nginx->port_ = *port;
 

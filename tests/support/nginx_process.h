@@ -28,12 +28,9 @@ struct NginxTls {
 
 class NginxProcess {
  public:
-  // `upstreams`: the replicas' "host:port". Returns once nginx accepted its config and listens on
-  // `port` (0: a free one; another: say, the port of an nginx just stopped, for its clients to
-  // reconnect to).
+  // `upstreams`: the replicas' "host:port". Returns once nginx accepted its config and listens.
   static absl::StatusOr<std::unique_ptr<NginxProcess>> Start(
-      const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls = std::nullopt,
-      int port = 0);
+      const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls = std::nullopt);
   ~NginxProcess();  // Graceful stop (SIGQUIT: finish requests, then exit).
 
   int port() const { return port_; }
