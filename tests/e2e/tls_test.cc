@@ -51,7 +51,8 @@ absl::Status DescribeThrough(const std::string& target, std::optional<ClientOpti
   return (*client)->DescribeWorld().status();
 }
 
-class TlsBalancerTest : public ::testing::Test {
+// A scratch directory and an authority in it, "ca".
+class AuthorityTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto dir = TempDir::Create("worldgen-tls");
@@ -60,6 +61,17 @@ class TlsBalancerTest : public ::testing::Test {
     auto ca = MakeAuthority(dir_->path(), "ca");
     ASSERT_TRUE(ca.ok()) << ca.status();
     ca_ = *ca;
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  CertificateFiles ca_;
+};
+
+class TlsBalancerTest : public AuthorityTest {
+ protected:
+  void SetUp() override {
+    AuthorityTest::SetUp();
+    if (HasFatalFailure()) return;
     auto server_cert = IssueCertificate(dir_->path(), "balancer", ca_, kServerNames);
     ASSERT_TRUE(server_cert.ok()) << server_cert.status();
     balancer_cert_ = *server_cert;
@@ -85,8 +97,7 @@ class TlsBalancerTest : public ::testing::Test {
     if (HasFailure() && nginx_) std::cerr << "nginx error log:\n" << nginx_->error_log();
   }
 
-  std::unique_ptr<TempDir> dir_;
-  CertificateFiles ca_, balancer_cert_, clients_ca_, client_cert_;
+  CertificateFiles balancer_cert_, clients_ca_, client_cert_;
   std::unique_ptr<ServerProcess> replica_;
   std::unique_ptr<NginxProcess> nginx_;
 };
@@ -169,33 +180,31 @@ TEST_F(TlsBalancerTest, ClientCertificateFilesAreReadAgainWithoutANewClient) {
   EXPECT_EQ(refused.code(), absl::StatusCode::kInternal) << refused;
   EXPECT_TRUE(absl::StrContains(refused.message(), "400")) << refused;
 
+  // Writes the files (each path empty: kept), waits past the interval, and makes a call.
+  auto renew_and_call = [&](const std::string& cert, const std::string& key) {
+    if (!cert.empty()) EXPECT_TRUE(WriteFile(chain_file, *ReadFile(cert)).ok());
+    if (!key.empty()) EXPECT_TRUE(WriteFile(key_file, *ReadFile(key)).ok());
+    absl::SleepFor(absl::Milliseconds(1100));
+    return (*client)->DescribeWorld().status();
+  };
   // The renewal: the first call after the interval goes over a new connection with it.
-  ASSERT_TRUE(WriteFile(chain_file, *ReadFile(client_cert_.cert)).ok());
-  ASSERT_TRUE(WriteFile(key_file, *ReadFile(client_cert_.key)).ok());
-  absl::SleepFor(absl::Milliseconds(1100));
-  absl::Status status = (*client)->DescribeWorld().status();
+  absl::Status status = renew_and_call(client_cert_.cert, client_cert_.key);
   EXPECT_TRUE(status.ok()) << "the renewed certificate was not used: " << status;
   EXPECT_EQ((*client)->stats().tls_reloads, 1);
   EXPECT_EQ((*client)->stats().tls_refusals, 0);
-
   // A renewal caught half-written (the stranger's key beside the trusted certificate) is not
   // taken: the client keeps the pair it has, and takes the files once they match again.
-  ASSERT_TRUE(WriteFile(key_file, *ReadFile(stranger->key)).ok());
-  absl::SleepFor(absl::Milliseconds(1100));
-  status = (*client)->DescribeWorld().status();
+  status = renew_and_call("", stranger->key);
   EXPECT_TRUE(status.ok()) << "a key that is not its certificate's was taken: " << status;
   EXPECT_EQ((*client)->stats().tls_reloads, 1);
   EXPECT_EQ((*client)->stats().tls_refusals, 1);
-  ASSERT_TRUE(WriteFile(chain_file, *ReadFile(stranger->cert)).ok());
-  absl::SleepFor(absl::Milliseconds(1100));
-  status = (*client)->DescribeWorld().status();
+  status = renew_and_call(stranger->cert, "");
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << "the stranger's pair was not taken";
   EXPECT_EQ((*client)->stats().tls_reloads, 2);
+  ASSERT_TRUE(renew_and_call(client_cert_.cert, client_cert_.key).ok());
 
   // The file-based credentials check the server's name as the PEM ones do.
   ClientOptions::Tls named = *options.tls;
-  ASSERT_TRUE(WriteFile(chain_file, *ReadFile(client_cert_.cert)).ok());
-  ASSERT_TRUE(WriteFile(key_file, *ReadFile(client_cert_.key)).ok());
   named.server_name = "worldgen.test";
   EXPECT_TRUE(DescribeThrough(nginx_->target(), named).ok());
   named.server_name = "elsewhere.test";
@@ -319,27 +328,40 @@ TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
 }
 
 // ClientOptions::tls is checked when the client is made, with the field and what is wrong.
-TEST(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
-  auto dir = TempDir::Create("worldgen-tls");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  auto ca = MakeAuthority((*dir)->path(), "ca");
-  ASSERT_TRUE(ca.ok()) << ca.status();
-  auto leaf = IssueCertificate((*dir)->path(), "leaf", *ca, "DNS:leaf");
-  ASSERT_TRUE(leaf.ok()) << leaf.status();
-  // Connect's verdict on the PEM roots, certificate chain and key given.
-  auto reason = [](const std::string& roots, const std::string& chain, const std::string& key) {
+class ClientTlsOptionsTest : public AuthorityTest {
+ protected:
+  void SetUp() override {
+    AuthorityTest::SetUp();
+    if (HasFatalFailure()) return;
+    auto leaf = IssueCertificate(dir_->path(), "leaf", ca_, "DNS:leaf");
+    ASSERT_TRUE(leaf.ok()) << leaf.status();
+    leaf_ = *leaf;
+  }
+
+  // Connect's verdict on `tls`: "accepted", or its INVALID_ARGUMENT message.
+  static std::string Reason(const ClientOptions::Tls& tls) {
     ClientOptions options;
-    options.tls.emplace();
-    options.tls->root_certs_pem = roots;
-    options.tls->cert_chain_pem = chain;
-    options.tls->private_key_pem = key;
+    options.tls = tls;
     absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect("127.0.0.1:1", options);
-    if (client.ok()) return std::string("accepted");
+    if (client.ok()) return "accepted";
     EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
     return std::string(client.status().message());
+  }
+
+  CertificateFiles leaf_;
+};
+
+TEST_F(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
+  // Connect's verdict on the PEM roots, certificate chain and key given.
+  auto reason = [](const std::string& roots, const std::string& chain, const std::string& key) {
+    ClientOptions::Tls tls;
+    tls.root_certs_pem = roots;
+    tls.cert_chain_pem = chain;
+    tls.private_key_pem = key;
+    return Reason(tls);
   };
-  const std::string ca_pem = *ReadFile(ca->cert), leaf_pem = *ReadFile(leaf->cert),
-                    leaf_key = *ReadFile(leaf->key), ca_key = *ReadFile(ca->key);
+  const std::string ca_pem = *ReadFile(ca_.cert), leaf_pem = *ReadFile(leaf_.cert),
+                    leaf_key = *ReadFile(leaf_.key), ca_key = *ReadFile(ca_.key);
   EXPECT_EQ(reason(ca_pem, "", ""), "accepted");
   EXPECT_EQ(reason("", "", ""), "accepted");  // The system's roots.
   EXPECT_EQ(reason(ca_pem + leaf_pem, "", ""), "accepted");
@@ -355,11 +377,11 @@ TEST(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
   EXPECT_EQ(reason("", leaf_pem, ca_pem),
             "ClientOptions.tls.private_key_pem: not an unencrypted PEM private key");
   // A key under a passphrase: gRPC could not use it (and the client must not ask for one).
-  ASSERT_EQ(RunCommand({"/usr/bin/openssl", "pkey", "-in", leaf->key, "-aes256", "-passout",
-                        "pass:secret", "-out", (*dir)->File("encrypted.key")})
+  ASSERT_EQ(RunCommand({"/usr/bin/openssl", "pkey", "-in", leaf_.key, "-aes256", "-passout",
+                        "pass:secret", "-out", dir_->File("encrypted.key")})
                 ->exit_code,
             0);
-  EXPECT_EQ(reason("", leaf_pem, *ReadFile((*dir)->File("encrypted.key"))),
+  EXPECT_EQ(reason("", leaf_pem, *ReadFile(dir_->File("encrypted.key"))),
             "ClientOptions.tls.private_key_pem: not an unencrypted PEM private key");
   EXPECT_EQ(reason("", leaf_pem, ca_key),
             "ClientOptions.tls: private_key_pem is not the key of cert_chain_pem's first "
@@ -367,24 +389,10 @@ TEST(ClientTlsOptionsTest, ConnectRejectsWhatCannotMakeAHandshake) {
 }
 
 // The *_file fields are checked like the PEM ones, naming the field and its file.
-TEST(ClientTlsOptionsTest, ConnectChecksTlsFilesLikeTheirPem) {
-  auto dir = TempDir::Create("worldgen-tls");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  auto ca = MakeAuthority((*dir)->path(), "ca");
-  ASSERT_TRUE(ca.ok()) << ca.status();
-  auto leaf = IssueCertificate((*dir)->path(), "leaf", *ca, "DNS:leaf");
-  ASSERT_TRUE(leaf.ok()) << leaf.status();
-  const std::string empty = (*dir)->File("empty.pem");
+TEST_F(ClientTlsOptionsTest, ConnectChecksTlsFilesLikeTheirPem) {
+  const std::string empty = dir_->File("empty.pem");
   ASSERT_TRUE(WriteFile(empty, "").ok());
-  const std::string missing = (*dir)->File("missing.pem");
-  auto reason = [](const ClientOptions::Tls& tls) {
-    ClientOptions options;
-    options.tls = tls;
-    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect("127.0.0.1:1", options);
-    if (client.ok()) return std::string("accepted");
-    EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
-    return std::string(client.status().message());
-  };
+  const std::string missing = dir_->File("missing.pem");
   auto files = [](const std::string& roots, const std::string& chain, const std::string& key) {
     ClientOptions::Tls tls;
     tls.root_certs_file = roots;
@@ -392,36 +400,36 @@ TEST(ClientTlsOptionsTest, ConnectChecksTlsFilesLikeTheirPem) {
     tls.private_key_file = key;
     return tls;
   };
-  EXPECT_EQ(reason(files(ca->cert, leaf->cert, leaf->key)), "accepted");
-  EXPECT_EQ(reason(files("", leaf->cert, leaf->key)), "accepted");  // The system's roots.
-  EXPECT_EQ(reason(files(ca->cert, "", "")), "accepted");
-  EXPECT_EQ(reason(files(missing, "", "")),
+  EXPECT_EQ(Reason(files(ca_.cert, leaf_.cert, leaf_.key)), "accepted");
+  EXPECT_EQ(Reason(files("", leaf_.cert, leaf_.key)), "accepted");  // The system's roots.
+  EXPECT_EQ(Reason(files(ca_.cert, "", "")), "accepted");
+  EXPECT_EQ(Reason(files(missing, "", "")),
             absl::StrCat("ClientOptions.tls.root_certs_file: cannot read ", missing));
-  EXPECT_EQ(reason(files(empty, "", "")), absl::StrCat("ClientOptions.tls.root_certs_file (", empty,
+  EXPECT_EQ(Reason(files(empty, "", "")), absl::StrCat("ClientOptions.tls.root_certs_file (", empty,
                                                        "): holds no PEM certificate"));
-  EXPECT_EQ(reason(files("", leaf->cert, "")),
+  EXPECT_EQ(Reason(files("", leaf_.cert, "")),
             "ClientOptions.tls: cert_chain_file and private_key_file go together (mutual TLS), "
             "one is empty");
-  EXPECT_EQ(reason(files("", leaf->key, leaf->key)),
-            absl::StrCat("ClientOptions.tls.cert_chain_file (", leaf->key,
+  EXPECT_EQ(Reason(files("", leaf_.key, leaf_.key)),
+            absl::StrCat("ClientOptions.tls.cert_chain_file (", leaf_.key,
                          "): holds no PEM certificate"));
-  EXPECT_EQ(reason(files("", leaf->cert, leaf->cert)),
-            absl::StrCat("ClientOptions.tls.private_key_file (", leaf->cert,
+  EXPECT_EQ(Reason(files("", leaf_.cert, leaf_.cert)),
+            absl::StrCat("ClientOptions.tls.private_key_file (", leaf_.cert,
                          "): not an unencrypted PEM private key"));
-  EXPECT_EQ(reason(files("", leaf->cert, ca->key)),
+  EXPECT_EQ(Reason(files("", leaf_.cert, ca_.key)),
             "ClientOptions.tls: private_key_file is not the key of cert_chain_file's first "
             "certificate");
-  ClientOptions::Tls mixed = files(ca->cert, "", "");
-  mixed.cert_chain_pem = *ReadFile(leaf->cert);
-  mixed.private_key_pem = *ReadFile(leaf->key);
+  ClientOptions::Tls mixed = files(ca_.cert, "", "");
+  mixed.cert_chain_pem = *ReadFile(leaf_.cert);
+  mixed.private_key_pem = *ReadFile(leaf_.key);
   EXPECT_EQ(
-      reason(mixed),
+      Reason(mixed),
       "ClientOptions.tls: the *_file fields replace the *_pem fields; set one kind, not both");
-  ClientOptions::Tls fast = files(ca->cert, "", "");
+  ClientOptions::Tls fast = files(ca_.cert, "", "");
   fast.reload_interval = absl::Milliseconds(500);
-  EXPECT_EQ(reason(fast), "ClientOptions.tls.reload_interval = 500ms: must be between 1s and 24h");
+  EXPECT_EQ(Reason(fast), "ClientOptions.tls.reload_interval = 500ms: must be between 1s and 24h");
   fast.reload_interval = absl::InfiniteDuration();
-  EXPECT_EQ(reason(fast), "ClientOptions.tls.reload_interval = inf: must be between 1s and 24h");
+  EXPECT_EQ(Reason(fast), "ClientOptions.tls.reload_interval = inf: must be between 1s and 24h");
 }
 
 }  // namespace
