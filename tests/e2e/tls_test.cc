@@ -182,8 +182,12 @@ TEST_F(TlsBalancerTest, ClientCertificateFilesAreReadAgainWithoutANewClient) {
 
   // Writes the files (each path empty: kept), waits past the interval, and makes a call.
   auto renew_and_call = [&](const std::string& cert, const std::string& key) {
-    if (!cert.empty()) EXPECT_TRUE(WriteFile(chain_file, *ReadFile(cert)).ok());
-    if (!key.empty()) EXPECT_TRUE(WriteFile(key_file, *ReadFile(key)).ok());
+    if (!cert.empty()) {
+      EXPECT_TRUE(WriteFile(chain_file, *ReadFile(cert)).ok());
+    }
+    if (!key.empty()) {
+      EXPECT_TRUE(WriteFile(key_file, *ReadFile(key)).ok());
+    }
     absl::SleepFor(absl::Milliseconds(1100));
     return (*client)->DescribeWorld().status();
   };
