@@ -1,5 +1,6 @@
 # Sourced (not run) by the bench scripts that put a server under the CLI's load on loopback
-# (service_load.sh, server_cpu.sh), and by tests/e2e/node_burst_test.sh for `start`. Expects `script`
+# (service_load.sh, server_cpu.sh), and by the script tests that start servers, nginx or the
+# blackbox exporter (tests/e2e/*.sh, tests/grafana/dashboard_test.sh). Expects `script`
 # (the caller's name, for messages) and, for `load`, `cli` (the worldgen CLI) to be set. Provides:
 #   work            a scratch directory, removed on exit with every server started here (killed)
 #   start BIN ARGS  starts a server listening on a free 127.0.0.1 port; sets started_pid, started_port
@@ -12,6 +13,11 @@
 #                   deployment's config (docker/nginx/render-config.sh, which reads WORLDGEN_BALANCE
 #                   and WORLDGEN_TLS_* from the environment), its files in DIR; sets nginx_pid (the
 #                   master's)
+#   blackbox_at DIR CA CERT KEY
+#                   starts the blackbox exporter (apt's) on a free 127.0.0.1 port with the deployment's
+#                   modules (docker/blackbox.yml), worldgen_mtls reading its files from DIR (copies of
+#                   CA, CERT and KEY as ca.crt, tls.crt, tls.key) instead of /etc/worldgen-probe/;
+#                   sets blackbox_port
 #   hot             the hot pattern: 16 chunks per request from 256 chunks, concurrency 4
 work=$(mktemp -d)
 pids=()
@@ -63,6 +69,20 @@ CONF
   /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' &
   nginx_pid=$!
   pids+=("$nginx_pid")
+}
+blackbox_at() {
+  local dir=$1 config
+  config="$(dirname "${BASH_SOURCE[0]}")/../docker/blackbox.yml"
+  grep -q '/etc/worldgen-probe/' "$config" || { echo "$script: $config names no /etc/worldgen-probe/" >&2; exit 1; }
+  mkdir -p "$dir"
+  cp "$2" "$dir/ca.crt"
+  cp "$3" "$dir/tls.crt"
+  cp "$4" "$dir/tls.key"
+  sed "s|/etc/worldgen-probe/|$dir/|g" "$config" >"$dir/blackbox.yml"
+  blackbox_port=$(free_port)
+  /usr/bin/prometheus-blackbox-exporter --config.file="$dir/blackbox.yml" \
+    --web.listen-address="127.0.0.1:$blackbox_port" >"$dir/blackbox.log" 2>&1 &
+  pids+=($!)
 }
 worldgen_flags=(--listen_address=127.0.0.1 --port=0 --metrics_port=0 --shutdown_drain_delay_seconds=0)
 hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)

@@ -14,7 +14,7 @@ set -euo pipefail
 server=$1
 root=$2
 script=blackbox_probe_test
-# start, nginx_at, free_port, and the cleanup of everything started here on exit.
+# start, nginx_at, blackbox_at, free_port, and the cleanup of everything started here on exit.
 source "$root/bench/loopback.sh"
 fail() {
   echo "FAIL: $*" >&2
@@ -43,25 +43,16 @@ tls_port=$(free_port)
 WORLDGEN_TLS_CERT="$work/balancer.pem" WORLDGEN_TLS_KEY="$work/balancer.key" \
   WORLDGEN_TLS_CLIENT_CA="$work/clients.pem" nginx_at "$work/tls" "$tls_port" "$replica"
 
-# The shipped modules, with worldgen_mtls' directory moved here.
+# The shipped modules, with worldgen_mtls' files (the probe's client certificate) in probe_dir.
 probe_dir=$work/probe-files
-mkdir -p "$probe_dir"
-cp "$work/ca.pem" "$probe_dir/ca.crt"
-cp "$work/probe.pem" "$probe_dir/tls.crt"
-cp "$work/probe.key" "$probe_dir/tls.key"
-grep -q '/etc/worldgen-probe/' "$root/docker/blackbox.yml" || fail "blackbox.yml names no /etc/worldgen-probe/"
-sed "s|/etc/worldgen-probe/|$probe_dir/|g" "$root/docker/blackbox.yml" >"$work/blackbox.yml"
-blackbox_port=$(free_port)
-/usr/bin/prometheus-blackbox-exporter --config.file="$work/blackbox.yml" \
-  --web.listen-address="127.0.0.1:$blackbox_port" >"$work/blackbox.log" 2>&1 &
-pids+=($!)
+blackbox_at "$probe_dir" "$work/ca.pem" "$work/probe.pem" "$work/probe.key"
 
 probe_url() { echo "http://127.0.0.1:$blackbox_port/probe?module=$1&target=$2"; }
 # probe MODULE TARGET: the probe's metrics in $work/probe.txt.
 probe() {
   last_module=$1 last_target=$2
   curl -sf --max-time 10 "$(probe_url "$1" "$2")" >"$work/probe.txt" ||
-    fail "the exporter did not answer a probe of $2 with $1: $(tail -n 5 "$work/blackbox.log")"
+    fail "the exporter did not answer a probe of $2 with $1: $(tail -n 5 "$probe_dir/blackbox.log")"
 }
 # value METRIC: its value in the last probe (the whole series name, labels included).
 value() { awk -v name="$1" '$1 == name { print $2 }' "$work/probe.txt"; }
@@ -76,7 +67,7 @@ eventually() {  # eventually COMMAND...: polls for up to 10 s
 serving() { probe worldgen "127.0.0.1:$plain_port" && [[ $(value probe_success) == 1 ]]; }
 last_module=worldgen last_target=127.0.0.1:$plain_port
 eventually curl -sf "http://127.0.0.1:$blackbox_port/-/healthy" -o /dev/null ||
-  fail "blackbox exporter did not start: $(cat "$work/blackbox.log")"
+  fail "blackbox exporter did not start: $(cat "$probe_dir/blackbox.log")"
 eventually serving || fail "no SERVING probe through the plaintext balancer"
 [[ $(value 'probe_grpc_healthcheck_response{serving_status="SERVING"}') == 1 ]] ||
   fail "plaintext: no SERVING health response"

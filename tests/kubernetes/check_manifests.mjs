@@ -357,6 +357,14 @@ function ruleProblems(objects, alertsYaml) {
   } else if (canonical(rules[0].spec.groups) !== canonical(parse(alertsYaml).groups)) {
     p(rules[0], "groups differ from docker/alerts.yml");
   }
+  // Generated, not copied: the dashboard's ConfigMap holds docker/grafana/worldgen.json.
+  const dashboards = of("ConfigMap").filter((m) => m.metadata.labels?.grafana_dashboard === "1");
+  if (dashboards.length !== 1) {
+    problems.push(`want one ConfigMap labelled grafana_dashboard, have ${dashboards.length}`);
+  } else if (canonical(JSON.parse(dashboards[0].data?.["worldgen.json"] ?? "null")) !==
+             canonical(dashboardJson)) {
+    p(dashboards[0], "worldgen.json differs from docker/grafana/worldgen.json");
+  }
   return problems;
 }
 
@@ -394,6 +402,10 @@ function mutations(objects) {
     ["Service selecting nothing",
       (os) => { os.find((o) => o.kind === "Service").spec.selector = { app: "nothing" }; },
       "selector matches 0"],
+    ["dashboard edited in the cluster", (os) => {
+      const m = os.find((o) => o.metadata.name === "worldgen-dashboard");
+      m.data["worldgen.json"] = m.data["worldgen.json"].replace('"worldgen"', '"worldgen2"');
+    }, "differs from docker/grafana/worldgen.json"],
     ["alert rule edited by hand",
       (os) => { os.find((o) => o.kind === "PrometheusRule").spec.groups[0].rules.pop(); },
       "alerts.yml"],
@@ -428,6 +440,8 @@ function mutations(objects) {
 }
 
 const alertsYaml = readFileSync(path.join(root, "docker/alerts.yml"), "utf8");
+const dashboardJson = JSON.parse(readFileSync(path.join(root, "docker/grafana/worldgen.json"),
+  "utf8"));
 const overlays = readdirSync(path.join(root, "docker/kubernetes/overlays"));
 let failed = false;
 for (const overlay of overlays) {
