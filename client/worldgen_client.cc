@@ -1,7 +1,9 @@
 #include "client/worldgen_client.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -157,8 +159,8 @@ absl::StatusOr<PemInput> ReadPemInput(const std::string& field, const std::strin
   std::ostringstream text;
   text << in.rdbuf();
   if (!in.is_open() || in.bad()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ClientOptions.tls.", field, ": cannot read ", path));
+    return absl::InvalidArgumentError(absl::StrCat("ClientOptions.tls.", field, ": cannot read ",
+                                                   path, " (", std::strerror(errno), ")"));
   }
   input.pem = text.str();
   return input;

@@ -3,16 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <span>
-#include <sstream>
-#include <tuple>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -43,7 +38,10 @@ ABSL_FLAG(std::string, tls_ca_file, "",
           "system's roots).");
 ABSL_FLAG(std::string, tls_cert_file, "",
           "Mutual TLS: PEM file of this client's certificate chain (with --tls_key_file).");
-ABSL_FLAG(std::string, tls_key_file, "", "Mutual TLS: PEM file of this client's private key.");
+ABSL_FLAG(std::string, tls_key_file, "",
+          "Mutual TLS: PEM file of this client's private key. The three files are read again "
+          "every minute by long-running commands (view, load): a renewal is taken without a "
+          "restart.");
 ABSL_FLAG(std::string, tls_server_name, "",
           "Name the server's certificate must be valid for, when --target's host is not it "
           "(e.g. an IP address).");
@@ -111,39 +109,21 @@ int Fail(const absl::Status& status) {
   return kExitError;
 }
 
-// The contents of the file a --tls_ flag names.
-absl::StatusOr<std::string> ReadTlsFile(absl::string_view flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, "=", path, ": cannot read it (", std::strerror(errno), ")"));
-  }
-  return text.str();
-}
-
-// ClientOptions::tls from the --tls flags: unset when none is given.
+// ClientOptions::tls from the --tls flags: unset when none is given. The files are the client's
+// to read (and to read again when they are renewed, for `view` and `load`); Connect says what is
+// wrong with them.
 absl::StatusOr<std::optional<ClientOptions::Tls>> TlsFromFlags() {
-  const std::string ca = absl::GetFlag(FLAGS_tls_ca_file),
-                    cert = absl::GetFlag(FLAGS_tls_cert_file),
-                    key = absl::GetFlag(FLAGS_tls_key_file);
   ClientOptions::Tls tls;
+  tls.root_certs_file = absl::GetFlag(FLAGS_tls_ca_file);
+  tls.cert_chain_file = absl::GetFlag(FLAGS_tls_cert_file);
+  tls.private_key_file = absl::GetFlag(FLAGS_tls_key_file);
   tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
-  if (!absl::GetFlag(FLAGS_tls) && ca.empty() && cert.empty() && key.empty() &&
-      tls.server_name.empty()) {
+  if (!absl::GetFlag(FLAGS_tls) && tls.root_certs_file.empty() && tls.cert_chain_file.empty() &&
+      tls.private_key_file.empty() && tls.server_name.empty()) {
     return std::nullopt;
   }
-  if (cert.empty() != key.empty()) {
+  if (tls.cert_chain_file.empty() != tls.private_key_file.empty()) {
     return absl::InvalidArgumentError("--tls_cert_file and --tls_key_file go together");
-  }
-  for (auto [flag, path, pem] : {std::tuple{"tls_ca_file", &ca, &tls.root_certs_pem},
-                                 std::tuple{"tls_cert_file", &cert, &tls.cert_chain_pem},
-                                 std::tuple{"tls_key_file", &key, &tls.private_key_pem}}) {
-    if (path->empty()) continue;
-    absl::StatusOr<std::string> text = ReadTlsFile(flag, *path);
-    if (!text.ok()) return text.status();
-    *pem = *std::move(text);
   }
   return tls;
 }

@@ -250,7 +250,10 @@ TEST_F(TlsBalancerTest, TheCliConnectsWithItsTlsFlags) {
       << half.err;
   CommandResult missing = run({"--tls_ca_file=" + dir_->File("absent.pem")});
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_TRUE(absl::StrContains(missing.err, "absent.pem: cannot read it")) << missing.err;
+  EXPECT_TRUE(absl::StrContains(
+      missing.err, absl::StrCat("root_certs_file: cannot read ", dir_->File("absent.pem"),
+                                " (No such file or directory)")))
+      << missing.err;
   CommandResult swapped = run({"--tls_ca_file=" + ca_.cert, "--tls_cert_file=" + client_cert_.cert,
                                "--tls_key_file=" + ca_.key});
   EXPECT_EQ(swapped.exit_code, 2);
@@ -408,7 +411,8 @@ TEST_F(ClientTlsOptionsTest, ConnectChecksTlsFilesLikeTheirPem) {
   EXPECT_EQ(Reason(files("", leaf_.cert, leaf_.key)), "accepted");  // The system's roots.
   EXPECT_EQ(Reason(files(ca_.cert, "", "")), "accepted");
   EXPECT_EQ(Reason(files(missing, "", "")),
-            absl::StrCat("ClientOptions.tls.root_certs_file: cannot read ", missing));
+            absl::StrCat("ClientOptions.tls.root_certs_file: cannot read ", missing,
+                         " (No such file or directory)"));
   EXPECT_EQ(Reason(files(empty, "", "")), absl::StrCat("ClientOptions.tls.root_certs_file (", empty,
                                                        "): holds no PEM certificate"));
   EXPECT_EQ(Reason(files("", leaf_.cert, "")),
