@@ -18,6 +18,9 @@
 #                   modules (docker/blackbox.yml), worldgen_mtls reading its files from DIR (copies of
 #                   CA, CERT and KEY as ca.crt, tls.crt, tls.key) instead of /etc/worldgen-probe/;
 #                   sets blackbox_port
+#   eventually SECONDS COMMAND...
+#                   runs COMMAND every 0.2 s until it succeeds (status 0) or SECONDS have passed
+#                   (status 1)
 #   hot             the hot pattern: 16 chunks per request from 256 chunks, concurrency 4
 work=$(mktemp -d)
 pids=()
@@ -83,6 +86,12 @@ blackbox_at() {
   /usr/bin/prometheus-blackbox-exporter --config.file="$dir/blackbox.yml" \
     --web.listen-address="127.0.0.1:$blackbox_port" >"$dir/blackbox.log" 2>&1 &
   pids+=($!)
+}
+eventually() {
+  local tries=$(($1 * 5))
+  shift
+  for _ in $(seq "$tries"); do "$@" && return 0; sleep 0.2; done
+  return 1
 }
 worldgen_flags=(--listen_address=127.0.0.1 --port=0 --metrics_port=0 --shutdown_drain_delay_seconds=0)
 hot=(--pattern=hot --hot_set=256 --chunks_per_request=16 --concurrency=4)

@@ -121,7 +121,7 @@ struct ClientOptions {
     std::string root_certs_file;
     std::string cert_chain_file;
     std::string private_key_file;
-    absl::Duration reload_interval = absl::Minutes(1);  // whole seconds, at least 1
+    absl::Duration reload_interval = absl::Minutes(1);  // 1 s to 24 h
     // The name the server's certificate must be valid for, when it is not the target's host (a
     // target given as an IP address, or a balancer reached under another name); empty: the host.
     std::string server_name;

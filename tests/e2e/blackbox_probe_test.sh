@@ -14,7 +14,8 @@ set -euo pipefail
 server=$1
 root=$2
 script=blackbox_probe_test
-# start, nginx_at, blackbox_at, free_port, and the cleanup of everything started here on exit.
+# start, nginx_at, blackbox_at, free_port, eventually, and the cleanup of everything started
+# here on exit.
 source "$root/bench/loopback.sh"
 fail() {
   echo "FAIL: $*" >&2
@@ -60,15 +61,11 @@ expect() {  # expect MODULE TARGET SUCCESS WHAT
   probe "$1" "$2"
   [[ $(value probe_success) == "$3" ]] || fail "$4: probe_success $(value probe_success), want $3"
 }
-eventually() {  # eventually COMMAND...: polls for up to 10 s
-  for _ in $(seq 50); do "$@" && return 0; sleep 0.2; done
-  return 1
-}
 serving() { probe worldgen "127.0.0.1:$plain_port" && [[ $(value probe_success) == 1 ]]; }
 last_module=worldgen last_target=127.0.0.1:$plain_port
-eventually curl -sf "http://127.0.0.1:$blackbox_port/-/healthy" -o /dev/null ||
+eventually 10 curl -sf "http://127.0.0.1:$blackbox_port/-/healthy" -o /dev/null ||
   fail "blackbox exporter did not start: $(cat "$probe_dir/blackbox.log")"
-eventually serving || fail "no SERVING probe through the plaintext balancer"
+eventually 10 serving || fail "no SERVING probe through the plaintext balancer"
 [[ $(value 'probe_grpc_healthcheck_response{serving_status="SERVING"}') == 1 ]] ||
   fail "plaintext: no SERVING health response"
 echo "worldgen through plaintext nginx: SERVING"
@@ -99,7 +96,7 @@ not_serving() {
   probe worldgen "127.0.0.1:$plain_port" &&
     [[ $(value 'probe_grpc_healthcheck_response{serving_status="NOT_SERVING"}') == 1 ]]
 }
-eventually not_serving || fail "no NOT_SERVING probe while the replica drains"
+eventually 10 not_serving || fail "no NOT_SERVING probe while the replica drains"
 expect worldgen "127.0.0.1:$plain_port" 0 "plaintext through a draining replica"
 expect worldgen_mtls "127.0.0.1:$tls_port" 0 "mutual TLS through a draining replica"
 { kill -KILL "$replica_pid"; wait "$replica_pid"; } 2>/dev/null || true

@@ -12,17 +12,12 @@ cli=$2
 root=$3
 npm_dir=$4
 script=dashboard_test
-# start, nginx_at, blackbox_at, free_port, and the cleanup of everything started here on exit.
+# start, nginx_at, blackbox_at, free_port, eventually, and the cleanup of everything started
+# here on exit.
 source "$root/bench/loopback.sh"
 fail() {
   echo "FAIL: $*" >&2
   exit 1
-}
-eventually() {  # eventually SECONDS COMMAND...: polls every 0.5 s
-  local tries=$(($1 * 2))
-  shift
-  for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
-  return 1
 }
 
 bash "$root/tests/support/make_certificates.sh" authority "$work/ca"
@@ -54,10 +49,10 @@ done
   >"$work/prometheus/log" 2>&1 &
 pids+=($!)
 prom=http://127.0.0.1:$prometheus_port
-eventually 30 curl -sf "$prom/-/ready" || fail "Prometheus did not start: $(tail -n 5 "$work/prometheus/log")"
+eventually 30 curl -sf -o /dev/null "$prom/-/ready" || fail "Prometheus did not start: $(tail -n 5 "$work/prometheus/log")"
 
 through_lb=(--target="127.0.0.1:$lb_port" --tls_ca_file="$work/ca.pem")
-eventually 10 "$cli" "${through_lb[@]}" health || fail "no SERVING through the TLS nginx"
+eventually 10 "$cli" "${through_lb[@]}" health >/dev/null 2>&1 || fail "no SERVING through the TLS nginx"
 "$cli" "${through_lb[@]}" load --duration=4s --concurrency=2 --progress=false >/dev/null ||
   fail "the load through nginx failed"
 "$cli" "${through_lb[@]}" sample 1 2 300 -40 >/dev/null || fail "sample failed"
