@@ -138,6 +138,16 @@ ABSL_FLAG(
     "At most this many bytes of worst-case replies per stream: big chunks get a shallower "
     "buffer than --stream_buffer_chunks (at least one chunk), so a few streams of them do not "
     "hold the whole --max_reply_bytes");
+ABSL_FLAG(std::string, call_log, "errors",
+          "Call log on stderr, one JSON line per call (worldgen.v1.CallLogLine in "
+          "proto/worldgen/v1/call_log.proto): errors (every status but OK and CANCELLED, and "
+          "calls slower than --call_log_slow_ms), all, or off");
+ABSL_FLAG(int32_t, call_log_slow_ms, 0,
+          "With --call_log=errors: also log OK and CANCELLED calls that took at least this many "
+          "milliseconds; 0 logs none of them");
+ABSL_FLAG(int32_t, call_log_lines_per_second, 100,
+          "Most call-log lines written per second (bursts of as many); the lines over it are "
+          "dropped and counted in the next line's `suppressed`");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,
           "After the drain delay: how long in-flight calls may take to finish before they are "
           "cancelled. A second SIGTERM/SIGINT exits at once");
@@ -264,6 +274,16 @@ int Run(int argc, char** argv) {
   CheckPositive("grpc_memory_bytes", absl::GetFlag(FLAGS_grpc_memory_bytes));
   CheckPositive("metrics_threads", absl::GetFlag(FLAGS_metrics_threads));
   CheckPositive("metrics_request_timeout_ms", absl::GetFlag(FLAGS_metrics_request_timeout_ms));
+  CheckPositive("call_log_lines_per_second", absl::GetFlag(FLAGS_call_log_lines_per_second));
+  absl::StatusOr<CallLog::Level> call_log_level =
+      CallLog::ParseLevel(absl::GetFlag(FLAGS_call_log));
+  if (!call_log_level.ok()) {
+    Die(kExitBadConfig, absl::StrCat("--call_log: ", call_log_level.status().message()));
+  }
+  if (absl::GetFlag(FLAGS_call_log_slow_ms) < 0) {
+    Die(kExitBadConfig, absl::StrCat("--call_log_slow_ms = ", absl::GetFlag(FLAGS_call_log_slow_ms),
+                                     " must be >= 0"));
+  }
   const double deadline_fill = absl::GetFlag(FLAGS_admission_deadline_fill);
   if (!(deadline_fill > 0 && deadline_fill <= 1)) {
     Die(kExitBadConfig,
@@ -322,6 +342,16 @@ int Run(int argc, char** argv) {
                                        HostPort(listen_address, metrics_port), ": ", e.what()));
   }
 
+  // The gRPC port is accepted by TcpListener, not by gRPC: it keeps accepting after file
+  // descriptors ran out (gRPC 1.51's own listener stops for good), and hands connections to gRPC,
+  // which gives them the channel arguments set below.
+  absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind(listen_address, port);
+  if (!listener.ok()) {
+    Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port),
+                                       ": ", listener.status().message()));
+  }
+  const int bound_port = (*listener)->port();
+
   ServiceOptions options;
   options.limits.max_chunks_per_request = absl::GetFlag(FLAGS_max_chunks_per_request);
   options.limits.max_points_per_request = absl::GetFlag(FLAGS_max_points_per_request);
@@ -330,6 +360,16 @@ int Run(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_sampling_points_per_request);
   options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);
   options.stream_buffer_bytes = absl::GetFlag(FLAGS_stream_buffer_bytes);
+  std::unique_ptr<CallLog> call_log;
+  if (*call_log_level != CallLog::Level::kOff) {
+    call_log = std::make_unique<CallLog>(
+        CallLog::Options{.level = *call_log_level,
+                         .slow = absl::Milliseconds(absl::GetFlag(FLAGS_call_log_slow_ms)),
+                         .lines_per_second = absl::GetFlag(FLAGS_call_log_lines_per_second)},
+        CallLog::StderrSink(),
+        [listener = listener->get()](absl::string_view peer) { return listener->PeerOf(peer); });
+    options.call_log = call_log.get();
+  }
   WorldGenService service(worlds->get(), &scheduler, cache.get(), &replies, &metrics, options);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -358,15 +398,6 @@ int Run(int argc, char** argv) {
   grpc::ResourceQuota quota("worldgen-server");
   quota.Resize(static_cast<size_t>(absl::GetFlag(FLAGS_grpc_memory_bytes)));
   builder.SetResourceQuota(quota);
-  // The gRPC port is accepted by TcpListener, not by gRPC: it keeps accepting after file
-  // descriptors ran out (gRPC 1.51's own listener stops for good), and hands connections to gRPC,
-  // which gives them the channel arguments above.
-  absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind(listen_address, port);
-  if (!listener.ok()) {
-    Die(kExitBindFailure, absl::StrCat("cannot serve gRPC on ", HostPort(listen_address, port),
-                                       ": ", listener.status().message()));
-  }
-  const int bound_port = (*listener)->port();
   // At shutdown: how long the relay may take to pass the connections' last bytes on.
   absl::Duration relay_drain = absl::ZeroDuration();
   if (absl::GetFlag(FLAGS_http2_guard)) {

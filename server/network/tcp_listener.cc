@@ -1,5 +1,6 @@
 #include "server/network/tcp_listener.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,7 +16,9 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 
 namespace worldgen {
@@ -43,7 +46,33 @@ bool IsConnectionOnPort(int fd, int port) {
          getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) == 0;
 }
 
+// `address` as gRPC names a peer: "ipv4:A.B.C.D:PORT" or "ipv6:[ADDR]:PORT"; "unknown" otherwise.
+std::string PeerName(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(address);
+    inet_ntop(AF_INET, &in.sin_addr, text, sizeof(text));
+    return absl::StrCat("ipv4:", text, ":", ntohs(in.sin_port));
+  }
+  if (address.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(address);
+    inet_ntop(AF_INET6, &in6.sin6_addr, text, sizeof(text));
+    return absl::StrCat("ipv6:[", text, "]:", ntohs(in6.sin6_port));
+  }
+  return "unknown";
+}
+
 }  // namespace
+
+std::string TcpListener::PeerOf(absl::string_view grpc_peer) const {
+  int fd = -1;
+  if (!absl::ConsumePrefix(&grpc_peer, "fd:") || !absl::SimpleAtoi(grpc_peer, &fd)) {
+    return std::string(grpc_peer);
+  }
+  absl::MutexLock lock(&peers_mu_);
+  const auto found = peers_.find(fd);
+  return found != peers_.end() ? found->second : absl::StrCat("fd:", fd);
+}
 
 absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Bind(const std::string& host, int port) {
   addrinfo hints{};
@@ -187,18 +216,29 @@ void TcpListener::AcceptLoop() {
     if (polled[1].revents != 0) return;
     if ((polled[0].revents & POLLIN) == 0) continue;
     while (true) {
-      const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      sockaddr_storage peer{};
+      socklen_t peer_length = sizeof(peer);
+      const int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                             SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         const int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        // Remembered before gRPC sees the descriptor, so no call on it can ask before.
+        auto hand_over = [&](int handed) {
+          {
+            absl::MutexLock lock(&peers_mu_);
+            peers_[handed] = PeerName(peer);
+          }
+          on_connection_(handed);
+        };
         if (relay_ == nullptr) {
-          on_connection_(fd);
+          hand_over(fd);
           continue;
         }
         // Out of descriptors for the pair: the relay closed the client's socket (refused at once).
         absl::StatusOr<int> served = relay_->Add(fd);
         if (served.ok()) {
-          on_connection_(*served);
+          hand_over(*served);
         } else {
           ++refused_;
         }

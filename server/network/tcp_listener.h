@@ -13,8 +13,11 @@
 // a socket pair instead of the client's socket: three descriptors per connection instead of one. A
 // connection for which no pair can be made is closed at once and counted as refused.
 //
+// gRPC names a connection it was handed by descriptor "fd:N", not by address; PeerOf() gives the
+// address of the client the listener accepted for it (the call log's `peer`).
+//
 // Thread safety: GuardHttp2(), Start(), Stop(), CloseRelayedConnections() and the Hold/Release
-// pair from one thread; the callback runs on the listener's thread.
+// pair from one thread; the callback runs on the listener's thread; PeerOf() from any thread.
 #ifndef WORLDGEN_SERVER_NETWORK_TCP_LISTENER_H_
 #define WORLDGEN_SERVER_NETWORK_TCP_LISTENER_H_
 
@@ -26,7 +29,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/network/connection_relay.h"
 
@@ -80,6 +87,13 @@ class TcpListener {
   int ReleaseHeldConnections(absl::Duration linger);
   int held_connections() const { return static_cast<int>(held_.size()); }
 
+  // The client address ("ipv4:10.0.3.7:41822", "ipv6:[::1]:41822", gRPC's spelling) of the
+  // connection gRPC calls `grpc_peer` ("fd:N", N a descriptor this listener handed over); any other
+  // name is returned as it is. A descriptor is remembered until the next connection handed over
+  // under the same number, so a call that ends after its connection closed and its number was
+  // reused may be named after the newer connection.
+  std::string PeerOf(absl::string_view grpc_peer) const;
+
  private:
   TcpListener(int fd, int port);
   void AcceptLoop();
@@ -92,6 +106,8 @@ class TcpListener {
   std::unique_ptr<ConnectionRelay> relay_;  // With GuardHttp2().
   std::vector<int> held_;                   // HoldDirectConnections' descriptors.
   std::atomic<int64_t> refused_{0};
+  mutable absl::Mutex peers_mu_;
+  absl::flat_hash_map<int, std::string> peers_ ABSL_GUARDED_BY(peers_mu_);  // Handed-over fd.
   std::thread thread_;
 };
 

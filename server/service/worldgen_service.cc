@@ -27,6 +27,8 @@ constexpr absl::string_view kGenerateChunk = "GenerateChunk";
 constexpr absl::string_view kSampleWeights = "SampleWeights";
 constexpr absl::string_view kDescribeWorld = "DescribeWorld";
 constexpr absl::string_view kListSamplingPoints = "ListSamplingPoints";
+// The call log's reason for a background call the scheduler shed for interactive ones.
+constexpr absl::string_view kShed = "shed";
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
@@ -56,17 +58,14 @@ grpc::Status AbandonedStatus(const grpc::CallbackServerContext& context) {
   return grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled");
 }
 
-// Client input quoted in an error message is escaped and cut to this many bytes.
-constexpr size_t kMaxEchoedBytes = 64;
 // At most this many world names are listed in NOT_FOUND.
 constexpr size_t kMaxListedWorlds = 16;
 
-// `text` escaped (C style, so control bytes and quotes cannot break a log line) and cut to
-// kMaxEchoedBytes input bytes, saying how long it was when cut.
+// `text` in quotes as EscapedPrefix gives it, saying how long it was when cut.
 std::string Quoted(absl::string_view text) {
-  if (text.size() <= kMaxEchoedBytes) return absl::StrCat("\"", absl::CHexEscape(text), "\"");
-  return absl::StrCat("\"", absl::CHexEscape(text.substr(0, kMaxEchoedBytes)), "\"... (",
-                      text.size(), " bytes)");
+  if (text.size() <= kMaxEchoedBytes) return absl::StrCat("\"", EscapedPrefix(text), "\"");
+  return absl::StrCat("\"", EscapedPrefix(text.substr(0, kMaxEchoedBytes)), "\"... (", text.size(),
+                      " bytes)");
 }
 
 // Parses the raw request of `method`; false if the bytes are not a `Request`.
@@ -108,24 +107,63 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
   return absl::FromChrono(deadline);
 }
 
-// Latency and in-flight accounting of one call, from its start to its final status.
+// The value of header `name` in the call's metadata; empty when absent.
+absl::string_view Header(const grpc::CallbackServerContext& context, const char* name) {
+  const auto& metadata = context.client_metadata();
+  const auto found = metadata.find(name);
+  if (found == metadata.end()) return {};
+  return absl::string_view(found->second.data(), found->second.size());
+}
+
+// Latency, in-flight and call-log accounting of one call, from its start to its final status. The
+// context must be alive at Finished (gRPC keeps it until the reactor's OnDone returns).
 class CallRecord {
  public:
-  CallRecord(ServerMetrics* metrics, absl::string_view method)
-      : metrics_(metrics), method_(method), start_(absl::Now()) {
+  CallRecord(const WorldGenService::Deps& deps, absl::string_view method,
+             const grpc::CallbackServerContext* context)
+      : metrics_(deps.metrics),
+        log_(deps.options.call_log),
+        context_(context),
+        method_(method),
+        start_(absl::Now()) {
     metrics_->CallStarted();
   }
-  void Finished(grpc::StatusCode code) const {
-    metrics_->RecordRpc(method_, code, absl::Now() - start_);
+  // What the request asked for, for the call log: its world once it parsed, its chunks or points
+  // once it is valid. Set before the record is copied into the call's tasks.
+  void set_world(absl::string_view world) { world_ = std::string(world); }
+  void set_items(int32_t items) { items_ = items; }
+  // `reason`: a refusal's or shedding's, for the call log (Refused counts refusals).
+  void Finished(const grpc::Status& status, absl::string_view reason = {}) const {
+    const absl::Time now = absl::Now();
+    const absl::Duration duration = now - start_;
+    metrics_->RecordRpc(method_, status.error_code(), duration);
     metrics_->CallFinished();
+    if (log_ == nullptr || !log_->Wants(status.error_code(), duration)) return;
+    const std::string peer = context_->peer();
+    log_->Write(CallLog::Entry{.method = method_,
+                               .code = status.error_code(),
+                               .message = status.error_message(),
+                               .reason = reason,
+                               .world = world_,
+                               .items = items_,
+                               .duration = duration,
+                               .peer = peer,
+                               .forwarded_for = Header(*context_, "x-forwarded-for"),
+                               .request_id = Header(*context_, "x-request-id"),
+                               .user_agent = Header(*context_, "user-agent")},
+                now);
   }
   // Counts a refusal (before any blending) under its reason label.
   void Rejected(absl::string_view reason) const { metrics_->RecordRejected(reason); }
 
  private:
   ServerMetrics* metrics_;
+  CallLog* log_;
+  const grpc::CallbackServerContext* context_;
   absl::string_view method_;
   absl::Time start_;
+  std::string world_;
+  int32_t items_ = 0;
 };
 
 // A call refused before any blending: counted under `reason` and finished with `status` (and the
@@ -133,8 +171,9 @@ class CallRecord {
 grpc::Status Refused(grpc::CallbackServerContext* context, const CallRecord& record,
                      const absl::Status& status, absl::string_view reason) {
   record.Rejected(reason);
-  record.Finished(static_cast<grpc::StatusCode>(status.code()));
-  return PushbackStatus(context, status);
+  grpc::Status sent = PushbackStatus(context, status);
+  record.Finished(sent, reason);
+  return sent;
 }
 
 // The world a request names; NOT_FOUND listing the served ones, or, when the request pins a
@@ -227,15 +266,16 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // then OnCancel came first. Deleting the stream drops last_admission_: gRPC released the last
   // reply's bytes by now.
   void OnDone() override {
-    const bool abandoned = final_code_ == grpc::StatusCode::OK && cancelled_.load();
-    record_.Finished(abandoned ? AbandonedStatus(*context_).error_code() : final_code_);
+    const bool abandoned = final_status_.ok() && cancelled_.load();
+    record_.Finished(abandoned ? AbandonedStatus(*context_) : final_status_, final_reason_);
     delete this;
   }
 
  private:
   void End(ChunkStreamPolicy::Ending ending) {
     grpc::Status status = CallStatus(context_, ending.status);
-    final_code_ = status.error_code();
+    final_status_ = status;
+    if (absl::IsResourceExhausted(ending.status)) final_reason_ = kShed;
     if (ending.last_reply == nullptr) {
       Finish(std::move(status));
       return;
@@ -330,8 +370,10 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // The scheduler call after the policy handed it over with the last reply: its reservation covers
   // that reply until OnDone.
   std::unique_ptr<CallScheduler::Call> last_admission_;
-  grpc::StatusCode final_code_ = grpc::StatusCode::UNKNOWN;  // Set by End, read in OnDone.
-  std::atomic<bool> cancelled_{false};                       // OnCancel was called.
+  // Set by End, read in OnDone.
+  grpc::Status final_status_{grpc::StatusCode::UNKNOWN, "the stream did not end"};
+  absl::string_view final_reason_;
+  std::atomic<bool> cancelled_{false};  // OnCancel was called.
   ChunkStreamPolicy policy_;
 };
 
@@ -356,8 +398,10 @@ grpc::ServerUnaryReactor* RefusedUnary(grpc::CallbackServerContext* context,
   return reactor;
 }
 
-void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, grpc::Status status) {
-  record.Finished(status.error_code());
+// `reason`: kShed for a call the scheduler shed, else empty (see CallRecord::Finished).
+void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, grpc::Status status,
+                 absl::string_view reason = {}) {
+  record.Finished(status, reason);
   reactor->Finish(std::move(status));
 }
 
@@ -373,7 +417,7 @@ WorldGenService::WorldGenService(const WorldRegistry* worlds, CallScheduler* sch
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* raw_request) {
-  CallRecord record(deps_.metrics, kGenerateChunk);
+  CallRecord record(deps_, kGenerateChunk, context);
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
     return new RefusedStream(Refused(context, record, status, reason));
   };
@@ -381,12 +425,14 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
   if (!ParseRequest(*raw_request, &request)) {
     return refuse(UnparseableError(*raw_request, request.GetTypeName()), "unparseable");
   }
+  record.set_world(request.world());
   absl::StatusOr<std::shared_ptr<const World>> world =
       FindWorld(*deps_.worlds, request.world(), request.world_fingerprint());
   if (!world.ok()) return refuse(world.status(), FindWorldRefusal(world.status()));
   absl::StatusOr<ChunkSelection> selection =
       ValidateChunkRequest(request, (*world)->spec().chunk_size, deps_.options.limits);
   if (!selection.ok()) return refuse(selection.status(), "invalid_argument");
+  record.set_items(static_cast<int32_t>(selection->count()));  // <= max_chunks_per_request
   const int biome_count = static_cast<int>((*world)->spec().biomes.size());
   if (absl::Status s = ValidateSplatRequest(request, *selection, biome_count); !s.ok()) {
     return refuse(s, "invalid_argument");
@@ -421,7 +467,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
 grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* raw_request,
                                                          grpc::ByteBuffer* raw_response) {
-  CallRecord record(deps_.metrics, kSampleWeights);
+  CallRecord record(deps_, kSampleWeights, context);
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
     return RefusedUnary(context, record, status, reason);
   };
@@ -429,11 +475,13 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   if (!ParseRequest(*raw_request, request.get())) {
     return refuse(UnparseableError(*raw_request, request->GetTypeName()), "unparseable");
   }
+  record.set_world(request->world());
   absl::StatusOr<std::shared_ptr<const World>> world =
       FindWorld(*deps_.worlds, request->world(), request->world_fingerprint());
   if (!world.ok()) return refuse(world.status(), FindWorldRefusal(world.status()));
   absl::Status valid = ValidateSampleRequest(*request, deps_.options.limits);
   if (!valid.ok()) return refuse(valid, "invalid_argument");
+  record.set_items(request->points_size());
   CallShape shape;
   shape.tasks = 1;
   shape.points_per_task = std::max(request->points_size(), 1);
@@ -452,7 +500,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   auto blend_points = [this, context, request, raw_response, reactor, record,
                        world = *std::move(world)] {
     if (reactor->call()->shed()) {
-      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()));
+      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
       return;
     }
     PointTimes times;
@@ -482,7 +530,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServerContext* context,
                                                               const grpc::ByteBuffer* raw_request,
                                                               grpc::ByteBuffer* raw_response) {
-  CallRecord record(deps_.metrics, kListSamplingPoints);
+  CallRecord record(deps_, kListSamplingPoints, context);
   auto refuse = [&](const absl::Status& status, absl::string_view reason) {
     return RefusedUnary(context, record, status, reason);
   };
@@ -490,6 +538,7 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   if (!ParseRequest(*raw_request, &request)) {
     return refuse(UnparseableError(*raw_request, request.GetTypeName()), "unparseable");
   }
+  record.set_world(request.world());
   absl::StatusOr<std::shared_ptr<const World>> world =
       FindWorld(*deps_.worlds, request.world(), request.world_fingerprint());
   if (!world.ok()) return refuse(world.status(), FindWorldRefusal(world.status()));
@@ -509,7 +558,7 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   auto list_points = [this, context, box = *box, raw_response, reactor, record,
                       world = *std::move(world)] {
     if (reactor->call()->shed()) {
-      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()));
+      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
       return;
     }
     if (context->IsCancelled()) {
@@ -527,13 +576,14 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
 grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerContext* context,
                                                          const grpc::ByteBuffer* raw_request,
                                                          grpc::ByteBuffer* raw_response) {
-  CallRecord record(deps_.metrics, kDescribeWorld);
+  CallRecord record(deps_, kDescribeWorld, context);
   v1::DescribeWorldRequest request;
   if (!ParseRequest(*raw_request, &request)) {
     return RefusedUnary(context, record, UnparseableError(*raw_request, request.GetTypeName()),
                         "unparseable");
   }
   absl::StatusOr<std::shared_ptr<const World>> world = FindWorld(*deps_.worlds, request.world());
+  record.set_world(request.world());
   if (!world.ok()) return RefusedUnary(context, record, world.status(), "not_found");
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   SerializeReply(DescribeWorldReply(**world, *deps_.worlds, deps_.options.limits), raw_response);

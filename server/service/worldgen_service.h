@@ -25,6 +25,8 @@
 //   sampling point costs one biome-source read, less than a blended column, which reads many).
 // - DescribeWorld: answered on the gRPC thread (no blending).
 // Error messages never echo unbounded client input: a world name is escaped and cut to 64 bytes.
+// Every call's end goes to the metrics and, when ServiceOptions::call_log wants it, to the call log
+// (with the request's world and size, the peer and the balancer's forwarding headers).
 //
 // Thread safety: safe for concurrent calls (gRPC's contract for services). The registry, scheduler,
 // caches and metrics passed in must outlive the service and the server it is registered with.
@@ -33,6 +35,7 @@
 
 #include "engine/biome_sample_cache.h"
 #include "server/scheduling/call_scheduler.h"
+#include "server/service/call_log.h"
 #include "server/service/chunk_reply_flights.h"
 #include "server/service/metrics.h"
 #include "server/service/request_validation.h"
@@ -45,6 +48,7 @@ struct ServiceOptions {
   RequestLimits limits;
   int stream_buffer_chunks = 16;                   // >= 1
   int64_t stream_buffer_bytes = int64_t{8} << 20;  // >= 1; see ChunkStreamPolicy::BufferChunks
+  CallLog* call_log = nullptr;                     // Null: no call log. Must outlive the service.
 };
 
 using RawWorldGenService = v1::WorldGen::WithRawCallbackMethod_GenerateChunk<

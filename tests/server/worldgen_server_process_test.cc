@@ -37,6 +37,7 @@
 #include "reflection_probe.grpc.pb.h"
 #include "server/service/wire_encoding.h"
 #include "server/service/world_registry.h"
+#include "tests/support/call_log_lines.h"
 #include "tests/support/server_process.h"
 #include "tests/support/worldgen_calls.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
@@ -406,6 +407,84 @@ TEST(WorldGenServerProcessTest, EveryWorldHasOneFingerprintUnderEverySimdVariant
     }
   }
   EXPECT_GE(variants_run, 1) << "not even the baseline variant started";
+}
+
+// GenerateChunk with `headers` added, as a balancer forwards a call; the final status.
+grpc::Status GenerateWithHeaders(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request,
+                                 const std::vector<std::pair<std::string, std::string>>& headers) {
+  grpc::ClientContext context;
+  context.set_deadline(Deadline(kCallTimeout));
+  for (const auto& [name, value] : headers) context.AddMetadata(name, value);
+  std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader = stub.GenerateChunk(&context, request);
+  v1::ChunkData chunk;
+  while (reader->Read(&chunk)) {
+  }
+  return reader->Finish();
+}
+
+TEST(WorldGenServerProcessTest, TheCallLogNamesEachFailedCallsOutcomeWorldAndClient) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--max_points_per_request=2"});  // --call_log=errors
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  ASSERT_TRUE(GenerateAll(*stub, ListRequest({{0, 0}}, 16)).status.ok());
+  v1::GenerateChunkRequest unknown = ListRequest({{3, 4}, {5, 6}}, 16);
+  unknown.set_world("nope");
+  EXPECT_EQ(GenerateWithHeaders(*stub, unknown,
+                                {{"x-forwarded-for", "192.0.2.44"},
+                                 {"x-request-id", "5f0e6d2ab1c94b1d8c1f4f6e1e7a9b20"}})
+                .error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  v1::SampleWeightsRequest too_many;
+  for (int i = 0; i < 3; ++i) too_many.add_points()->set_x(i);
+  v1::SampleWeightsResponse response;
+  EXPECT_EQ(Sample(*stub, too_many, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  std::vector<v1::CallLogLine> lines = AwaitCallLogLines(*server, 2);
+  absl::SleepFor(absl::Milliseconds(200));  // The OK call's line, were it written, is there too.
+  lines = CallLogLines(server->output());
+  ASSERT_EQ(lines.size(), 2u) << server->output();
+  EXPECT_EQ(lines[0].method(), "GenerateChunk");
+  EXPECT_EQ(lines[0].code(), "NOT_FOUND");
+  EXPECT_EQ(lines[0].reason(), "not_found");
+  EXPECT_EQ(lines[0].world(), "nope");
+  EXPECT_THAT(lines[0].message(), HasSubstr("world = \"nope\" is not served"));
+  EXPECT_EQ(lines[0].forwarded_for(), "192.0.2.44");
+  EXPECT_EQ(lines[0].request_id(), "5f0e6d2ab1c94b1d8c1f4f6e1e7a9b20");
+  EXPECT_THAT(lines[0].user_agent(), HasSubstr("grpc-c++/"));
+  // The client's address, which gRPC itself names by the listener's descriptor.
+  EXPECT_THAT(lines[0].peer(), ::testing::StartsWith("ipv4:127.0.0.1:"));
+  EXPECT_EQ(lines[0].items(), 0) << "refused before its chunks were counted";
+  EXPECT_EQ(lines[1].method(), "SampleWeights");
+  EXPECT_EQ(lines[1].code(), "INVALID_ARGUMENT");
+  EXPECT_EQ(lines[1].reason(), "invalid_argument");
+  EXPECT_THAT(lines[1].message(), HasSubstr("points"));
+  EXPECT_EQ(lines[1].peer(), lines[0].peer()) << "one channel, one connection";
+  EXPECT_TRUE(lines[1].forwarded_for().empty());
+  EXPECT_GT(lines[1].duration_ms(), 0);
+  EXPECT_LT(lines[1].duration_ms(), 10000);
+}
+
+TEST(WorldGenServerProcessTest, TheCallLogAtLevelAllNamesEveryCall) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--call_log=all", "--http2_guard"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  ASSERT_TRUE(GenerateAll(*stub, ListRequest({{0, 0}, {7, -2}}, 16)).status.ok());
+  v1::WorldDescription description;
+  ASSERT_TRUE(Describe(*stub, "", &description).ok());
+  const std::vector<v1::CallLogLine> lines = AwaitCallLogLines(*server, 2);
+  ASSERT_EQ(lines.size(), 2u) << server->output();
+  EXPECT_EQ(lines[0].method(), "GenerateChunk");
+  EXPECT_EQ(lines[0].code(), "OK");
+  EXPECT_EQ(lines[0].items(), 2);
+  EXPECT_TRUE(lines[0].message().empty());
+  EXPECT_TRUE(lines[0].reason().empty());
+  EXPECT_GT(lines[0].duration_ms(), 0);
+  // Through the HTTP/2 guard gRPC is handed one end of a socket pair: still the client's address.
+  EXPECT_THAT(lines[0].peer(), ::testing::StartsWith("ipv4:127.0.0.1:"));
+  EXPECT_EQ(lines[1].method(), "DescribeWorld");
+  EXPECT_EQ(lines[1].code(), "OK");
 }
 
 TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {

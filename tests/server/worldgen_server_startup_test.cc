@@ -125,6 +125,18 @@ TEST_F(WorldGenServerStartupTest, GrpcPortInUseExitsWithCodeOne) {
   EXPECT_THAT(exit.output, HasSubstr("cannot serve gRPC"));
 }
 
+TEST_F(WorldGenServerStartupTest, BadCallLogFlagsExitWithCodeTwoAndAMessage) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--call_log=verbose", "--call_log: \"verbose\" is not a call log level: off, errors or all"},
+      {"--call_log_slow_ms=-1", "--call_log_slow_ms = -1 must be >= 0"},
+      {"--call_log_lines_per_second=0", "--call_log_lines_per_second = 0 must be at least 1"}};
+  for (const auto& [flag, message] : cases) {
+    ServerExit exit = Run({flag});
+    EXPECT_EQ(exit.exit_code, 2) << flag << ": " << exit.output;
+    EXPECT_THAT(exit.output, HasSubstr(message)) << flag;
+  }
+}
+
 TEST_F(WorldGenServerStartupTest, HelpListsTheFlags) {
   absl::StatusOr<ServerExit> exit = RunServerToExit({"--help"});
   ASSERT_TRUE(exit.ok()) << exit.status();
