@@ -11,9 +11,11 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/cord.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -219,6 +221,13 @@ absl::Status ValidateOptions(const ClientOptions& options) {
         "ClientOptions backoff: need initial_backoff, max_backoff >= 0 and backoff_multiplier >= "
         "1");
   }
+  if (options.user_agent.size() > kMaxUserAgentBytes ||
+      !absl::c_all_of(options.user_agent, [](char c) { return c >= ' ' && c <= '~'; })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ClientOptions.user_agent must be at most ", kMaxUserAgentBytes,
+                     " printable ASCII characters (it goes in an HTTP header), not \"",
+                     absl::CHexEscape(options.user_agent.substr(0, kMaxUserAgentBytes)), "\""));
+  }
   return absl::OkStatus();
 }
 
@@ -318,6 +327,9 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& targe
     pem = *std::move(loaded);
   }
   grpc::ChannelArguments args;
+  args.SetUserAgentPrefix(options.user_agent.empty()
+                              ? std::string("worldgen-client")
+                              : absl::StrCat(options.user_agent, " worldgen-client"));
   if (options.keepalive_time > absl::ZeroDuration()) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS,
                 static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time)));

@@ -101,6 +101,10 @@ struct ClientOptions {
   // Send the routing key (worldgen.proto, "Routing key") with every call, so a balancer that hashes
   // it keeps a region's blends in one replica's caches.
   bool send_route_key = true;
+  // Who is calling ("survival-eu-3/1.4"): sent at the start of every call's user-agent header,
+  // before "worldgen-client" and gRPC's own, so the servers' call log (user_agent) tells one game
+  // server from another. Printable ASCII, at most kMaxUserAgentBytes.
+  std::string user_agent;
   // Transport security towards a balancer that terminates TLS (docs/operations.md, "TLS").
   // Unset: plaintext (a replica or balancer on a private network).
   struct Tls {
@@ -128,6 +132,8 @@ struct ClientOptions {
   };
   std::optional<Tls> tls;
 };
+
+inline constexpr size_t kMaxUserAgentBytes = 64;
 
 // The routing key of a call whose first chunk corner or point is block column (x, z) of `world`.
 std::string RouteKey(const std::string& world, double x, double z);

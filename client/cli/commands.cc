@@ -135,6 +135,7 @@ absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   options.world_fingerprint = absl::GetFlag(FLAGS_world_fingerprint);
   options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   options.max_retries = absl::GetFlag(FLAGS_retries);
+  options.user_agent = "worldgen-cli";  // The servers' call log tells the CLI from game servers.
   absl::StatusOr<std::optional<ClientOptions::Tls>> tls = TlsFromFlags();
   if (!tls.ok()) return tls.status();
   options.tls = *std::move(tls);

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "client/worldgen_client.h"
 
 namespace worldgen {
@@ -268,6 +270,18 @@ TEST(ClientTest, ConnectRejectsBadOptions) {
   EXPECT_EQ(Client::Connect("127.0.0.1:1", options).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Client::Connect("", {}).status().code(), absl::StatusCode::kInvalidArgument);
+  // The user agent goes into an HTTP header: printable ASCII of a bounded length.
+  options = ClientOptions();
+  options.user_agent = std::string(kMaxUserAgentBytes, 'a');
+  EXPECT_TRUE(Client::Connect("127.0.0.1:1", options).ok());
+  for (const std::string& bad : {std::string(kMaxUserAgentBytes + 1, 'a'),
+                                 std::string("eu-3\r\nx-evil: 1"), std::string("caf\xc3\xa9")}) {
+    options.user_agent = bad;
+    const absl::Status status = Client::Connect("127.0.0.1:1", options).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(absl::StrContains(status.message(), "ClientOptions.user_agent must be at most 64"))
+        << status;
+  }
 }
 
 TEST(ClientTest, RegionsAreCheckedBeforeAnyRpc) {

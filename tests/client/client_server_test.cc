@@ -19,6 +19,7 @@
 #include "grpcpp/server_builder.h"
 #include "proto/world_config.h"
 #include "tests/client/subprocess.h"
+#include "tests/support/call_log_lines.h"
 #include "tests/support/server_process.h"
 
 namespace worldgen {
@@ -99,6 +100,21 @@ class ClientServerTest : public ::testing::Test {
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<Client> client_;
 };
+
+// A game server names itself (ClientOptions::user_agent) and the server's call log shows it.
+TEST(ClientCallLogTest, TheUserAgentNamesTheGameServerInTheServersCallLog) {
+  auto server = ServerProcess::Start({"--call_log=all"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = Client::Connect((*server)->target(), {.user_agent = "survival-eu-3/1.4"});
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->GenerateChunk(2, 3).ok());
+  const std::vector<v1::CallLogLine> lines = AwaitCallLogLines(**server, 1);
+  ASSERT_EQ(lines.size(), 1u) << (*server)->output();
+  EXPECT_THAT(lines[0].user_agent(),
+              ::testing::StartsWith("survival-eu-3/1.4 worldgen-client grpc-c++/"));
+  EXPECT_EQ(lines[0].method(), "GenerateChunk");
+  EXPECT_EQ(lines[0].items(), 1);
+}
 
 TEST_F(ClientServerTest, DescribeWorldIsTheDefaultWorld) {
   absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();

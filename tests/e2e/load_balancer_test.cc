@@ -7,6 +7,8 @@
 #include <functional>
 #include <thread>
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -16,6 +18,7 @@
 #include "client/worldgen_client.h"
 #include "tests/client/subprocess.h"
 #include "tests/e2e/e2e_paths.h"
+#include "tests/support/call_log_lines.h"
 #include "tests/support/nginx_process.h"
 #include "tests/support/server_process.h"
 
@@ -138,6 +141,35 @@ TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
   // replica 1's count is the one that proves balancing.
   EXPECT_GT(ChunksGenerated(*replicas_[0]), 0);
   EXPECT_GT(ChunksGenerated(*replicas_[1]), 0);
+}
+
+// The replica's call log names the game server behind nginx (x-forwarded-for) and the request id
+// nginx knows the call by, which the rendered template sets.
+TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
+  ClientOptions options = ThroughNginxOptions();
+  options.world = "nope";
+  options.user_agent = "survival-eu-3";
+  auto client = Client::Connect(nginx_->target(), options);
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ((*client)->GenerateChunk(1, 1).status().code(), absl::StatusCode::kNotFound);
+  std::vector<v1::CallLogLine> lines;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (lines.empty() && absl::Now() < deadline) {
+    for (const auto& replica : replicas_) {
+      for (v1::CallLogLine& line : CallLogLines(replica->output())) {
+        if (line.world() == "nope") lines.push_back(std::move(line));
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].code(), "NOT_FOUND");
+  EXPECT_EQ(lines[0].forwarded_for(), "127.0.0.1");
+  EXPECT_EQ(lines[0].request_id().size(), 32u) << lines[0].request_id();
+  EXPECT_TRUE(absl::c_all_of(lines[0].request_id(), absl::ascii_isxdigit)) << lines[0].request_id();
+  EXPECT_TRUE(absl::StartsWith(lines[0].user_agent(), "survival-eu-3 worldgen-client"))
+      << lines[0].user_agent();
+  EXPECT_TRUE(absl::StartsWith(lines[0].peer(), "ipv4:127.0.0.1:")) << lines[0].peer();
 }
 
 // nginx hashes the client's routing key: every call of one region reaches one replica; different
