@@ -11,8 +11,9 @@
 #   nginx_at DIR PORT UPSTREAM...
 #                   starts nginx on 127.0.0.1:PORT in front of the UPSTREAMs (host:port) with the
 #                   deployment's config (docker/nginx/render-config.sh, which reads WORLDGEN_BALANCE
-#                   and WORLDGEN_TLS_* from the environment), its files in DIR; sets nginx_pid (the
-#                   master's)
+#                   and WORLDGEN_TLS_* from the environment, and WORLDGEN_ACCESS_LOG: off here
+#                   unless set, so benchmarks time no log writes), its files in DIR; sets nginx_pid
+#                   (the master's)
 #   blackbox_at DIR CA CERT KEY
 #                   starts the blackbox exporter (apt's) on a free 127.0.0.1 port with the deployment's
 #                   modules (docker/blackbox.yml), worldgen_mtls reading its files from DIR (copies of
@@ -67,7 +68,8 @@ http {
   include $dir/conf.d/*.conf;
 }
 CONF
-  "$(dirname "${BASH_SOURCE[0]}")/../docker/nginx/render-config.sh" "127.0.0.1:$port" "$@" \
+  WORLDGEN_ACCESS_LOG=${WORLDGEN_ACCESS_LOG:-off} \
+    "$(dirname "${BASH_SOURCE[0]}")/../docker/nginx/render-config.sh" "127.0.0.1:$port" "$@" \
     >"$dir/conf.d/worldgen.conf"
   /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" -g 'daemon off;' &
   nginx_pid=$!

@@ -10,6 +10,8 @@
 #   PEM files of the balancer's certificate chain and key (both or neither); WORLDGEN_TLS_CLIENT_CA,
 #   PEM file of the authorities client certificates must chain to (mutual TLS: a client without
 #   one is refused). nginx reads the files when it starts or reloads (SIGHUP, `nginx -s reload`).
+#   WORLDGEN_ACCESS_LOG: where the balancer's JSON line per call goes: stdout (default), off, or
+#   a file path.
 set -eu
 if [ "$#" -lt 2 ]; then
   echo "usage: $0 LISTEN UPSTREAM [UPSTREAM...]" >&2
@@ -35,8 +37,14 @@ if [ -n "$tls_client_ca" ] && [ -z "$tls_cert" ]; then
   echo "$0: WORLDGEN_TLS_CLIENT_CA needs WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY" >&2
   exit 2
 fi
+case "${WORLDGEN_ACCESS_LOG:-stdout}" in
+  stdout) access_log='/dev/stdout worldgen_calls' ;;
+  off) access_log='off' ;;
+  /*) access_log="${WORLDGEN_ACCESS_LOG} worldgen_calls" ;;
+  *) echo "$0: WORLDGEN_ACCESS_LOG must be stdout, off or an absolute path" >&2; exit 2 ;;
+esac
 # The paths go into nginx's config as bare words: nothing that would end or escape one.
-for variable in WORLDGEN_TLS_CERT WORLDGEN_TLS_KEY WORLDGEN_TLS_CLIENT_CA; do
+for variable in WORLDGEN_TLS_CERT WORLDGEN_TLS_KEY WORLDGEN_TLS_CLIENT_CA WORLDGEN_ACCESS_LOG; do
   eval "value=\${$variable:-}"
   case "$value" in
     *[[:space:]\;\{\}\'\"\\\$]*)
@@ -71,8 +79,9 @@ for upstream in "$@"; do
 done
 # awk, not sed: the server list spans lines.
 awk -v listen="$listen" -v servers="$servers" -v balance="$balance" -v listen_tls="$listen_tls" \
-  -v tls="$tls" '
+  -v tls="$tls" -v access_log="$access_log" '
   /^@UPSTREAM_SERVERS@$/ { printf "%s", servers; next }
   /^@TLS@$/ { printf "%s", tls; next }
-  { gsub(/@LISTEN@/, listen); gsub(/@LISTEN_TLS@/, listen_tls); gsub(/@BALANCE@/, balance); print }
+  { gsub(/@LISTEN@/, listen); gsub(/@LISTEN_TLS@/, listen_tls); gsub(/@BALANCE@/, balance);
+    gsub(/@ACCESS_LOG@/, access_log); print }
 ' "$here/worldgen.conf.template"

@@ -144,7 +144,8 @@ TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
 }
 
 // The replica's call log names the game server behind nginx (x-forwarded-for) and the request id
-// nginx knows the call by, which the rendered template sets.
+// nginx knows the call by, which the rendered template sets; nginx's own JSON line for the call has
+// the same id, the gRPC status and the replica that answered.
 TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
   ClientOptions options = ThroughNginxOptions();
   options.world = "nope";
@@ -170,6 +171,25 @@ TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
   EXPECT_TRUE(absl::StartsWith(lines[0].user_agent(), "survival-eu-3 worldgen-client"))
       << lines[0].user_agent();
   EXPECT_TRUE(absl::StartsWith(lines[0].peer(), "ipv4:127.0.0.1:")) << lines[0].peer();
+
+  const std::string replica = absl::StrContains(replicas_[0]->output(), lines[0].request_id())
+                                  ? replicas_[0]->target()
+                                  : replicas_[1]->target();
+  std::string nginx_line;
+  for (int i = 0; i < 500 && nginx_line.empty(); ++i) {
+    for (absl::string_view line : absl::StrSplit(nginx_->access_log(), '\n')) {
+      if (absl::StrContains(line, lines[0].request_id())) nginx_line = std::string(line);
+    }
+    if (nginx_line.empty()) absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_FALSE(nginx_line.empty()) << nginx_->access_log();
+  for (const std::string& field :
+       {std::string(R"("client":"127.0.0.1")"),
+        std::string(R"("path":"/worldgen.v1.WorldGen/GenerateChunk")"),
+        std::string(R"("http_status":200)"), std::string(R"("grpc_status":"5")"),
+        absl::StrCat(R"("upstream":")", replica, R"(")")}) {
+    EXPECT_TRUE(absl::StrContains(nginx_line, field)) << field << " in " << nginx_line;
+  }
 }
 
 // nginx hashes the client's routing key: every call of one region reaches one replica; different

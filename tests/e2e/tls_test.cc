@@ -292,7 +292,8 @@ TEST_F(TlsBalancerTest, PythonsTlsAgreesWithTheCppClientBitForBit) {
   EXPECT_TRUE(absl::StrContains(run->out, "(TLS)")) << run->out;
 }
 
-// render-config.sh refuses TLS settings nginx could not start with, naming the variable.
+// render-config.sh refuses TLS and access-log settings nginx could not start with, naming the
+// variable.
 TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
   auto render = [](std::vector<std::string> env) {
     env.insert(env.begin(), "/usr/bin/env");
@@ -306,6 +307,10 @@ TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_TRUE(absl::StrContains(plain.out, "listen 127.0.0.1:1 http2;")) << plain.out;
   EXPECT_FALSE(absl::StrContains(plain.out, "ssl_certificate")) << plain.out;
+  EXPECT_TRUE(absl::StrContains(plain.out, "access_log /dev/stdout worldgen_calls;")) << plain.out;
+  EXPECT_TRUE(absl::StrContains(render({"WORLDGEN_ACCESS_LOG=off"}).out, "access_log off;"));
+  EXPECT_TRUE(absl::StrContains(render({"WORLDGEN_ACCESS_LOG=/logs/calls.json"}).out,
+                                "access_log /logs/calls.json worldgen_calls;"));
   const CommandResult tls = render({"WORLDGEN_TLS_CERT=/tls/c.pem", "WORLDGEN_TLS_KEY=/tls/k.pem"});
   EXPECT_EQ(tls.exit_code, 0) << tls.err;
   EXPECT_TRUE(absl::StrContains(tls.out, "listen 127.0.0.1:1 ssl http2;")) << tls.out;
@@ -326,6 +331,10 @@ TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
            Case{{"WORLDGEN_TLS_CERT=/tls/c.pem", "WORLDGEN_TLS_KEY=/tls/k.pem;evil on",
                  "WORLDGEN_TLS_CLIENT_CA=/tls/ca.pem"},
                 "WORLDGEN_TLS_KEY=/tls/k.pem;evil on: a path with"},
+           Case{{"WORLDGEN_ACCESS_LOG=calls.json"},
+                "WORLDGEN_ACCESS_LOG must be stdout, off or an absolute path"},
+           Case{{"WORLDGEN_ACCESS_LOG=/logs/x;access_log /etc/passwd"},
+                "WORLDGEN_ACCESS_LOG=/logs/x;access_log /etc/passwd: a path with"},
        }) {
     const CommandResult refused = render(c.env);
     EXPECT_EQ(refused.exit_code, 2) << c.error;

@@ -92,4 +92,8 @@ std::string NginxProcess::error_log() const {
   return ReadFile(dir_->File("error.log")).value_or("");
 }
 
+std::string NginxProcess::access_log() const {
+  return ReadFile(dir_->File("nginx.out")).value_or("");
+}
+
 }  // namespace worldgen::testing

@@ -37,6 +37,8 @@ class NginxProcess {
   std::string target() const;
   int pid() const;
   std::string error_log() const;
+  // What nginx wrote to stdout: the template's worldgen_calls lines, one JSON object per call.
+  std::string access_log() const;
 
  private:
   NginxProcess() = default;
