@@ -362,6 +362,34 @@ cmp -s "$logs/viewer-tile.png" "$logs/local-render.png" ||
 curl -fsS "http://$viewer/" | grep '/leaflet/leaflet.js' >/dev/null || fail "the viewer's page does not load Leaflet"
 log "viewer on $viewer: page served, a tile equals worldgen render of its region"
 
+# The logs: a failed call, found in nginx's JSON line (stdout) and by its request id in the call log
+# (stderr) of the replica that refused it, with the reason.
+wg --target="$lb" --world=unserved describe >"$logs/unserved.out" 2>&1 &&
+  fail "describe of a world nobody serves succeeded through nginx"
+failed_call_id() {  # nginx's request id of the newest DescribeWorld it logged as NOT_FOUND (gRPC 5)
+  compose logs --no-color nginx 2>/dev/null | sed -n 's/^[^|]*| //p' | python3 -c '
+import json, sys
+ids = []
+for line in sys.stdin:
+    try:
+        call = json.loads(line)
+    except ValueError:
+        continue
+    if call.get("path") == "/worldgen.v1.WorldGen/DescribeWorld" and call.get("grpc_status") == "5":
+        ids.append(call["request_id"])
+print(ids[-1] if ids else "")'
+}
+has_failed_call() { [[ -n $(failed_call_id) ]]; }
+until_ok 30 has_failed_call || fail "nginx logged no NOT_FOUND DescribeWorld line: $(compose logs --no-color nginx 2>&1 | tail -n 3)"
+call_id=$(failed_call_id)
+replica_line() {  # the replicas' call-log line with nginx's request id
+  compose logs --no-color $replicas 2>/dev/null | grep -F "\"request_id\":\"$call_id\""
+}
+until_ok 30 replica_line || fail "no replica's call log has nginx's request id $call_id: $(compose logs --no-color $replicas 2>&1 | grep -F '"method"' | tail -n 2)"
+replica_line | grep -F '"reason":"not_found"' | grep -F '"world":"unserved"' >/dev/null ||
+  fail "the replica's line for $call_id lacks its reason or world: $(replica_line)"
+log "logs: nginx's line for a failed call and the replica's call log share request id $call_id (reason not_found)"
+
 # ---- 6. every replica took traffic; Prometheus sees every replica up ------------------------------------
 chunks_generated() {  # chunks_generated SERVICE: its worldgen_chunks_generated_total, from its published /metrics
   curl -fsS "http://127.0.0.1:$(host_port "$1" 9464)/metrics" |
