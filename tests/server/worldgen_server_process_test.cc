@@ -307,7 +307,7 @@ TEST(WorldGenServerProcessTest, QueuedWorkPastTheBoundIsRefusedWithPushbackWhile
   std::vector<MetricSample> metrics = Scrape(*server);
   EXPECT_EQ(MetricValue(metrics, "worldgen_rejected_calls_total", {{"reason", "queue_full"}}), 1);
   EXPECT_EQ(MetricValue(metrics, "worldgen_queued_work_limit_seconds"), 0.2);
-  // The call log (--call_log=errors) names the refused call, its size and the reason; not the others.
+  // The call log (--call_log=errors) names the refused call, its size and reason; not the others.
   const std::vector<v1::CallLogLine> lines = CallLogLines(server->output());
   ASSERT_EQ(lines.size(), 1u) << server->output();
   EXPECT_EQ(lines[0].code(), "RESOURCE_EXHAUSTED");
