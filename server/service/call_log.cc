@@ -60,7 +60,7 @@ bool CallLog::Wants(grpc::StatusCode code, absl::Duration duration) const {
   return false;
 }
 
-void CallLog::Write(const Entry& entry, absl::Time now) {
+bool CallLog::Write(const Entry& entry, absl::Time now) {
   int32_t suppressed = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -71,16 +71,20 @@ void CallLog::Write(const Entry& entry, absl::Time now) {
     refilled_ = std::max(refilled_, now);
     if (tokens_ < 1) {
       if (suppressed_ < std::numeric_limits<int32_t>::max()) ++suppressed_;
-      return;
+      return false;
     }
     tokens_ -= 1;
     suppressed = std::exchange(suppressed_, 0);
   }
-  if (peer_name_ == nullptr) return sink_(Format(entry, now, suppressed));
+  if (peer_name_ == nullptr) {
+    sink_(Format(entry, now, suppressed));
+    return true;
+  }
   const std::string peer = peer_name_(entry.peer);
   Entry named = entry;
   named.peer = peer;
   sink_(Format(named, now, suppressed));
+  return true;
 }
 
 std::string CallLog::Format(const Entry& entry, absl::Time now, int32_t suppressed) {

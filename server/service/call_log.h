@@ -77,9 +77,9 @@ class CallLog {
   // Cheap: the service asks it for every call and gathers an Entry only when it says yes.
   bool Wants(grpc::StatusCode code, absl::Duration duration) const;
 
-  // Hands `entry`'s line, ended at `now`, to the sink, or counts it as suppressed over the rate.
-  // `entry.peer` is gRPC's name of the peer.
-  void Write(const Entry& entry, absl::Time now);
+  // Hands `entry`'s line, ended at `now`, to the sink and returns true, or counts it as suppressed
+  // over the rate and returns false. `entry.peer` is gRPC's name of the peer.
+  bool Write(const Entry& entry, absl::Time now);
 
   // The JSON line (with '\n') of `entry` ended at `now` after `suppressed` dropped lines.
   static std::string Format(const Entry& entry, absl::Time now, int32_t suppressed);

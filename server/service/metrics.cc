@@ -184,6 +184,11 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
                                  "(rst_flood: over the stream reset rate; control_flood: over the "
                                  "SETTINGS/PING rate; not_http2).")
                            .Register(*registry_)),
+      call_log_lines_(prometheus::BuildCounter()
+                          .Name("worldgen_call_log_lines_total")
+                          .Help("Call-log lines (--call_log) written, or dropped over "
+                                "--call_log_lines_per_second (outcome written, dropped).")
+                          .Register(*registry_)),
       inflight_(prometheus::BuildGauge()
                     .Name("worldgen_inflight_calls")
                     .Help("WorldGen calls started and not yet finished.")
@@ -202,6 +207,7 @@ ServerMetrics::ServerMetrics(const BiomeSampleCache* cache, const CallScheduler*
   }
   for (const char* reason : {"rst_flood", "control_flood", "not_http2"})
     connections_cut_.Add({{"reason", reason}});
+  for (const char* outcome : {"written", "dropped"}) call_log_lines_.Add({{"outcome", outcome}});
 }
 
 ServerMetrics::~ServerMetrics() = default;
@@ -235,6 +241,10 @@ void ServerMetrics::RecordRejected(absl::string_view reason) {
 
 void ServerMetrics::RecordConnectionCut(absl::string_view reason) {
   connections_cut_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void ServerMetrics::RecordCallLogLine(bool written) {
+  call_log_lines_.Add({{"outcome", written ? "written" : "dropped"}}).Increment();
 }
 
 void ServerMetrics::CallStarted() { inflight_.Increment(); }

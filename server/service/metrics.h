@@ -11,6 +11,8 @@
 //       deadline, reply_memory, unparseable, invalid_argument, not_found, fingerprint (a pinned
 //       world_fingerprint that is not this server's).
 //   worldgen_inflight_calls (gauge): calls started and not yet finished.
+//   worldgen_call_log_lines_total{outcome} (counter): call-log lines written, or dropped over
+//       --call_log_lines_per_second.
 //   worldgen_http2_connections_closed_total{reason} (counter): connections the HTTP/2 frame guard
 //       cut: rst_flood (over --http2_max_resets_per_second), control_flood (over
 //       --http2_max_control_frames_per_second), not_http2 (no client preface).
@@ -73,6 +75,8 @@ class ServerMetrics {
   void RecordRejected(absl::string_view reason);
   // A connection the HTTP/2 frame guard closed: "rst_flood", "control_flood" or "not_http2".
   void RecordConnectionCut(absl::string_view reason);
+  // A call-log line written (true) or dropped over the rate limit (false).
+  void RecordCallLogLine(bool written);
   // A served world and its fingerprint (worldgen_world_info); once per world, at start.
   void RecordWorld(absl::string_view world, absl::string_view fingerprint);
   void CallStarted();
@@ -92,6 +96,7 @@ class ServerMetrics {
   prometheus::Counter& points_sampled_;
   prometheus::Family<prometheus::Counter>& rejected_;
   prometheus::Family<prometheus::Counter>& connections_cut_;
+  prometheus::Family<prometheus::Counter>& call_log_lines_;
   prometheus::Gauge& inflight_;
   prometheus::Family<prometheus::Gauge>& world_info_;
 };

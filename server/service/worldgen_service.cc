@@ -140,18 +140,20 @@ class CallRecord {
     metrics_->CallFinished();
     if (log_ == nullptr || !log_->Wants(status.error_code(), duration)) return;
     const std::string peer = context_->peer();
-    log_->Write(CallLog::Entry{.method = method_,
-                               .code = status.error_code(),
-                               .message = status.error_message(),
-                               .reason = reason,
-                               .world = world_,
-                               .items = items_,
-                               .duration = duration,
-                               .peer = peer,
-                               .forwarded_for = Header(*context_, "x-forwarded-for"),
-                               .request_id = Header(*context_, "x-request-id"),
-                               .user_agent = Header(*context_, "user-agent")},
-                now);
+    const bool written =
+        log_->Write(CallLog::Entry{.method = method_,
+                                   .code = status.error_code(),
+                                   .message = status.error_message(),
+                                   .reason = reason,
+                                   .world = world_,
+                                   .items = items_,
+                                   .duration = duration,
+                                   .peer = peer,
+                                   .forwarded_for = Header(*context_, "x-forwarded-for"),
+                                   .request_id = Header(*context_, "x-request-id"),
+                                   .user_agent = Header(*context_, "user-agent")},
+                    now);
+    metrics_->RecordCallLogLine(written);
   }
   // Counts a refusal (before any blending) under its reason label.
   void Rejected(absl::string_view reason) const { metrics_->RecordRejected(reason); }

@@ -127,11 +127,13 @@ TEST(CallLogTest, ClientInputIsEscapedAndCutSoALineStaysOneShortLine) {
 TEST(CallLogTest, LinesOverTheRateAreDroppedAndCountedInTheNextLine) {
   KeptLog kept({.level = CallLog::Level::kAll, .lines_per_second = 3});
   const absl::Time t0 = absl::FromUnixSeconds(1795862727);
-  for (int i = 0; i < 5; ++i) kept.log.Write(Refusal(), t0);  // A burst of 3 passes.
+  for (int i = 0; i < 5; ++i) {  // A burst of 3 passes.
+    EXPECT_EQ(kept.log.Write(Refusal(), t0), i < 3) << i;
+  }
   EXPECT_EQ(CallLogLines(kept.text).size(), 3u);
-  kept.log.Write(Refusal(), t0 + absl::Milliseconds(200));  // 0.6 of a line refilled.
+  EXPECT_FALSE(kept.log.Write(Refusal(), t0 + absl::Milliseconds(200)));  // 0.6 of a line.
   EXPECT_EQ(CallLogLines(kept.text).size(), 3u);
-  kept.log.Write(Refusal(), t0 + absl::Milliseconds(400));  // 1.2 lines refilled.
+  EXPECT_TRUE(kept.log.Write(Refusal(), t0 + absl::Milliseconds(400)));  // 1.2 lines refilled.
   std::vector<v1::CallLogLine> lines = CallLogLines(kept.text);
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[0].suppressed(), 0);

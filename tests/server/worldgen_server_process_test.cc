@@ -472,6 +472,28 @@ TEST(WorldGenServerProcessTest, TheCallLogNamesEachFailedCallsOutcomeWorldAndCli
   EXPECT_LT(lines[1].duration_ms(), 10000);
 }
 
+TEST(WorldGenServerProcessTest, TheCallLogDropsLinesOverItsRateAndCountsThem) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--call_log_lines_per_second=1"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  v1::WorldDescription description;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Describe(*stub, "nope", &description).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  std::vector<MetricSample> m = Scrape(*server);
+  EXPECT_EQ(MetricValue(m, "worldgen_call_log_lines_total", {{"outcome", "written"}}), 1);
+  EXPECT_EQ(MetricValue(m, "worldgen_call_log_lines_total", {{"outcome", "dropped"}}), 2);
+  absl::SleepFor(absl::Milliseconds(1100));  // The bucket holds a line again.
+  EXPECT_EQ(Describe(*stub, "nope", &description).error_code(), grpc::StatusCode::NOT_FOUND);
+  const std::vector<v1::CallLogLine> lines = AwaitCallLogLines(*server, 2);
+  ASSERT_EQ(lines.size(), 2u) << server->output();
+  EXPECT_EQ(lines[0].suppressed(), 0);
+  EXPECT_EQ(lines[1].suppressed(), 2) << "the two dropped lines, counted in the next";
+  m = Scrape(*server);
+  EXPECT_EQ(MetricValue(m, "worldgen_call_log_lines_total", {{"outcome", "written"}}), 2);
+}
+
 TEST(WorldGenServerProcessTest, TheCallLogAtLevelAllNamesEveryCall) {
   std::unique_ptr<ServerProcess> server =
       StartServer({"--blend_threads=1", "--call_log=all", "--http2_guard"});
@@ -544,6 +566,9 @@ TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
   EXPECT_EQ(MetricValue(m, "worldgen_rejected_calls_total", {{"reason", "invalid_argument"}}), 1);
   EXPECT_EQ(MetricValue(m, "worldgen_rejected_calls_total", {{"reason", "not_found"}}), 1);
   EXPECT_EQ(MetricValue(m, "worldgen_rejected_calls_total", {{"reason", "queue_full"}}), 0);
+  // --call_log=errors: a line for each of the two refusals.
+  EXPECT_EQ(MetricValue(m, "worldgen_call_log_lines_total", {{"outcome", "written"}}), 2);
+  EXPECT_EQ(MetricValue(m, "worldgen_call_log_lines_total", {{"outcome", "dropped"}}), 0);
   EXPECT_EQ(MetricValue(m, "worldgen_inflight_calls"), 0);
   EXPECT_EQ(MetricValue(m, "worldgen_queue_depth"), 0);
   EXPECT_EQ(MetricValue(m, "worldgen_queued_work_seconds"), 0);
