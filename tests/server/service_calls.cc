@@ -15,9 +15,11 @@ std::unique_ptr<v1::WorldGen::Stub> Connect(const std::string& target) {
 }
 
 StreamResult GenerateAll(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request,
-                         absl::Duration timeout) {
+                         absl::Duration timeout,
+                         const std::vector<std::pair<std::string, std::string>>& headers) {
   grpc::ClientContext context;
   context.set_deadline(Deadline(timeout));
+  for (const auto& [name, value] : headers) context.AddMetadata(name, value);
   StreamResult result;
   std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader = stub.GenerateChunk(&context, request);
   v1::ChunkData chunk;

@@ -29,9 +29,11 @@ struct StreamResult {
   std::vector<v1::ChunkData> chunks;  // In arrival order.
 };
 
-// Reads a GenerateChunk stream to its end.
+// Reads a GenerateChunk stream to its end; `headers` are added to the call's metadata (as a
+// balancer forwards a call).
 StreamResult GenerateAll(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request,
-                         absl::Duration timeout = kCallTimeout);
+                         absl::Duration timeout = kCallTimeout,
+                         const std::vector<std::pair<std::string, std::string>>& headers = {});
 
 grpc::Status Sample(v1::WorldGen::Stub& stub, const v1::SampleWeightsRequest& request,
                     v1::SampleWeightsResponse* response);

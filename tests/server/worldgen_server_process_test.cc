@@ -416,19 +416,6 @@ TEST(WorldGenServerProcessTest, EveryWorldHasOneFingerprintUnderEverySimdVariant
   EXPECT_GE(variants_run, 1) << "not even the baseline variant started";
 }
 
-// GenerateChunk with `headers` added, as a balancer forwards a call; the final status.
-grpc::Status GenerateWithHeaders(v1::WorldGen::Stub& stub, const v1::GenerateChunkRequest& request,
-                                 const std::vector<std::pair<std::string, std::string>>& headers) {
-  grpc::ClientContext context;
-  context.set_deadline(Deadline(kCallTimeout));
-  for (const auto& [name, value] : headers) context.AddMetadata(name, value);
-  std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader = stub.GenerateChunk(&context, request);
-  v1::ChunkData chunk;
-  while (reader->Read(&chunk)) {
-  }
-  return reader->Finish();
-}
-
 TEST(WorldGenServerProcessTest, TheCallLogNamesEachFailedCallsOutcomeWorldAndClient) {
   std::unique_ptr<ServerProcess> server =
       StartServer({"--blend_threads=1", "--max_points_per_request=2"});  // --call_log=errors
@@ -437,10 +424,10 @@ TEST(WorldGenServerProcessTest, TheCallLogNamesEachFailedCallsOutcomeWorldAndCli
   ASSERT_TRUE(GenerateAll(*stub, ListRequest({{0, 0}}, 16)).status.ok());
   v1::GenerateChunkRequest unknown = ListRequest({{3, 4}, {5, 6}}, 16);
   unknown.set_world("nope");
-  EXPECT_EQ(GenerateWithHeaders(*stub, unknown,
-                                {{"x-forwarded-for", "192.0.2.44"},
-                                 {"x-request-id", "5f0e6d2ab1c94b1d8c1f4f6e1e7a9b20"}})
-                .error_code(),
+  EXPECT_EQ(GenerateAll(*stub, unknown, kCallTimeout,
+                        {{"x-forwarded-for", "192.0.2.44"},
+                         {"x-request-id", "5f0e6d2ab1c94b1d8c1f4f6e1e7a9b20"}})
+                .status.error_code(),
             grpc::StatusCode::NOT_FOUND);
   v1::SampleWeightsRequest too_many;
   for (int i = 0; i < 3; ++i) too_many.add_points()->set_x(i);
