@@ -76,11 +76,7 @@ bool CallLog::Write(const Entry& entry, absl::Time now) {
     tokens_ -= 1;
     suppressed = std::exchange(suppressed_, 0);
   }
-  if (peer_name_ == nullptr) {
-    sink_(Format(entry, now, suppressed));
-    return true;
-  }
-  const std::string peer = peer_name_(entry.peer);
+  const std::string peer = peer_name_ ? peer_name_(entry.peer) : std::string(entry.peer);
   Entry named = entry;
   named.peer = peer;
   sink_(Format(named, now, suppressed));
