@@ -35,12 +35,12 @@
 #include "grpcpp/server_posix.h"
 #include "prometheus/exposer.h"
 #include "proto/world_config.h"
+#include "proto/world_registry.h"
 #include "server/network/tcp_listener.h"
 #include "server/scheduling/blend_pool.h"
 #include "server/scheduling/call_scheduler.h"
 #include "server/scheduling/cpu_budget.h"
 #include "server/service/metrics.h"
-#include "server/service/world_registry.h"
 #include "server/service/worldgen_service.h"
 
 ABSL_FLAG(int32_t, port, 50051, "gRPC port; 0 picks a free one (printed in the start line)");

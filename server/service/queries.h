@@ -11,8 +11,8 @@
 #include "absl/time/time.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/world.h"
+#include "proto/world_registry.h"
 #include "server/service/request_validation.h"
-#include "server/service/world_registry.h"
 #include "worldgen/v1/worldgen.pb.h"
 
 namespace worldgen {

@@ -34,12 +34,12 @@
 #define WORLDGEN_SERVER_SERVICE_WORLDGEN_SERVICE_H_
 
 #include "engine/biome_sample_cache.h"
+#include "proto/world_registry.h"
 #include "server/scheduling/call_scheduler.h"
 #include "server/service/call_log.h"
 #include "server/service/chunk_reply_flights.h"
 #include "server/service/metrics.h"
 #include "server/service/request_validation.h"
-#include "server/service/world_registry.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
 
 namespace worldgen {

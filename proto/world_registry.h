@@ -1,9 +1,11 @@
 // WorldRegistry: the worlds a server answers for, by name. Always holds the embedded world
-// "default" (DefaultWorldSpec()) plus any loaded from configs.
+// "default" (DefaultWorldSpec()) plus any loaded from configs. The server builds its worlds with it,
+// and `worldgen check` (client/cli/world_check.h) the same way, so both refuse the same configs and
+// compute the same fingerprints.
 //
 // Thread safety: immutable after Create; all methods are safe for concurrent use.
-#ifndef WORLDGEN_SERVER_SERVICE_WORLD_REGISTRY_H_
-#define WORLDGEN_SERVER_SERVICE_WORLD_REGISTRY_H_
+#ifndef WORLDGEN_PROTO_WORLD_REGISTRY_H_
+#define WORLDGEN_PROTO_WORLD_REGISTRY_H_
 
 #include <map>
 #include <memory>
@@ -48,4 +50,4 @@ class WorldRegistry {
 
 }  // namespace worldgen
 
-#endif  // WORLDGEN_SERVER_SERVICE_WORLD_REGISTRY_H_
+#endif  // WORLDGEN_PROTO_WORLD_REGISTRY_H_

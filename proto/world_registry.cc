@@ -1,4 +1,4 @@
-#include "server/service/world_registry.h"
+#include "proto/world_registry.h"
 
 #include <utility>
 
