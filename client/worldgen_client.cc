@@ -476,8 +476,12 @@ void Client::BackOff(absl::Time until) {
 }
 
 absl::StatusOr<v1::WorldDescription> Client::DescribeWorld() {
+  return DescribeWorld(options_.world);
+}
+
+absl::StatusOr<v1::WorldDescription> Client::DescribeWorld(absl::string_view world) {
   v1::DescribeWorldRequest request;
-  request.set_world(options_.world);
+  request.set_world(std::string(world));
   v1::WorldDescription response;
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;

@@ -49,6 +49,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/chunk_view.h"
@@ -230,8 +231,10 @@ class Client {
 
   const ClientOptions& options() const { return options_; }
 
-  // DescribeWorld: the world's full configuration and the server's limits.
+  // DescribeWorld: the world's full configuration and the server's limits; of ClientOptions::world,
+  // or of the world named (empty: the server's default world).
   absl::StatusOr<v1::WorldDescription> DescribeWorld();
+  absl::StatusOr<v1::WorldDescription> DescribeWorld(absl::string_view world);
 
   // One chunk.
   absl::StatusOr<ChunkView> GenerateChunk(int64_t chunk_x, int64_t chunk_z,
