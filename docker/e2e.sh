@@ -426,6 +426,32 @@ for s in $replicas; do
   fi
 done
 log "every replica serves the same $(wc -l <<<"$first_info") world fingerprints"
+# Before a rollout: the image's own CLI checks world files against the live service through nginx.
+# The files the replicas loaded are all "same"; one of them reseeded is "changed" and fails.
+check_worlds() {  # check_worlds DIR [FLAGS...]: `worldgen check DIR --live` in a container
+  local dir=$1
+  shift
+  docker run --rm --network "${project}_default" --read-only -v "$dir:/worlds:ro" \
+    --entrypoint /usr/local/bin/worldgen worldgen-server --target=nginx:50051 check /worlds --live "$@"
+}
+check_out=$(check_worlds "$root/docker/worlds" 2>&1) ||
+  fail "worldgen check of the deployed worlds failed: $(tail -n 5 <<<"$check_out")"
+n_worlds=$(grep -c . <<<"$first_info")
+[[ $(tail -n 1 <<<"$check_out") == "$n_worlds same" ]] ||
+  fail "worldgen check: want all $n_worlds worlds same, got: $(tail -n 3 <<<"$check_out")"
+next_worlds="$logs/next-worlds"
+mkdir -p "$next_worlds"
+cp "$root"/docker/worlds/*.json "$next_worlds/"
+sed -i -E 's/"seed": *"[0-9]+"/"seed": "424242"/' "$next_worlds/steppe.json"
+chmod -R a+rX "$next_worlds"
+if check_out=$(check_worlds "$next_worlds" 2>&1); then
+  fail "worldgen check passed a reseeded world: $(tail -n 3 <<<"$check_out")"
+fi
+grep -qE '^steppe .* changed$' <<<"$check_out" ||
+  fail "worldgen check did not name the reseeded world: $(tail -n 4 <<<"$check_out")"
+check_worlds "$next_worlds" --allow_changed=steppe >"$logs/check-allowed.txt" 2>&1 ||
+  fail "worldgen check --allow_changed=steppe failed: $(tail_of "$logs/check-allowed.txt")"
+log "worldgen check through nginx: $n_worlds worlds same; a reseeded one changed, refused until allowed"
 prom_all_up() {
   curl -fsS "http://$prom/api/v1/targets" | python3 -c '
 import json, sys

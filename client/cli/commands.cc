@@ -7,7 +7,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -17,6 +19,7 @@
 #include "client/cli/load_generator.h"
 #include "client/cli/output.h"
 #include "client/cli/render.h"
+#include "client/cli/world_check.h"
 #include "client/viewer/map_viewer.h"
 #include "client/worldgen_client.h"
 
@@ -93,6 +96,12 @@ ABSL_FLAG(uint64_t, seed, 1,
 ABSL_FLAG(bool, progress, true, "Print a progress line on stderr every second.");
 ABSL_FLAG(std::string, listen, "127.0.0.1:8080",
           "view: address:port the map viewer's HTTP server listens on (port 0: any free one).");
+ABSL_FLAG(bool, live, false,
+          "check: also ask the --target service for the worlds it serves and compare "
+          "fingerprints: a world served live whose fingerprint would change, or that the files "
+          "no longer hold, fails the check.");
+ABSL_FLAG(std::vector<std::string>, allow_changed, {},
+          "check --live: comma-separated worlds whose change or removal is intended.");
 ABSL_FLAG(int, max_tile_renders, 4,
           "view: tiles rendered at once, i.e. calls in flight towards the worldgen server.");
 
@@ -413,6 +422,27 @@ int RunView(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+int RunCheck(const std::vector<std::string>& args) {
+  if (args.empty()) return Usage("check wants world config files or directories: check PATH...");
+  const std::vector<std::string> allow_list = absl::GetFlag(FLAGS_allow_changed);
+  const std::set<std::string> allowed(allow_list.begin(), allow_list.end());
+  if (!allowed.empty() && !absl::GetFlag(FLAGS_live)) {
+    return Usage("--allow_changed goes with --live");
+  }
+  absl::StatusOr<WorldCheck> check = LoadWorldCheck(args);
+  if (!check.ok()) return Fail(check.status());
+  if (absl::GetFlag(FLAGS_live)) {
+    auto client = MakeClient();
+    if (!client.ok()) return Usage(client.status().ToString());
+    if (absl::Status compared = CompareWithLive(**client, &*check); !compared.ok()) {
+      return Fail(compared);
+    }
+  }
+  std::cout << (absl::GetFlag(FLAGS_json) ? WorldCheckJson(*check, allowed) + "\n"
+                                          : WorldCheckText(*check, allowed));
+  return UnintendedChanges(*check, allowed).empty() ? kExitOk : kExitError;
+}
+
 }  // namespace
 
 const std::vector<std::string>& GlobalFlags() {
@@ -468,6 +498,17 @@ const std::vector<Subcommand>& Subcommands() {
        "readout, two worlds side by side; tiles are `render`'s images. Runs until SIGINT/SIGTERM.",
        {"listen", "max_tile_renders"},
        RunView},
+      {"check",
+       "PATH...",
+       "Loads world config files (or directories of *.json) as worldgen-server's --world_config "
+       "does and prints each world's blender and the fingerprint servers will export for it "
+       "(computed by this binary's engine: use the CLI of the release you deploy). Exit code 1 "
+       "with the server's own message if a file would stop the server. --live compares with the "
+       "--target service before a rollout: each world is same, new, changed (its terrain changes "
+       "for players who have it) or removed (served live, absent from the files); a changed or "
+       "removed world fails the check (exit 1) unless --allow_changed names it.",
+       {"live", "allow_changed", "json"},
+       RunCheck},
       {"health",
        "",
        "Calls grpc.health.v1.Health/Check and prints the status. Exit code 0 iff "

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "client/worldgen_client.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "tests/client/subprocess.h"
 #include "tests/support/server_process.h"
@@ -421,19 +423,92 @@ TEST_F(CliTest, RpcErrorsExitOneWithTheStatusOnStderr) {
   EXPECT_NE(stale.err.find("FAILED_PRECONDITION"), std::string::npos) << stale.err;
 }
 
+// A world file of two biomes; another seed is another world.
+void WriteWorld(const std::string& path, const std::string& name, int seed) {
+  std::ofstream(path) << absl::StrCat(R"({"name": ")", name, R"(", "seed": ")", seed,
+                                      R"(", "biomes": [{"id": 0, "name": "low"},)",
+                                      R"( {"id": 1, "name": "high", "temperature": 0.5}]})");
+}
+
+// `check` against a server that loaded the files: the fingerprints it computes are the server's
+// own, then each kind of rollout change is named and fails the check until allowed.
+TEST_F(CliTest, CheckComparesWorldFilesWithTheLiveService) {
+  absl::StatusOr<std::unique_ptr<TempDir>> live_dir = TempDir::Create("worldgen-check-live");
+  absl::StatusOr<std::unique_ptr<TempDir>> next_dir = TempDir::Create("worldgen-check-next");
+  ASSERT_TRUE(live_dir.ok() && next_dir.ok());
+  WriteWorld((*live_dir)->File("a.json"), "a", 1);
+  WriteWorld((*live_dir)->File("b.json"), "b", 2);
+  auto live = ServerProcess::Start({absl::StrCat("--world_config=", (*live_dir)->path())});
+  ASSERT_TRUE(live.ok()) << live.status();
+  const std::string target = absl::StrCat("--target=", (*live)->target());
+
+  CommandResult same = Cli({"check", (*live_dir)->path(), "--live", target, "--json"}, false);
+  ASSERT_EQ(same.exit_code, 0) << same.out << same.err;
+  google::protobuf::Struct report = ParseJson<google::protobuf::Struct>(same.out);
+  EXPECT_TRUE(report.fields().at("ok").bool_value());
+  auto client = Client::Connect((*live)->target());
+  ASSERT_TRUE(client.ok());
+  std::vector<std::string> names;
+  for (const auto& row : report.fields().at("worlds").list_value().values()) {
+    const auto& world = row.struct_value().fields();
+    names.push_back(world.at("name").string_value());
+    absl::StatusOr<v1::WorldDescription> served = (*client)->DescribeWorld(names.back());
+    ASSERT_TRUE(served.ok()) << served.status();
+    EXPECT_EQ(world.at("fingerprint").string_value(), served->fingerprint()) << names.back();
+    EXPECT_EQ(world.at("live_fingerprint").string_value(), served->fingerprint()) << names.back();
+    EXPECT_EQ(world.at("blender").string_value(), served->blender()) << names.back();
+    EXPECT_EQ(world.at("verdict").string_value(), "same") << names.back();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "default"}));
+
+  // The next rollout: a reseeded, b dropped, c added.
+  WriteWorld((*next_dir)->File("a.json"), "a", 3);
+  WriteWorld((*next_dir)->File("c.json"), "c", 4);
+  CommandResult changed = Cli({"check", (*next_dir)->path(), "--live", target}, false);
+  EXPECT_EQ(changed.exit_code, 1) << changed.out << changed.err;
+  for (const char* row : {"\na ", "\nb ", "\nc ", "\ndefault "}) {
+    EXPECT_NE(changed.out.find(row), std::string::npos) << row << "\n" << changed.out;
+  }
+  EXPECT_NE(changed.out.find("1 changed, 1 new, 1 removed, 1 same\n"), std::string::npos)
+      << changed.out;
+  EXPECT_NE(changed.out.find("players' terrain would change in: a, b "), std::string::npos)
+      << changed.out;
+  EXPECT_EQ(
+      Cli({"check", (*next_dir)->path(), "--live", target, "--allow_changed=a"}, false).exit_code,
+      1);
+  CommandResult allowed =
+      Cli({"check", (*next_dir)->path(), "--live", target, "--allow_changed=a,b"}, false);
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_NE(allowed.out.find("removed (allowed)\n"), std::string::npos) << allowed.out;
+
+  // Without --live the files are only loaded: a file that would stop the server fails the check
+  // with the server's own reason.
+  EXPECT_EQ(Cli({"check", (*next_dir)->path()}, false).exit_code, 0);
+  std::ofstream((*next_dir)->File("d.json")) << R"({"name": "d", "biomes": []})";
+  CommandResult bad = Cli({"check", (*next_dir)->path()}, false);
+  EXPECT_EQ(bad.exit_code, 1);
+  auto refused = ServerProcess::Start({absl::StrCat("--world_config=", (*next_dir)->path())});
+  ASSERT_FALSE(refused.ok());
+  const std::string reason = absl::StrCat((*next_dir)->File("d.json"), ": biomes has 0 entries");
+  EXPECT_NE(bad.err.find(reason), std::string::npos) << bad.err;
+  EXPECT_NE(refused.status().message().find(reason), std::string::npos) << refused.status();
+}
+
 TEST_F(CliTest, UsageErrorsExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
-      {},                              // No subcommand.
-      {"teleport"},                    // Unknown subcommand.
-      {"chunk", "1"},                  // Missing coordinate.
-      {"chunk", "1", "x"},             // Not a number.
-      {"sample", "1", "2", "3"},       // Odd number of coordinates.
-      {"describe", "--size=16"},       // A flag describe does not take.
-      {"describe", "--no_such_flag"},  // Unknown flag.
-      {"load", "--concurrency=many"},  // Bad flag value.
-      {"load", "--pattern=zigzag"},    // Bad pattern.
-      {"render"},                      // Missing --region.
-      {"render", "--region=1,2,3"},    // Malformed region.
+      {},                                   // No subcommand.
+      {"teleport"},                         // Unknown subcommand.
+      {"chunk", "1"},                       // Missing coordinate.
+      {"chunk", "1", "x"},                  // Not a number.
+      {"sample", "1", "2", "3"},            // Odd number of coordinates.
+      {"describe", "--size=16"},            // A flag describe does not take.
+      {"describe", "--no_such_flag"},       // Unknown flag.
+      {"load", "--concurrency=many"},       // Bad flag value.
+      {"load", "--pattern=zigzag"},         // Bad pattern.
+      {"render"},                           // Missing --region.
+      {"render", "--region=1,2,3"},         // Malformed region.
+      {"check"},                            // No world files.
+      {"check", ".", "--allow_changed=a"},  // --allow_changed without --live.
   };
   for (const auto& args : cases) {
     CommandResult run = Cli(args);
@@ -443,7 +518,7 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
 }
 
 TEST_F(CliTest, EverySubcommandHasHelp) {
-  for (const char* name : {"describe", "chunk", "sample", "render", "health", "load"}) {
+  for (const char* name : {"describe", "chunk", "sample", "render", "health", "load", "check"}) {
     CommandResult help = Cli({name, "--help"}, false);
     EXPECT_EQ(help.exit_code, 0) << name;
     EXPECT_NE(help.out.find(absl::StrCat("usage: worldgen ", name)), std::string::npos) << help.out;
