@@ -367,7 +367,9 @@ int Run(int argc, char** argv) {
                          .slow = absl::Milliseconds(absl::GetFlag(FLAGS_call_log_slow_ms)),
                          .lines_per_second = absl::GetFlag(FLAGS_call_log_lines_per_second)},
         CallLog::StderrSink(),
-        [listener = listener->get()](absl::string_view peer) { return listener->PeerOf(peer); });
+        [listener = listener->get()](absl::string_view peer, absl::Time call_started) {
+          return listener->PeerOf(peer, call_started);
+        });
     options.call_log = call_log.get();
   }
   WorldGenService service(worlds->get(), &scheduler, cache.get(), &replies, &metrics, options);

@@ -64,14 +64,16 @@ std::string PeerName(const sockaddr_storage& address) {
 
 }  // namespace
 
-std::string TcpListener::PeerOf(absl::string_view grpc_peer) const {
+std::string TcpListener::PeerOf(absl::string_view grpc_peer, absl::Time call_started) const {
   int fd = -1;
   if (!absl::ConsumePrefix(&grpc_peer, "fd:") || !absl::SimpleAtoi(grpc_peer, &fd)) {
     return std::string(grpc_peer);
   }
   absl::MutexLock lock(&peers_mu_);
   const auto found = peers_.find(fd);
-  return found != peers_.end() ? found->second : absl::StrCat("fd:", fd);
+  if (found == peers_.end()) return absl::StrCat("fd:", fd);
+  if (found->second.handed > call_started) return absl::StrCat("fd:", fd, " (closed)");
+  return found->second.address;
 }
 
 absl::StatusOr<std::unique_ptr<TcpListener>> TcpListener::Bind(const std::string& host, int port) {
@@ -227,7 +229,7 @@ void TcpListener::AcceptLoop() {
         auto hand_over = [&](int handed) {
           {
             absl::MutexLock lock(&peers_mu_);
-            peers_[handed] = PeerName(peer);
+            peers_[handed] = Peer{.address = PeerName(peer), .handed = absl::Now()};
           }
           on_connection_(handed);
         };

@@ -88,11 +88,13 @@ class TcpListener {
   int held_connections() const { return static_cast<int>(held_.size()); }
 
   // The client address ("ipv4:10.0.3.7:41822", "ipv6:[::1]:41822", gRPC's spelling) of the
-  // connection gRPC calls `grpc_peer` ("fd:N", N a descriptor this listener handed over); any other
-  // name is returned as it is. A descriptor is remembered until the next connection handed over
-  // under the same number, so a call that ends after its connection closed and its number was
-  // reused may be named after the newer connection.
-  std::string PeerOf(absl::string_view grpc_peer) const;
+  // connection gRPC calls `grpc_peer` ("fd:N", N a descriptor this listener handed over) for a call
+  // that started at `call_started`; any other name is returned as it is. A descriptor is
+  // remembered until the next connection handed over under the same number. When that happened
+  // after `call_started`, the call's own connection has closed and the number names a newer one:
+  // the answer is then "fd:N (closed)", never the newer connection's address.
+  std::string PeerOf(absl::string_view grpc_peer,
+                     absl::Time call_started = absl::InfiniteFuture()) const;
 
  private:
   TcpListener(int fd, int port);
@@ -107,7 +109,11 @@ class TcpListener {
   std::vector<int> held_;                   // HoldDirectConnections' descriptors.
   std::atomic<int64_t> refused_{0};
   mutable absl::Mutex peers_mu_;
-  absl::flat_hash_map<int, std::string> peers_ ABSL_GUARDED_BY(peers_mu_);  // Handed-over fd.
+  struct Peer {
+    std::string address;
+    absl::Time handed;  // When its descriptor was handed over.
+  };
+  absl::flat_hash_map<int, Peer> peers_ ABSL_GUARDED_BY(peers_mu_);  // By handed-over descriptor.
   std::thread thread_;
 };
 

@@ -76,7 +76,8 @@ bool CallLog::Write(const Entry& entry, absl::Time now) {
     tokens_ -= 1;
     suppressed = std::exchange(suppressed_, 0);
   }
-  const std::string peer = peer_name_ ? peer_name_(entry.peer) : std::string(entry.peer);
+  const std::string peer =
+      peer_name_ ? peer_name_(entry.peer, now - entry.duration) : std::string(entry.peer);
   Entry named = entry;
   named.peer = peer;
   sink_(Format(named, now, suppressed));

@@ -153,15 +153,22 @@ TEST(CallLogTest, LinesOverTheRateAreDroppedAndCountedInTheNextLine) {
 }
 
 TEST(CallLogTest, ThePeerIsNamedByTheListenersAddressForIt) {
-  KeptLog kept({.level = CallLog::Level::kAll}, [](absl::string_view grpc_peer) {
-    return grpc_peer == "fd:13" ? std::string("ipv4:192.0.2.9:5000") : std::string(grpc_peer);
-  });
+  absl::Time asked_for = absl::InfinitePast();
+  KeptLog kept({.level = CallLog::Level::kAll},
+               [&asked_for](absl::string_view grpc_peer, absl::Time call_started) {
+                 asked_for = call_started;
+                 return grpc_peer == "fd:13" ? std::string("ipv4:192.0.2.9:5000")
+                                             : std::string(grpc_peer);
+               });
   CallLog::Entry entry = Refusal();
   entry.peer = "fd:13";
-  kept.log.Write(entry, absl::UnixEpoch());
+  const absl::Time ended = absl::UnixEpoch() + absl::Seconds(10);
+  kept.log.Write(entry, ended);
   const std::vector<v1::CallLogLine> lines = CallLogLines(kept.text);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].peer(), "ipv4:192.0.2.9:5000");
+  // The listener is asked about the connection the call started on.
+  EXPECT_EQ(asked_for, ended - entry.duration);
 }
 
 }  // namespace

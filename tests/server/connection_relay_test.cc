@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/network/http2_frame_guard.h"
@@ -400,6 +401,30 @@ TEST(TcpListenerTest, AGuardedListenerHandsOverTheRelaysEnd) {
   (*listener)->CloseRelayedConnections(absl::ZeroDuration());
   EXPECT_EQ(ReadToEnd(client), "");
   EXPECT_EQ((*listener)->relayed_connections(), 0);
+  close(client);
+  close(served);
+}
+
+// gRPC's "fd:N" is named by the client's address for calls that started after the connection was
+// handed over; for a call that started earlier, the number names a newer connection than the
+// call's, and the answer says the call's connection closed instead of naming the newer one.
+TEST(TcpListenerTest, PeerOfNamesTheClientOfTheCallsOwnConnection) {
+  absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  const absl::Time before = absl::Now();
+  int client = -1, served = -1;
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(**listener, &client, &served));
+  sockaddr_in local{};
+  socklen_t length = sizeof(local);
+  ASSERT_EQ(getsockname(client, reinterpret_cast<sockaddr*>(&local), &length), 0);
+  const std::string address = absl::StrCat("ipv4:127.0.0.1:", ntohs(local.sin_port));
+  const std::string grpc_name = absl::StrCat("fd:", served);
+  EXPECT_EQ((*listener)->PeerOf(grpc_name, absl::Now()), address);
+  EXPECT_EQ((*listener)->PeerOf(grpc_name), address);
+  EXPECT_EQ((*listener)->PeerOf(grpc_name, before), absl::StrCat(grpc_name, " (closed)"));
+  EXPECT_EQ((*listener)->PeerOf("fd:99999", absl::Now()), "fd:99999");  // Never handed over.
+  EXPECT_EQ((*listener)->PeerOf("ipv4:10.0.3.7:41822", before), "ipv4:10.0.3.7:41822");
+  (*listener)->Stop();
   close(client);
   close(served);
 }
