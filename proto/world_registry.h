@@ -1,7 +1,7 @@
 // WorldRegistry: the worlds a server answers for, by name. Always holds the embedded world
-// "default" (DefaultWorldSpec()) plus any loaded from configs. The server builds its worlds with it,
-// and `worldgen check` (client/cli/world_check.h) the same way, so both refuse the same configs and
-// compute the same fingerprints.
+// "default" (DefaultWorldSpec()) plus any loaded from configs. The server builds its worlds with
+// it, and `worldgen check` (client/cli/world_check.h) the same way, so both refuse the same configs
+// and compute the same fingerprints.
 //
 // Thread safety: immutable after Create; all methods are safe for concurrent use.
 #ifndef WORLDGEN_PROTO_WORLD_REGISTRY_H_

@@ -66,8 +66,7 @@ class CallLog {
   using Sink = std::function<void(absl::string_view line)>;
   // The peer to log for gRPC's name of it and the time the call started (TcpListener::PeerOf: gRPC
   // names connections it was handed by descriptor); null logs gRPC's name.
-  using PeerName =
-      std::function<std::string(absl::string_view grpc_peer, absl::Time call_started)>;
+  using PeerName = std::function<std::string(absl::string_view grpc_peer, absl::Time call_started)>;
   // Writes each line to stderr with one write(2) (lines of a few hundred bytes stay whole among
   // other writers of the same pipe).
   static Sink StderrSink();

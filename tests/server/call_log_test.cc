@@ -154,12 +154,11 @@ TEST(CallLogTest, LinesOverTheRateAreDroppedAndCountedInTheNextLine) {
 
 TEST(CallLogTest, ThePeerIsNamedByTheListenersAddressForIt) {
   absl::Time asked_for = absl::InfinitePast();
-  KeptLog kept({.level = CallLog::Level::kAll},
-               [&asked_for](absl::string_view grpc_peer, absl::Time call_started) {
-                 asked_for = call_started;
-                 return grpc_peer == "fd:13" ? std::string("ipv4:192.0.2.9:5000")
-                                             : std::string(grpc_peer);
-               });
+  KeptLog kept({.level = CallLog::Level::kAll}, [&asked_for](absl::string_view grpc_peer,
+                                                             absl::Time call_started) {
+    asked_for = call_started;
+    return grpc_peer == "fd:13" ? std::string("ipv4:192.0.2.9:5000") : std::string(grpc_peer);
+  });
   CallLog::Entry entry = Refusal();
   entry.peer = "fd:13";
   const absl::Time ended = absl::UnixEpoch() + absl::Seconds(10);
