@@ -72,11 +72,9 @@ absl::StatusOr<std::shared_ptr<const World>> World::Create(WorldSpec spec) {
   const auto& biomes = world->spec_.biomes;
   if (std::any_of(biomes.begin(), biomes.end(), [](const BiomeSpec& b) { return b.cave; })) {
     world->volume_source_ = std::make_unique<CaveBiomeSource>(world->spec_, *world->source_);
-    std::vector<char> is_cave;
-    for (const BiomeSpec& b : biomes) is_cave.push_back(b.cave.has_value() ? 1 : 0);
     world->volume_blender_ = std::make_unique<ScatteredVolumeBlender>(
         DeriveSeed(world->spec_.seed, kVolumeLatticeStream), world->spec_.caves.blending,
-        *world->volume_source_, world->blender_.get(), std::move(is_cave), world->uid_);
+        *world->volume_source_, world->blender_.get(), CaveFlags(world->spec_), world->uid_);
   }
   return std::shared_ptr<const World>(std::move(world));
 }

@@ -120,6 +120,13 @@ std::vector<uint16_t> SurfaceBiomes(const WorldSpec& spec) {
   return surface;
 }
 
+std::vector<char> CaveFlags(const WorldSpec& spec) {
+  std::vector<char> is_cave;
+  is_cave.reserve(spec.biomes.size());
+  for (const BiomeSpec& b : spec.biomes) is_cave.push_back(b.cave.has_value() ? 1 : 0);
+  return is_cave;
+}
+
 bool IsServedChunkSize(int64_t size) {
   return size >= kMinServedChunkSize && size <= kMaxServedChunkSize && (size & (size - 1)) == 0;
 }

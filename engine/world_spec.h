@@ -201,6 +201,8 @@ bool IsServedChunkSize(int64_t size);
 // biomes belong to the 3D map only (engine/volume_blender.h), so every 2D source and blender picks
 // from these.
 std::vector<uint16_t> SurfaceBiomes(const WorldSpec& spec);
+// Per dense index: 1 for a cave biome, 0 for a surface one (the 3D blenders' `is_cave`).
+std::vector<char> CaveFlags(const WorldSpec& spec);
 
 // OK, or INVALID_ARGUMENT naming the first offending field, its value, and the accepted range.
 absl::Status ValidateWorldSpec(const WorldSpec& spec);

@@ -53,9 +53,8 @@ LayeredVolumePrototype::LayeredVolumePrototype(const World& world, LayeredMethod
       method_(method),
       seed_(DeriveSeed(world.spec().seed, kLayeredLatticeStream)),
       radius_(world.spec().caves.blending.blend_radius),
-      vertical_radius_(world.spec().caves.blending.vertical_blend_radius) {
-  for (const BiomeSpec& b : world.spec().biomes) is_cave_.push_back(b.cave ? 1 : 0);
-}
+      vertical_radius_(world.spec().caves.blending.vertical_blend_radius),
+      is_cave_(CaveFlags(world.spec())) {}
 
 JitteredLattice LayeredVolumePrototype::LatticeOf(int64_t layer) const {
   const VolumeBlendParams& p = world_.spec().caves.blending;

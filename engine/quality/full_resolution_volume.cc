@@ -33,7 +33,7 @@ absl::StatusOr<FullResolutionVolumeReference> FullResolutionVolumeReference::Cre
   ref.box_ = box;
   ref.radius_ = world.spec().caves.blending.blend_radius;
   ref.y_scale_ = blender->lattice().y_scale();
-  for (const BiomeSpec& b : world.spec().biomes) ref.is_cave_.push_back(b.cave ? 1 : 0);
+  ref.is_cave_ = CaveFlags(world.spec());
 
   // A block reaches a point within r of it horizontally and r / y_scale vertically. Rounding the
   // range outwards keeps blocks at exactly that distance too: they add exactly 0.
