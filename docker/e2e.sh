@@ -493,6 +493,41 @@ docker logs "$k8s_lb_name" 2>&1 | grep 'follow-dns: upstreams [0-9.]*:50051' >/d
 docker rm -f "$k8s_lb_name" >/dev/null 2>&1
 log "balancer in its Kubernetes mode (uid 33, read-only root, upstreams by DNS): bit-identical answers"
 
+# ---- 6c. the balancer with mutual TLS, configured as compose's comments say -----------------------------
+# The nginx image with WORLDGEN_TLS_CERT, WORLDGEN_TLS_KEY and WORLDGEN_TLS_CLIENT_CA naming PEM files
+# mounted read-only (the key mode 600, as openssl writes it), in front of compose's replicas: a game
+# server with a client certificate gets the same bytes as through plaintext nginx; one without is refused.
+tls_dir="$logs/tls"
+mkdir -p "$tls_dir"
+certs="$root/tests/support/make_certificates.sh"
+{ bash "$certs" authority "$tls_dir/ca" &&
+  bash "$certs" issue "$tls_dir/ca" "$tls_dir/balancer" "DNS:nginx,IP:127.0.0.1" &&
+  bash "$certs" issue "$tls_dir/ca" "$tls_dir/game-server" "DNS:game-server"; } >"$logs/tls-certs.log" 2>&1 ||
+  fail "could not make the TLS test certificates: $(tail_of "$logs/tls-certs.log")"
+tls_lb_name=wge2e-tlslb$$
+docker run -d --name "$tls_lb_name" --network "${project}_default" -v "$tls_dir:/etc/worldgen-tls:ro" \
+  -e WORLDGEN_UPSTREAMS="$(tr '\n' ' ' <<<"$replicas" | sed 's/ /:50051 /g')" \
+  -e WORLDGEN_TLS_CERT=/etc/worldgen-tls/balancer.pem -e WORLDGEN_TLS_KEY=/etc/worldgen-tls/balancer.key \
+  -e WORLDGEN_TLS_CLIENT_CA=/etc/worldgen-tls/ca.pem -p 127.0.0.1::50051 worldgen-nginx \
+  >"$logs/tls-lb-run.log" 2>&1 || fail "docker run of the TLS balancer failed: $(tail_of "$logs/tls-lb-run.log")"
+tls_lb=127.0.0.1:$(docker port "$tls_lb_name" 50051/tcp | head -n 1 | sed 's/.*://')
+tls_flags=(--tls_ca_file="$tls_dir/ca.pem" --tls_cert_file="$tls_dir/game-server.pem"
+  --tls_key_file="$tls_dir/game-server.key")
+until_ok 30 wg --target="$tls_lb" "${tls_flags[@]}" --deadline_ms=2000 health ||
+  fail "the TLS balancer does not answer a client with a certificate: $(docker logs "$tls_lb_name" 2>&1 | tail -n 8)"
+wg --target="$tls_lb" "${tls_flags[@]}" chunk 5 -7 --json >"$logs/tls-lb-chunk.out" 2>"$logs/tls-lb-chunk.err" ||
+  fail "through the TLS balancer: worldgen chunk 5 -7 failed: $(tail -n 3 "$logs/tls-lb-chunk.err")"
+cmp -s "$logs/tls-lb-chunk.out" "$logs/local-k8s_lb_chunk.out" ||
+  fail "chunk 5 -7 differs through the TLS balancer from a local server"
+if wg --target="$tls_lb" --tls_ca_file="$tls_dir/ca.pem" --deadline_ms=3000 --retries=0 health >"$logs/tls-nocert.out" 2>&1; then
+  fail "the TLS balancer served a client without a certificate"
+fi
+# nginx answers it with HTTP 400, which gRPC reports as INTERNAL (docs/operations.md, TLS).
+grep -q 'INTERNAL: .*status: 400' "$logs/tls-nocert.out" ||
+  fail "a client without a certificate failed, but not with nginx's refusal: $(tail_of "$logs/tls-nocert.out" 3)"
+docker rm -f "$tls_lb_name" >/dev/null 2>&1
+log "balancer with mutual TLS (compose's settings, files mounted read-only): bit-identical answers; a client without a certificate refused"
+
 # ---- 7. stop a replica under load: no request lost, exit 0 within the grace period ----------------------
 victim=$(tail -n 1 <<<"$replicas")
 victim_id=${cid[$victim]}
