@@ -16,6 +16,13 @@ namespace {
 
 // Weight of the newest task in the seconds-per-column average.
 constexpr double kCostSmoothing = 0.2;
+// A sample counts at most this many times the estimate it updates. A task's cost is its wall time,
+// which holds whatever took its thread off the CPU: on a busy host a preempted blend thread
+// measures a 25 us chunk at milliseconds. Uncapped, one such task multiplied the estimate, and a
+// burst that fitted was refused for its deadline (seen: a 200-stream burst served in 0.31 s with
+// one stream refused). Capped, one sample raises an estimate at most 1.6-fold (the first one
+// 4-fold over the configured guess), and a real rise in cost is followed within a few tasks.
+constexpr double kMaxSampleRise = 4.0;
 
 constexpr absl::string_view kRefusalReasonKey = "worldgen/refusal_reason";
 constexpr absl::string_view kRetryAfterKey = "worldgen/retry_after_ms";
@@ -250,8 +257,10 @@ void CallScheduler::RemoveCallLocked(Call* call) {
 
 namespace {
 
-// Moves an estimate towards a measured sample: the first sample replaces the initial guess.
+// Moves an estimate towards a measured sample (at most kMaxSampleRise times it): the first sample
+// replaces the initial guess.
 void Smooth(double sample, double& estimate, bool& measured) {
+  sample = std::min(sample, kMaxSampleRise * estimate);
   if (!measured) {
     estimate = sample;
     measured = true;

@@ -152,7 +152,9 @@ class CallScheduler {
   static absl::Duration RetryAfter(const absl::Status& status);
 
   // Feeds the cost estimate: a task blended `columns` columns in `elapsed` (wall time on its
-  // thread).
+  // thread). The estimate moves a fifth of the way to each sample, the first one replacing the
+  // initial guess, and a sample counts at most 4 times the estimate: one preempted task does not
+  // multiply it.
   void RecordTaskCost(int64_t columns, absl::Duration elapsed);
   // The same for a task that blended `points` points (CallShape::points_per_task).
   void RecordPointCost(int64_t points, absl::Duration elapsed);

@@ -84,6 +84,18 @@ CallScheduler::Options Options(int64_t interactive_max_columns = 100) {
   return options;
 }
 
+// Options whose initial guesses lie within 4 times of the costs the tests below record (1 us per
+// column, 10-100 us per 2D point, 400 us per 3D point, 4 us per cell), so each first sample
+// replaces its guess whole.
+CallScheduler::Options MeasuredOptions(int64_t interactive_max_columns) {
+  CallScheduler::Options options = Options(interactive_max_columns);
+  options.initial_seconds_per_column = 5e-7;
+  options.initial_seconds_per_point = 5e-5;
+  options.initial_seconds_per_volume_point = 2e-4;
+  options.initial_seconds_per_cell = 2e-6;
+  return options;
+}
+
 // A stream's last task ends its call; whoever waited for that may then destroy the scheduler while
 // the pool thread is still in the scheduler's bookkeeping after the task (CI's ASan pass caught a
 // test doing so: the pool thread then locked a destroyed mutex). The destructor waits for it.
@@ -198,13 +210,39 @@ TEST(CallSchedulerTest, DeadlineFillLeavesHeadroom) {
 
 TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {
   BlendPool pool(1);
-  CallScheduler scheduler(&pool, Options());
-  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));
+  CallScheduler::Options options = Options();
+  options.initial_seconds_per_column = 5e-7;
+  CallScheduler scheduler(&pool, options);
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(1));  // The first sample replaces the guess.
   EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
-  scheduler.RecordTaskCost(1000, absl::Milliseconds(2));
+  scheduler.RecordTaskCost(1000, absl::Milliseconds(2));  // Then a fifth of the way to each.
   EXPECT_NEAR(scheduler.stats().seconds_per_column, 1.2e-6, 1e-12);
   scheduler.RecordTaskCost(0, absl::Seconds(5));  // Ignored.
   EXPECT_NEAR(scheduler.stats().seconds_per_column, 1.2e-6, 1e-12);
+  scheduler.RecordTaskCost(1000, absl::Microseconds(200));  // Falls as far as it likes.
+  EXPECT_NEAR(scheduler.stats().seconds_per_column, 1.0e-6, 1e-12);
+}
+
+// A task whose thread lost the CPU (a preempted 25 us chunk measured at 3 ms) counts as at most 4
+// times the estimate: one such sample raises it 1.6-fold, not 24-fold, and the first one 4-fold
+// over the guess; a sustained rise is still followed, 1.6-fold per task.
+TEST(CallSchedulerTest, OneSlowTaskRaisesTheEstimateByABoundedFactor) {
+  BlendPool pool(1);
+  CallScheduler scheduler(&pool, Options());  // The guess: 2e-7 s per column.
+  scheduler.RecordTaskCost(256, absl::Milliseconds(3));
+  EXPECT_NEAR(scheduler.stats().seconds_per_column, 8e-7, 1e-15);
+  for (int i = 0; i < 5; ++i) scheduler.RecordTaskCost(256, absl::Microseconds(25));
+  const double settled = scheduler.stats().seconds_per_column;
+  scheduler.RecordTaskCost(256, absl::Milliseconds(3));
+  EXPECT_NEAR(scheduler.stats().seconds_per_column, 1.6 * settled, 1e-15);
+  double previous = scheduler.stats().seconds_per_column;
+  for (int i = 0; i < 30; ++i) {
+    scheduler.RecordTaskCost(256, absl::Milliseconds(3));
+    const double now = scheduler.stats().seconds_per_column;
+    EXPECT_LE(now, 1.6 * previous * (1 + 1e-12));
+    previous = now;
+  }
+  EXPECT_NEAR(previous, 3e-3 / 256, 3e-3 / 256 * 0.01) << "a sustained cost is reached";
 }
 
 // Points have a cost estimate of their own: a point call's cost leaves the columns' estimate alone
@@ -212,7 +250,7 @@ TEST(CallSchedulerTest, CostEstimateFollowsMeasuredTasks) {
 // columns that cost the same.
 TEST(CallSchedulerTest, PointsAreCountedByTheirOwnCost) {
   BlendPool pool(1);
-  CallScheduler scheduler(&pool, Options(10000));
+  CallScheduler scheduler(&pool, MeasuredOptions(10000));
   scheduler.RecordTaskCost(1000, absl::Milliseconds(1));   // 1 us per column
   scheduler.RecordPointCost(100, absl::Milliseconds(10));  // 100 us per point
   EXPECT_DOUBLE_EQ(scheduler.stats().seconds_per_column, 1e-6);
@@ -237,7 +275,7 @@ TEST(CallSchedulerTest, PointsAreCountedByTheirOwnCost) {
 // its own, and a call counts each kind of its points by its estimate.
 TEST(CallSchedulerTest, PointsWithAYAreCountedByTheirOwnCost) {
   BlendPool pool(1);
-  CallScheduler scheduler(&pool, Options(10000));
+  CallScheduler scheduler(&pool, MeasuredOptions(10000));
   scheduler.RecordTaskCost(1000, absl::Milliseconds(1));         // 1 us per column
   scheduler.RecordPointCost(100, absl::Milliseconds(1));         // 10 us per 2D point
   scheduler.RecordVolumePointCost(100, absl::Milliseconds(40));  // 400 us per 3D point
@@ -273,7 +311,7 @@ TEST(CallSchedulerTest, PointsWithAYAreCountedByTheirOwnCost) {
 // theirs.
 TEST(CallSchedulerTest, CellsAreCountedByTheirOwnCost) {
   BlendPool pool(1);
-  CallScheduler scheduler(&pool, Options(10000));
+  CallScheduler scheduler(&pool, MeasuredOptions(10000));
   scheduler.RecordTaskCost(1000, absl::Milliseconds(1));   // 1 us per column
   scheduler.RecordPointCost(100, absl::Milliseconds(10));  // 100 us per point
   scheduler.RecordCellCost(1000, absl::Milliseconds(4));   // 4 us per cell

@@ -53,5 +53,6 @@ const chunks = results.reduce((sum, r) => sum + r.chunks, 0);
 console.log(`node-burst: ${streams} streams of 16 chunks on one @grpc/grpc-js channel: ${ok} complete,` +
   ` ${refused} refused, ${other.length} other` +
   (other.length ? ` (e.g. ${grpc.status[other[0].code]}: ${other[0].message})` : "") +
+  (refused ? ` (e.g. "${results.find((r) => r.code === grpc.status.RESOURCE_EXHAUSTED).message}")` : "") +
   `; ${chunks} chunks in ${seconds.toFixed(2)} s`);
 process.exit(ok === streams ? 0 : 1);
