@@ -12,8 +12,10 @@
 #include <limits>
 #include <system_error>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "engine/blender.h"
@@ -207,6 +209,17 @@ absl::StatusOr<std::string> ReadConfigFile(const std::string& path) {
 }  // namespace
 
 absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config) {
+  // Not part of the spec (WorldRegistry::Load checks it), but a config holding one that cannot be
+  // a fingerprint is not a valid world file.
+  if (const std::string& pin = config.expected_fingerprint();
+      !pin.empty() && !(pin.size() == 16 && absl::c_all_of(pin, [](char c) {
+                          return absl::ascii_isdigit(c) || (c >= 'a' && c <= 'f');
+                        }))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected_fingerprint \"", absl::CHexEscape(pin.substr(0, 64)),
+                     "\" is not 16 lowercase hex digits (worldgen check and worldgen describe "
+                     "print a world's fingerprint)"));
+  }
   WorldSpec spec;
   spec.name = config.name();
   spec.seed = config.seed();
@@ -361,7 +374,9 @@ v1::WorldConfig WorldConfigFromSpec(const WorldSpec& spec) {
   return config;
 }
 
-absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json) {
+namespace {
+
+absl::StatusOr<v1::WorldConfig> WorldConfigFromJson(absl::string_view json) {
   v1::WorldConfig config;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
@@ -371,10 +386,27 @@ absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json) {
     return absl::InvalidArgumentError(
         absl::StrCat("not a worldgen.v1.WorldConfig in JSON: ", parsed.ToString()));
   }
-  return WorldSpecFromConfig(config);
+  return config;
+}
+
+}  // namespace
+
+absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json) {
+  absl::StatusOr<v1::WorldConfig> config = WorldConfigFromJson(json);
+  if (!config.ok()) return config.status();
+  return WorldSpecFromConfig(*config);
 }
 
 absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::string>& paths) {
+  absl::StatusOr<std::vector<WorldFile>> files = LoadWorldFiles(paths);
+  if (!files.ok()) return files.status();
+  std::vector<WorldSpec> specs;
+  specs.reserve(files->size());
+  for (WorldFile& file : *files) specs.push_back(std::move(file.spec));
+  return specs;
+}
+
+absl::StatusOr<std::vector<WorldFile>> LoadWorldFiles(const std::vector<std::string>& paths) {
   // std::filesystem only with error_code: nothing here throws, whatever the paths point at.
   std::vector<std::string> files;
   for (const std::string& path : paths) {
@@ -403,17 +435,21 @@ absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::str
     std::sort(in_dir.begin(), in_dir.end());
     files.insert(files.end(), in_dir.begin(), in_dir.end());
   }
-  std::vector<WorldSpec> specs;
+  std::vector<WorldFile> loaded;
   for (const std::string& file : files) {
     absl::StatusOr<std::string> json = ReadConfigFile(file);
     if (!json.ok()) return json.status();
-    absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(*json);
+    absl::StatusOr<v1::WorldConfig> config = WorldConfigFromJson(*json);
+    absl::StatusOr<WorldSpec> spec =
+        config.ok() ? WorldSpecFromConfig(*config) : absl::StatusOr<WorldSpec>(config.status());
     if (!spec.ok()) {
       return absl::Status(spec.status().code(), absl::StrCat(file, ": ", spec.status().message()));
     }
-    specs.push_back(*std::move(spec));
+    loaded.push_back({.path = file,
+                      .spec = *std::move(spec),
+                      .expected_fingerprint = config->expected_fingerprint()});
   }
-  return specs;
+  return loaded;
 }
 
 }  // namespace worldgen

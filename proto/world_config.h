@@ -21,7 +21,8 @@
 namespace worldgen {
 
 // INVALID_ARGUMENT naming the field (e.g. "biomes[2].color.r") and the accepted range if `config`
-// is not a valid world.
+// is not a valid world. expected_fingerprint is checked for its form only and not kept: it is the
+// file's expectation of the world, not part of it (WorldRegistry::Load compares it).
 absl::StatusOr<WorldSpec> WorldSpecFromConfig(const v1::WorldConfig& config);
 
 // Every field set explicitly (optional ones included, and every parameter of the spec's blender in
@@ -46,6 +47,16 @@ inline constexpr size_t kMaxWorldConfigFilesPerDirectory = 1024;
 // memory: a path that is not a regular file (FIFO, device, socket, directory), a symlink loop, or a
 // file over kMaxWorldConfigBytes is an error. Never throws. Errors name the file and say why.
 absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::string>& paths);
+
+// One loaded world config file: its world, and the fingerprint the file expects it to have
+// (WorldConfig.expected_fingerprint, checked by WorldRegistry::Load; empty when it sets none).
+struct WorldFile {
+  std::string path;
+  WorldSpec spec;
+  std::string expected_fingerprint;
+};
+// LoadWorldSpecs with each world's file.
+absl::StatusOr<std::vector<WorldFile>> LoadWorldFiles(const std::vector<std::string>& paths);
 
 }  // namespace worldgen
 

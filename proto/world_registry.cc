@@ -57,6 +57,30 @@ absl::StatusOr<std::unique_ptr<const WorldRegistry>> WorldRegistry::Create(
   return std::unique_ptr<const WorldRegistry>(std::move(registry));
 }
 
+absl::StatusOr<std::unique_ptr<const WorldRegistry>> WorldRegistry::Load(
+    const std::vector<std::string>& paths) {
+  absl::StatusOr<std::vector<WorldFile>> files = LoadWorldFiles(paths);
+  if (!files.ok()) return files.status();
+  std::vector<WorldSpec> specs;
+  specs.reserve(files->size());
+  for (const WorldFile& file : *files) specs.push_back(file.spec);
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry = Create(std::move(specs));
+  if (!registry.ok()) return registry.status();
+  for (const WorldFile& file : *files) {
+    if (file.expected_fingerprint.empty()) continue;
+    const std::string actual = (*registry)->fingerprint(file.spec.name);
+    if (actual == file.expected_fingerprint) continue;
+    return absl::FailedPreconditionError(absl::StrCat(
+        file.path, ": world \"", file.spec.name, "\" has fingerprint ", actual,
+        ", not its expected_fingerprint ", file.expected_fingerprint,
+        ": this config or this engine answers differently from the world the file pins, so "
+        "players would get other terrain. Serve a changed world under a new name; if the change "
+        "is intended, set expected_fingerprint to ",
+        actual));
+  }
+  return registry;
+}
+
 std::shared_ptr<const World> WorldRegistry::Find(absl::string_view name) const {
   if (name.empty()) name = kDefaultWorldName;
   auto it = worlds_.find(name);

@@ -28,6 +28,12 @@ class WorldRegistry {
   static absl::StatusOr<std::unique_ptr<const WorldRegistry>> Create(
       std::vector<WorldSpec> extra_worlds);
 
+  // The server's worlds from its --world_config paths (LoadWorldFiles, then Create), each checked
+  // against the fingerprint its file expects (WorldConfig.expected_fingerprint):
+  // FAILED_PRECONDITION naming the file, the world and both fingerprints when they differ.
+  static absl::StatusOr<std::unique_ptr<const WorldRegistry>> Load(
+      const std::vector<std::string>& paths);
+
   // The world called `name` (empty = "default"), or null if there is none.
   std::shared_ptr<const World> Find(absl::string_view name) const;
 

@@ -302,10 +302,7 @@ int Run(int argc, char** argv) {
   if (absl::Status forced = CheckForcedSimdVariant(); !forced.ok()) {
     Die(kExitBadConfig, std::string(forced.message()));
   }
-  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs(config_paths);
-  if (!specs.ok()) Die(kExitBadConfig, absl::StrCat("--world_config: ", specs.status().message()));
-  absl::StatusOr<std::unique_ptr<const WorldRegistry>> worlds =
-      WorldRegistry::Create(*std::move(specs));
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> worlds = WorldRegistry::Load(config_paths);
   if (!worlds.ok())
     Die(kExitBadConfig, absl::StrCat("--world_config: ", worlds.status().message()));
 

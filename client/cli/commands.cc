@@ -503,7 +503,8 @@ const std::vector<Subcommand>& Subcommands() {
        "Loads world config files (or directories of *.json) as worldgen-server's --world_config "
        "does and prints each world's blender and the fingerprint servers will export for it "
        "(computed by this binary's engine: use the CLI of the release you deploy). Exit code 1 "
-       "with the server's own message if a file would stop the server. --live compares with the "
+       "with the server's own message if a file would stop the server (also: a world that is not "
+       "the expectedFingerprint its file sets). --live compares with the "
        "--target service before a rollout: each world is same, new, changed (its terrain changes "
        "for players who have it) or removed (served live, absent from the files); a changed or "
        "removed world fails the check (exit 1) unless --allow_changed names it.",

@@ -10,16 +10,12 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/output.h"
 #include "engine/blender.h"
-#include "proto/world_config.h"
 #include "proto/world_registry.h"
 
 namespace worldgen::cli {
 
 absl::StatusOr<WorldCheck> LoadWorldCheck(const std::vector<std::string>& paths) {
-  absl::StatusOr<std::vector<WorldSpec>> specs = LoadWorldSpecs(paths);
-  if (!specs.ok()) return specs.status();
-  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry =
-      WorldRegistry::Create(*std::move(specs));
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry = WorldRegistry::Load(paths);
   if (!registry.ok()) return registry.status();
   WorldCheck check;
   for (const std::string& name : (*registry)->names()) {

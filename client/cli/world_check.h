@@ -40,8 +40,9 @@ struct WorldCheck {
 };
 
 // Loads every world of `paths` (files or directories of *.json) as the server's --world_config
-// does, the embedded "default" included, and fingerprints each. The errors are the ones the server
-// would stop with (the file, the field and the reason; a name defined twice).
+// does (WorldRegistry::Load), the embedded "default" included, and fingerprints each. The errors
+// are the ones the server would stop with (the file, the field and the reason; a name defined
+// twice; a world that is not the fingerprint its file expects).
 absl::StatusOr<WorldCheck> LoadWorldCheck(const std::vector<std::string>& paths);
 
 // Asks `client`'s service for every world it serves (the default world's available_worlds) and

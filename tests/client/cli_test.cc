@@ -494,6 +494,42 @@ TEST_F(CliTest, CheckComparesWorldFilesWithTheLiveService) {
   EXPECT_NE(refused.status().message().find(reason), std::string::npos) << refused.status();
 }
 
+// A file that pins its world's fingerprint (expected_fingerprint, copied from check's output)
+// passes while the world is the same, and fails the check offline, as it would stop the server,
+// once the world changes under it.
+TEST_F(CliTest, CheckFailsAWorldThatIsNotTheFingerprintItsFileExpects) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-check-pin");
+  ASSERT_TRUE(dir.ok());
+  const std::string file = (*dir)->File("a.json");
+  WriteWorld(file, "a", 1);
+  CommandResult json = Cli({"check", file, "--json"}, false);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::string fingerprint;
+  const auto report = ParseJson<google::protobuf::Struct>(json.out);
+  for (const auto& row : report.fields().at("worlds").list_value().values()) {
+    if (row.struct_value().fields().at("name").string_value() == "a") {
+      fingerprint = row.struct_value().fields().at("fingerprint").string_value();
+    }
+  }
+  ASSERT_EQ(fingerprint.size(), 16u) << json.out;
+  const auto pin = [&](int seed) {
+    std::ofstream(file) << absl::StrCat(R"({"name": "a", "seed": ")", seed,
+                                        R"(", "biomes": [{"id": 0, "name": "low"},)",
+                                        R"( {"id": 1, "name": "high", "temperature": 0.5}],)",
+                                        R"( "expectedFingerprint": ")", fingerprint, R"("})");
+  };
+  pin(1);
+  CommandResult same = Cli({"check", file}, false);
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find(fingerprint), std::string::npos) << same.out;
+  pin(2);
+  CommandResult changed = Cli({"check", file}, false);
+  EXPECT_EQ(changed.exit_code, 1) << changed.out;
+  EXPECT_NE(changed.err.find(absl::StrCat("not its expected_fingerprint ", fingerprint)),
+            std::string::npos)
+      << changed.err;
+}
+
 TEST_F(CliTest, UsageErrorsExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
       {},                                   // No subcommand.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "engine/biome_sample_cache.h"
 #include "engine/blender.h"
 #include "engine/world.h"
@@ -17,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
+#include "proto/world_registry.h"
 #include "tests/support/scratch_dir_test.h"
 
 namespace worldgen {
@@ -430,6 +432,65 @@ TEST_F(WorldConfigFilesTest, ErrorsNameTheFile) {
       LoadWorldSpecs({(dir_ / "missing.json").string()});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("missing.json"));
+}
+
+// A file's expected_fingerprint: kept beside its world, not in it; one that cannot be a fingerprint
+// is an error naming the field.
+TEST_F(WorldConfigFilesTest, ExpectedFingerprintsAreTheFilesNotTheWorlds) {
+  const std::string pinned =
+      Write("a.json", R"({"name": "alpha", "biomes": [{"id": 1, "name": "a"}],)"
+                      R"( "expectedFingerprint": "0123456789abcdef"})");
+  Write("b.json", R"({"name": "bravo", "biomes": [{"id": 1, "name": "a"}]})");
+  absl::StatusOr<std::vector<WorldFile>> files = LoadWorldFiles({dir_.string()});
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0].path, pinned);
+  EXPECT_EQ((*files)[0].spec.name, "alpha");
+  EXPECT_EQ((*files)[0].expected_fingerprint, "0123456789abcdef");
+  EXPECT_EQ((*files)[1].expected_fingerprint, "");
+  EXPECT_EQ(WorldConfigFromSpec((*files)[0].spec).expected_fingerprint(), "");
+
+  for (const char* pin : {"0123456789ABCDEF", "0123456789abcde", "0123456789abcdefa", "xyz"}) {
+    absl::StatusOr<WorldSpec> spec = WorldSpecFromJson(absl::StrCat(
+        R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "expectedFingerprint": ")", pin,
+        R"("})"));
+    ASSERT_FALSE(spec.ok()) << pin;
+    EXPECT_THAT(spec.status().message(), HasSubstr("expected_fingerprint")) << pin;
+  }
+}
+
+// WorldRegistry::Load, as the server and `worldgen check` load their worlds: a file's expected
+// fingerprint must be the world's, or loading fails naming the file and both fingerprints.
+TEST_F(WorldConfigFilesTest, AWorldWhoseFingerprintIsNotTheExpectedOneIsRefused) {
+  const std::string world = R"({"name": "alpha", "seed": "5", "biomes": [{"id": 1, "name": "a"},)"
+                            R"( {"id": 2, "name": "b", "temperature": 0.5}])";
+  const std::string path = Write("alpha.json", world + "}");
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> unpinned = WorldRegistry::Load({path});
+  ASSERT_TRUE(unpinned.ok()) << unpinned.status();
+  const std::string fingerprint = (*unpinned)->fingerprint("alpha");
+  ASSERT_EQ(fingerprint.size(), 16u);
+
+  Write("alpha.json", absl::StrCat(world, R"(, "expectedFingerprint": ")", fingerprint, R"("})"));
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> pinned = WorldRegistry::Load({path});
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_EQ((*pinned)->fingerprint("alpha"), fingerprint) << "the pin is not hashed";
+
+  const std::string other =
+      fingerprint[0] == '0' ? "1" + fingerprint.substr(1) : "0" + fingerprint.substr(1);
+  Write("alpha.json", absl::StrCat(world, R"(, "expectedFingerprint": ")", other, R"("})"));
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> refused = WorldRegistry::Load({path});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr(absl::StrCat(path, ": world \"alpha\" has fingerprint ", fingerprint,
+                                     ", not its expected_fingerprint ", other)));
+
+  // Another seed under the old pin: the edit is caught.
+  std::string reseeded = world;
+  reseeded.replace(reseeded.find("\"5\""), 3, "\"6\"");
+  Write("alpha.json",
+        absl::StrCat(reseeded, R"(, "expectedFingerprint": ")", fingerprint, R"("})"));
+  EXPECT_EQ(WorldRegistry::Load({path}).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 // Paths an operator can get wrong: each is an error naming the path and the reason, returned at

@@ -32,8 +32,10 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "proto/world_config.h"
+#include "proto/world_registry.h"
 #include "reflection_probe.grpc.pb.h"
 #include "server/service/wire_encoding.h"
+#include "tests/server/service_calls.h"
 #include "tests/support/scratch_dir_test.h"
 #include "tests/support/server_process.h"
 #include "tests/support/worldgen_calls.h"
@@ -89,6 +91,36 @@ TEST_F(WorldGenServerStartupTest, BadWorldConfigsExitWithCodeTwoAndAMessage) {
     EXPECT_EQ(exit.exit_code, 2) << path << ": " << exit.output;
     EXPECT_THAT(exit.output, HasSubstr("--world_config: " + path)) << path;
   }
+}
+
+// A world whose file expects another fingerprint than the server computes stops start-up: a replica
+// of a release (or with a config) that would change the world for players never serves it.
+TEST_F(WorldGenServerStartupTest, AWorldWithAnotherFingerprintThanItsFileExpectsExitsWithCodeTwo) {
+  const std::string world = R"({"name": "alpha", "biomes": [{"id": 1, "name": "x"},)"
+                            R"( {"id": 2, "name": "y", "temperature": 0.5}])";
+  const std::string path = Write("alpha.json", world + "}");
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry = WorldRegistry::Load({path});
+  ASSERT_TRUE(registry.ok()) << registry.status();
+  const std::string fingerprint = (*registry)->fingerprint("alpha");
+
+  Write("alpha.json", world + R"(, "expectedFingerprint": "0123456789abcdef"})");
+  ServerExit refused = Run({"--world_config=" + path});
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_THAT(refused.output,
+              HasSubstr("--world_config: " + path +
+                        ": world \"alpha\" has "
+                        "fingerprint " +
+                        fingerprint + ", not its expected_fingerprint 0123456789abcdef"));
+
+  Write("alpha.json", world + R"(, "expectedFingerprint": ")" + fingerprint + R"("})");
+  auto server = ServerProcess::Start({"--world_config=" + path});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = Connect((*server)->target());
+  v1::WorldDescription described;
+  ASSERT_TRUE(Describe(*stub, "alpha", &described).ok());
+  EXPECT_EQ(described.fingerprint(), fingerprint);
+  EXPECT_EQ(described.config().expected_fingerprint(), "")
+      << "the pin is the file's, not the world's";
 }
 
 TEST_F(WorldGenServerStartupTest, RepeatedAndCommaSeparatedWorldConfigsAllLoad) {
