@@ -92,6 +92,12 @@ bool ChangesForPlayers(WorldVerdict verdict) {
   return verdict == WorldVerdict::kChanged || verdict == WorldVerdict::kRemoved;
 }
 
+// A change players would see that --allow_changed names: shown as allowed in both outputs.
+bool IsAllowedChange(WorldVerdict verdict, const std::string& name,
+                     const std::set<std::string>& allowed) {
+  return ChangesForPlayers(verdict) && allowed.contains(name);
+}
+
 }  // namespace
 
 std::vector<std::string> UnintendedChanges(const WorldCheck& check,
@@ -125,10 +131,9 @@ std::string WorldCheckText(const WorldCheck& check, const std::set<std::string>&
     }
     const WorldVerdict verdict = VerdictOf(world, true);
     ++counts[VerdictName(verdict)];
-    absl::StrAppendFormat(
-        &out, "%-16s  %-16s  %s%s\n", or_dash(world.fingerprint), or_dash(world.live_fingerprint),
-        VerdictName(verdict),
-        ChangesForPlayers(verdict) && allowed.contains(world.name) ? " (allowed)" : "");
+    absl::StrAppendFormat(&out, "%-16s  %-16s  %s%s\n", or_dash(world.fingerprint),
+                          or_dash(world.live_fingerprint), VerdictName(verdict),
+                          IsAllowedChange(verdict, world.name, allowed) ? " (allowed)" : "");
   }
   if (!check.compared) {
     absl::StrAppend(&out, check.worlds.size(), " worlds load as worldgen-server loads them\n");
@@ -151,10 +156,9 @@ std::string WorldCheckJson(const WorldCheck& check, const std::set<std::string>&
     const WorldVerdict verdict = VerdictOf(world, check.compared);
     rows.push_back(absl::StrCat(
         "{\"name\":", JsonString(world.name), ",\"blender\":", JsonString(world.blender),
-        ",\"fingerprint\":", JsonString(world.fingerprint),
-        ",\"live_fingerprint\":", JsonString(world.live_fingerprint), ",\"verdict\":\"",
-        VerdictName(verdict), "\",\"allowed\":",
-        ChangesForPlayers(verdict) && allowed.contains(world.name) ? "true" : "false", "}"));
+        ",\"fingerprint\":", JsonString(world.fingerprint), ",\"live_fingerprint\":",
+        JsonString(world.live_fingerprint), ",\"verdict\":\"", VerdictName(verdict),
+        "\",\"allowed\":", IsAllowedChange(verdict, world.name, allowed) ? "true" : "false", "}"));
   }
   return absl::StrCat("{\"worlds\":[", absl::StrJoin(rows, ","),
                       "],\"compared\":", check.compared ? "true" : "false",
