@@ -102,6 +102,16 @@ int64_t CallScheduler::PointColumnsLocked(const CallShape& shape) const {
          (volume > 0 ? UnitColumnsLocked(volume, seconds_per_volume_point_) : 0);
 }
 
+int64_t CallScheduler::InteractiveAheadLocked(const std::string& client, int64_t own) const {
+  const auto found = clients_.find(client);
+  const int64_t mine = own + (found == clients_.end() ? 0 : found->second.pending_columns);
+  int64_t ahead = mine;
+  for (const auto& [name, other] : clients_) {
+    if (name != client) ahead += std::min(other.pending_columns, mine);
+  }
+  return ahead;
+}
+
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
   return WorkLocked(columns) / options_.deadline_fill;
 }
@@ -132,9 +142,10 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
                                reply_limit),
                   kReplyMemoryRetry);
   }
-  // Unstarted work that counts against this call: interactive work alone for an interactive call.
-  const int64_t queued =
-      interactive_pending_columns_ + (interactive ? 0 : background_pending_columns_);
+  // Unstarted work that counts against this call: for an interactive call, the interactive work
+  // that runs before its end (its client's, and the others' fair share of the turns meanwhile).
+  const int64_t queued = interactive ? InteractiveAheadLocked(shape.client, own) - own
+                                     : interactive_pending_columns_ + background_pending_columns_;
   const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
   if (WorkLocked(queued + own) > bound) {
     return Refuse(
@@ -146,13 +157,21 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   }
   const OrderKey key{shape.deadline, next_admission_};
   if (interactive) {
-    const absl::Time finish = now + EstimateLocked(interactive_pending_columns_ + own);
+    const absl::Time finish = now + EstimateLocked(queued + own);
     if (finish > shape.deadline) {
+      std::string share;
+      if (clients_.size() > 1 || (clients_.size() == 1 && !clients_.count(shape.client))) {
+        const auto mine = clients_.find(shape.client);
+        share = absl::StrCat(
+            "; ", clients_.size() + (mine == clients_.end() ? 1 : 0),
+            " clients share the server, this client's own queued work is ",
+            Millis(WorkLocked(mine == clients_.end() ? 0 : mine->second.pending_columns)));
+      }
       return Refuse("deadline",
                     absl::StrCat("server cannot finish this call before its deadline (estimated ",
                                  Millis(finish - now), " with headroom, deadline in ",
-                                 Millis(shape.deadline - now), ")"),
-                    WorkLocked(interactive_pending_columns_));
+                                 Millis(shape.deadline - now), share, ")"),
+                    WorkLocked(queued));
     }
   } else {
     // Work of background calls with a later deadline than this one (they would run after it).
@@ -196,6 +215,11 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   reserved_reply_bytes_ += shape.reply_bytes_per_task;  // The floor.
   if (interactive) {
     interactive_pending_columns_ += own;
+    auto [client, added] = clients_.try_emplace(shape.client);
+    if (added) client->second.name = shape.client;
+    ++client->second.calls;
+    client->second.pending_columns += own;
+    call->client_ = &client->second;
     ShedLocked();
   } else {
     background_pending_columns_ += own;
@@ -246,8 +270,15 @@ void CallScheduler::RemoveCallLocked(Call* call) {
   reserved_reply_bytes_ -= HeldReplyBytes(*call);
   if (call->class_ == CallClass::kInteractive) {
     interactive_pending_columns_ -= unstarted;
-    auto it = std::find(interactive_runnable_.begin(), interactive_runnable_.end(), call);
-    if (it != interactive_runnable_.end()) interactive_runnable_.erase(it);
+    if (Client* client = call->client_; client != nullptr) {  // Null: refused at admission.
+      client->pending_columns -= unstarted;
+      auto it = std::find(client->runnable.begin(), client->runnable.end(), call);
+      if (it != client->runnable.end()) {
+        client->runnable.erase(it);
+        if (client->runnable.empty()) interactive_runnable_.erase(client->turn);
+      }
+      if (--client->calls == 0) clients_.erase(client->name);
+    }
   } else {
     background_pending_columns_ -= unstarted;
     background_.erase(call->order_);
@@ -309,6 +340,7 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.seconds_per_cell = seconds_per_cell_;
   stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
   stats.shed_calls = shed_calls_;
+  stats.interactive_clients = static_cast<int64_t>(clients_.size());
   stats.threads = pool_->threads();
   return stats;
 }
@@ -331,9 +363,13 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
     const bool interactive_turn =
         !interactive_runnable_.empty() &&
         (background_runnable_.empty() || interactive_picks_in_a_row_ < kBackgroundTurn - 1);
+    Client* client = nullptr;
     if (interactive_turn) {
-      call = interactive_runnable_.front();
-      interactive_runnable_.pop_front();
+      client = interactive_runnable_.begin()->second;
+      interactive_runnable_.erase(interactive_runnable_.begin());
+      call = client->runnable.front();
+      client->runnable.pop_front();
+      interactive_clock_ = client->started_columns;
       ++interactive_picks_in_a_row_;
     } else if (!background_runnable_.empty()) {
       call = background_.at(*background_runnable_.begin());
@@ -345,8 +381,12 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
     call->lane_.pop_front();
     --queued_tasks_;
     StartedLocked(call);
-    if (call->class_ == CallClass::kInteractive) {
-      if (!call->lane_.empty()) interactive_runnable_.push_back(call);
+    if (client != nullptr) {
+      if (!call->lane_.empty()) client->runnable.push_back(call);
+      if (!client->runnable.empty()) {
+        client->turn = {client->started_columns, next_turn_++};
+        interactive_runnable_.emplace(client->turn, client);
+      }
     } else if (call->lane_.empty()) {
       background_runnable_.erase(call->order_);
     }
@@ -362,12 +402,26 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
 
 void CallScheduler::StartedLocked(Call* call) {
   ++running_tasks_;
+  if (call->client_ != nullptr) call->client_->started_columns += call->columns_per_task_;
   if (call->tasks_unstarted_ > 0) {
     --call->tasks_unstarted_;
-    (call->class_ == CallClass::kInteractive ? interactive_pending_columns_
-                                             : background_pending_columns_) -=
-        call->columns_per_task_;
+    if (call->client_ != nullptr) {
+      interactive_pending_columns_ -= call->columns_per_task_;
+      call->client_->pending_columns -= call->columns_per_task_;
+    } else {
+      background_pending_columns_ -= call->columns_per_task_;
+    }
   }
+}
+
+void CallScheduler::InteractiveRunnableLocked(Call* call) {
+  Client& client = *call->client_;
+  client.runnable.push_back(call);
+  if (client.runnable.size() > 1) return;  // Already in the turns.
+  // An idle client joins at the current turn: its idle time earns it no run of picks.
+  client.started_columns = std::max(client.started_columns, interactive_clock_);
+  client.turn = {client.started_columns, next_turn_++};
+  interactive_runnable_.emplace(client.turn, &client);
 }
 
 CallScheduler::Call::~Call() {
@@ -412,7 +466,7 @@ void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
     ++scheduler->pool_tokens_;
     if (was_idle) {
       if (class_ == CallClass::kInteractive) {
-        scheduler->interactive_runnable_.push_back(this);
+        scheduler->InteractiveRunnableLocked(this);
       } else {
         scheduler->background_runnable_.insert(order_);
       }

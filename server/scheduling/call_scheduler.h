@@ -41,7 +41,19 @@
 // counts), and its tasks learn of it through Call::shed() / ShedStatus(): RESOURCE_EXHAUSTED with a
 // time to come back, which the stream ends with.
 //
-// Ordering: interactive calls take turns task by task (round robin), and go before background work,
+// Fair share: every call names its client (CallShape::client: the game server that sent it, an
+// address; the service derives it, see --fair_share). Interactive work is shared between clients,
+// not calls: for an interactive call of client C whose own unstarted interactive work (with the
+// call's) is m, the work counted as running before its end is m plus, of every other client's
+// unstarted interactive work, at most m (what the turns below give the others meanwhile). So a
+// client flooding the server with interactive calls meets its deadlines and the queue bound alone,
+// and another client's call is admitted and run beside the flood. With one client (every call
+// naming the same, as behind a balancer with --fair_share=peer) this is the plain sum.
+//
+// Ordering: interactive calls take turns between clients by the columns each has had started (the
+// client that has had the fewest goes next; one that was idle joins at the current turn, with no
+// credit for its idle time), within a client call by call, task by task (round robin), and go
+// before background work,
 // except that background work gets every kBackgroundTurn-th pick while any is waiting, so it never
 // starves. Background calls are served earliest deadline first (ties: admission order), which is
 // what lets admission promise their deadlines. So a one-chunk call never waits behind a 1024-chunk
@@ -106,6 +118,9 @@ struct CallShape {
   int64_t cells_per_task = 0;
   int64_t reply_bytes_per_task = 0;  // worst-case encoded reply of one task
   absl::Time deadline = absl::InfiniteFuture();
+  // Who asked: interactive work is shared fairly between clients (above). Any string; empty is a
+  // client like any other.
+  std::string client;
 };
 
 enum class CallClass { kInteractive, kBackground };
@@ -134,6 +149,7 @@ class CallScheduler {
   static constexpr absl::Duration kReplyMemoryRetry = absl::Milliseconds(100);
 
   class Call;
+  struct Client;
 
   // `pool` must outlive the scheduler.
   CallScheduler(BlendPool* pool, Options options);
@@ -176,6 +192,7 @@ class CallScheduler {
     double queued_seconds = 0;            // pending_columns as seconds of blending on the pool
     int threads = 0;                      // the pool's
     int64_t shed_calls = 0;               // background calls shed since start
+    int64_t interactive_clients = 0;      // clients with an admitted interactive call
   };
   Stats stats() const;
   const Options& options() const { return options_; }
@@ -218,12 +235,33 @@ class CallScheduler {
     int64_t reservations_ = 0;     // outstanding TryReserveReply successes
     std::deque<absl::AnyInvocable<void() &&>> lane_;
     std::pair<absl::Time, uint64_t> order_;  // (deadline, admission number): EDF key
+    Client* client_ = nullptr;               // an interactive call's client
     absl::Status shed_status_;
     std::atomic<bool> shed_{false};  // Written under scheduler_->mu_.
   };
 
  private:
   using OrderKey = std::pair<absl::Time, uint64_t>;
+  // An interactive client's place in the turns: (columns it has had started, when it queued).
+  using TurnKey = std::pair<int64_t, uint64_t>;
+
+ public:
+  // The interactive calls of one CallShape::client. Guarded by mu_.
+  struct Client {
+    std::string name;
+    int64_t calls = 0;            // admitted interactive calls
+    int64_t pending_columns = 0;  // their unstarted work
+    int64_t started_columns = 0;  // columns of its tasks started, on the turns' clock
+    TurnKey turn;                 // its key in interactive_runnable_ while it has a queued task
+    std::deque<Call*> runnable;   // its calls with a queued task, in turn
+  };
+
+ private:
+  // The work counted as running before the end of an interactive call of `client` that adds `own`
+  // columns (own included): see "Fair share" above.
+  int64_t InteractiveAheadLocked(const std::string& client, int64_t own) const;
+  // Queues `call`, which has just got a queued task, for its client's turn.
+  void InteractiveRunnableLocked(Call* call);
 
   // Runs the task the policy picks now (one pool token).
   void RunNext();
@@ -278,7 +316,11 @@ class CallScheduler {
   std::set<Call*> calls_;
   std::map<OrderKey, Call*> background_;    // every admitted background call, EDF order
   std::set<OrderKey> background_runnable_;  // background calls with a queued task
-  std::deque<Call*> interactive_runnable_;  // interactive calls with a queued task, in turn
+  std::map<std::string, Client> clients_;   // clients with an admitted interactive call
+  // Clients with a queued interactive task, the next to pick first.
+  std::map<TurnKey, Client*> interactive_runnable_;
+  int64_t interactive_clock_ = 0;  // started_columns of the client picked last
+  uint64_t next_turn_ = 0;
 };
 
 }  // namespace worldgen

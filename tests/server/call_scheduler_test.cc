@@ -146,6 +146,114 @@ TEST(CallSchedulerTest, InteractiveCallsTakeTurnsAndBackgroundGetsEveryFourthPic
   EXPECT_EQ(order, (std::vector<std::string>{"a", "b", "a", "big", "b", "a", "b", "big", "big"}));
 }
 
+CallShape ClientShape(std::string client, int64_t tasks, int64_t columns_per_task,
+                      absl::Time deadline = absl::InfiniteFuture()) {
+  CallShape shape = Shape(tasks, columns_per_task, 0, deadline);
+  shape.client = std::move(client);
+  return shape;
+}
+
+// Turns go to the client that has had the fewest columns started, not to the call: a client with
+// five calls gets no more picks than one with a single call, and a client whose tasks are four
+// times bigger gets a quarter of the picks.
+TEST(CallSchedulerTest, InteractiveClientsTakeTurnsByTheColumnsTheyHadStarted) {
+  GatedScheduler gated(Options(100));
+  CallScheduler& scheduler = gated.scheduler();
+  std::vector<std::unique_ptr<CallScheduler::Call>> calls;
+  for (int i = 0; i < 5; ++i) calls.push_back(*scheduler.Admit(ClientShape("flood", 1, 10), kNow));
+  auto quiet = *scheduler.Admit(ClientShape("quiet", 3, 10), kNow);
+  for (auto& call : calls) gated.Queue(*call, "flood");
+  for (int i = 0; i < 3; ++i) gated.Queue(*quiet, "quiet");
+  EXPECT_EQ(gated.Drain(), (std::vector<std::string>{"flood", "quiet", "flood", "quiet", "flood",
+                                                     "quiet", "flood", "flood"}));
+
+  GatedScheduler sized(Options(100));
+  auto big = *sized.scheduler().Admit(ClientShape("big", 2, 40), kNow);
+  auto small = *sized.scheduler().Admit(ClientShape("small", 8, 10), kNow);
+  for (int i = 0; i < 2; ++i) sized.Queue(*big, "big");
+  for (int i = 0; i < 8; ++i) sized.Queue(*small, "small");
+  EXPECT_EQ(sized.Drain(), (std::vector<std::string>{"big", "small", "small", "small", "small",
+                                                     "big", "small", "small", "small", "small"}));
+}
+
+// A client that was idle joins at the current turn: it does not get a run of picks for the time
+// it had nothing queued.
+TEST(CallSchedulerTest, AClientThatWasIdleEarnsNoRunOfPicks) {
+  GatedScheduler gated(Options(100));
+  CallScheduler& scheduler = gated.scheduler();
+  auto busy = *scheduler.Admit(ClientShape("busy", 4, 10), kNow);
+  std::unique_ptr<CallScheduler::Call> late;
+  gated.Queue(*busy, "busy");
+  // The busy client's second task brings the late client, 20 columns behind it.
+  busy->Submit([&] {
+    late = *scheduler.Admit(ClientShape("late", 2, 10), kNow);
+    gated.Queue(*late, "late");
+    gated.Queue(*late, "late");
+    gated.Queue(*busy, "busy");  // (the order entry of this task)
+  });
+  gated.Queue(*busy, "busy");
+  EXPECT_EQ(gated.Drain(), (std::vector<std::string>{"busy", "late", "busy", "late", "busy"}));
+}
+
+// A client flooding the server with interactive calls is refused for its own queued work; another
+// client's call is counted behind at most as much of the flood as its own work and is admitted.
+TEST(CallSchedulerTest, AFloodingClientIsRefusedWhileAnotherClientIsAdmitted) {
+  BlendPool pool(1);
+  CallScheduler::Options options = Options(1000);
+  options.initial_seconds_per_column = 1e-3;  // One thread: 100 columns take 100 ms.
+  CallScheduler scheduler(&pool, options);
+  const absl::Time deadline = kNow + absl::Milliseconds(1000);
+  std::vector<std::unique_ptr<CallScheduler::Call>> flood;
+  for (int i = 0; i < 10; ++i) {
+    auto call = scheduler.Admit(ClientShape("10.0.0.1", 1, 100, deadline), kNow);
+    ASSERT_TRUE(call.ok()) << i << ": " << call.status();
+    flood.push_back(*std::move(call));
+  }
+  const absl::Status refused =
+      scheduler.Admit(ClientShape("10.0.0.1", 1, 100, deadline), kNow).status();
+  EXPECT_EQ(CallScheduler::RefusalReason(refused), "deadline");
+  EXPECT_EQ(CallScheduler::RetryAfter(refused), absl::Milliseconds(1000));
+  // The other client's first call counts 100 ms of its own and 100 of the flood's.
+  auto other =
+      scheduler.Admit(ClientShape("10.0.0.2", 1, 100, kNow + absl::Milliseconds(200)), kNow);
+  ASSERT_TRUE(other.ok()) << other.status();
+  auto third =
+      scheduler.Admit(ClientShape("10.0.0.2", 3, 100, kNow + absl::Milliseconds(750)), kNow);
+  EXPECT_EQ(CallScheduler::RefusalReason(third.status()), "deadline");  // 400 + 400 ms
+  EXPECT_NE(third.status().message().find(
+                "2 clients share the server, this client's own queued work is 100.0 ms"),
+            std::string::npos)
+      << third.status();
+  auto two = scheduler.Admit(ClientShape("10.0.0.2", 2, 100, kNow + absl::Milliseconds(600)), kNow);
+  EXPECT_TRUE(two.ok()) << two.status();  // 300 + 300 ms
+  EXPECT_EQ(scheduler.stats().interactive_clients, 2);
+  flood.clear();
+  EXPECT_EQ(scheduler.stats().interactive_clients, 1);
+  // Calls that all name one client count all interactive work, as before clients were told apart.
+  auto one = scheduler.Admit(ClientShape("10.0.0.2", 5, 100, kNow + absl::Milliseconds(750)), kNow);
+  EXPECT_EQ(CallScheduler::RefusalReason(one.status()), "deadline");  // 300 + 500 ms
+  EXPECT_NE(one.status().message().find("(estimated 800.0 ms with headroom, deadline in 750.0 ms)"),
+            std::string::npos)
+      << one.status();
+}
+
+// The queue bound counts the same fair share: a client past it is refused, another is not.
+TEST(CallSchedulerTest, TheQueueBoundCountsAClientsFairShare) {
+  BlendPool pool(1);
+  CallScheduler::Options options = Options(1000);
+  options.initial_seconds_per_column = 1e-3;
+  options.max_queue_seconds = 0.5;
+  CallScheduler scheduler(&pool, options);
+  std::vector<std::unique_ptr<CallScheduler::Call>> flood;
+  for (int i = 0; i < 5; ++i) flood.push_back(*scheduler.Admit(ClientShape("a", 1, 100), kNow));
+  EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(ClientShape("a", 1, 100), kNow).status()),
+            "queue_full");
+  auto other = scheduler.Admit(ClientShape("b", 2, 100), kNow);
+  EXPECT_TRUE(other.ok()) << other.status();  // 200 + 200 ms of 500
+  EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(ClientShape("c", 3, 100), kNow).status()),
+            "queue_full");  // 300 + 300 + 200
+}
+
 TEST(CallSchedulerTest, BackgroundCallsRunEarliestDeadlineFirst) {
   GatedScheduler gated(Options(1));
   auto late = *gated.scheduler().Admit(Shape(2, 10, 0, kNow + absl::Hours(2)), kNow);
