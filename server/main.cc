@@ -40,6 +40,7 @@
 #include "server/scheduling/blend_pool.h"
 #include "server/scheduling/call_scheduler.h"
 #include "server/scheduling/cpu_budget.h"
+#include "server/service/fair_share.h"
 #include "server/service/metrics.h"
 #include "server/service/worldgen_service.h"
 
@@ -148,6 +149,11 @@ ABSL_FLAG(int32_t, call_log_slow_ms, 0,
 ABSL_FLAG(int32_t, call_log_lines_per_second, 100,
           "Most call-log lines written per second (bursts of as many); the lines over it are "
           "dropped and counted in the next line's `suppressed`");
+ABSL_FLAG(std::string, fair_share, "peer",
+          "Whom interactive work is shared fairly between (a game server flooding the server is "
+          "refused for its own queued work, not everyone's): peer (the connection's IP address), "
+          "forwarded_for (the last address in X-Forwarded-For, the one a balancer in front saw; "
+          "set it only behind one, as a client could name any), or off (calls, not clients)");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,
           "After the drain delay: how long in-flight calls may take to finish before they are "
           "cancelled. A second SIGTERM/SIGINT exits at once");
@@ -280,6 +286,10 @@ int Run(int argc, char** argv) {
   if (!call_log_level.ok()) {
     Die(kExitBadConfig, absl::StrCat("--call_log: ", call_log_level.status().message()));
   }
+  absl::StatusOr<FairShare> fair_share = ParseFairShare(absl::GetFlag(FLAGS_fair_share));
+  if (!fair_share.ok()) {
+    Die(kExitBadConfig, absl::StrCat("--fair_share: ", fair_share.status().message()));
+  }
   if (absl::GetFlag(FLAGS_call_log_slow_ms) < 0) {
     Die(kExitBadConfig, absl::StrCat("--call_log_slow_ms = ", absl::GetFlag(FLAGS_call_log_slow_ms),
                                      " must be >= 0"));
@@ -357,16 +367,19 @@ int Run(int argc, char** argv) {
       absl::GetFlag(FLAGS_max_sampling_points_per_request);
   options.stream_buffer_chunks = absl::GetFlag(FLAGS_stream_buffer_chunks);
   options.stream_buffer_bytes = absl::GetFlag(FLAGS_stream_buffer_bytes);
+  options.fair_share = *fair_share;
+  // gRPC names connections handed over by descriptor "fd:N"; the listener knows their addresses.
+  options.peer_name = [listener = listener->get()](absl::string_view peer,
+                                                   absl::Time call_started) {
+    return listener->PeerOf(peer, call_started);
+  };
   std::unique_ptr<CallLog> call_log;
   if (*call_log_level != CallLog::Level::kOff) {
     call_log = std::make_unique<CallLog>(
         CallLog::Options{.level = *call_log_level,
                          .slow = absl::Milliseconds(absl::GetFlag(FLAGS_call_log_slow_ms)),
                          .lines_per_second = absl::GetFlag(FLAGS_call_log_lines_per_second)},
-        CallLog::StderrSink(),
-        [listener = listener->get()](absl::string_view peer, absl::Time call_started) {
-          return listener->PeerOf(peer, call_started);
-        });
+        CallLog::StderrSink(), options.peer_name);
     options.call_log = call_log.get();
   }
   WorldGenService service(worlds->get(), &scheduler, cache.get(), &replies, &metrics, options);

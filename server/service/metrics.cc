@@ -80,6 +80,11 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     families.push_back(ScalarFamily("worldgen_admitted_calls",
                                     "Calls admitted by the scheduler and not yet finished.",
                                     MetricType::Gauge, static_cast<double>(scheduled.calls)));
+    families.push_back(
+        ScalarFamily("worldgen_interactive_clients",
+                     "Clients (--fair_share) with an admitted interactive call: the ones "
+                     "interactive work is shared between.",
+                     MetricType::Gauge, static_cast<double>(scheduled.interactive_clients)));
     families.push_back(ScalarFamily("worldgen_pending_columns",
                                     "Columns of admitted work not yet started.", MetricType::Gauge,
                                     static_cast<double>(scheduled.pending_columns)));

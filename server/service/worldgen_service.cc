@@ -115,6 +115,20 @@ absl::string_view Header(const grpc::CallbackServerContext& context, const char*
   return absl::string_view(found->second.data(), found->second.size());
 }
 
+// The client the scheduler shares interactive work between (CallShape::client), by the rule of
+// ServiceOptions::fair_share; the peer is resolved only when the rule needs it.
+std::string ClientOf(const ServiceOptions& options, const grpc::CallbackServerContext& context) {
+  if (options.fair_share == FairShare::kOff) return {};
+  if (options.fair_share == FairShare::kForwardedFor) {
+    std::string forwarded =
+        FairShareClient(options.fair_share, {}, Header(context, "x-forwarded-for"));
+    if (!forwarded.empty()) return forwarded;
+  }
+  const std::string peer = context.peer();
+  return FairShareClient(FairShare::kPeer,
+                         options.peer_name ? options.peer_name(peer, absl::Now()) : peer, {});
+}
+
 // Latency, in-flight and call-log accounting of one call, from its start to its final status. The
 // context must be alive at Finished (gRPC keeps it until the reactor's OnDone returns).
 class CallRecord {
@@ -454,6 +468,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
                                   selection->vertical()->sections(), biome_count, options)
           : MaxEncodedChunkBytes(selection->size(), biome_count, options);
   shape.deadline = CallDeadline(*context);
+  shape.client = ClientOf(deps_.options, *context);
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
@@ -494,6 +509,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   shape.reply_bytes_per_task = MaxEncodedSampleBytes(
       request->points_size(), static_cast<int>((*world)->spec().biomes.size()), reply_options);
   shape.deadline = CallDeadline(*context);
+  shape.client = ClientOf(deps_.options, *context);
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
@@ -553,6 +569,7 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   shape.columns_per_task = std::max<int64_t>(1, static_cast<int64_t>(bound));
   shape.reply_bytes_per_task = MaxEncodedSamplingPointsBytes(static_cast<int64_t>(bound));
   shape.deadline = CallDeadline(*context);
+  shape.client = ClientOf(deps_.options, *context);
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));

@@ -38,6 +38,7 @@
 #include "server/scheduling/call_scheduler.h"
 #include "server/service/call_log.h"
 #include "server/service/chunk_reply_flights.h"
+#include "server/service/fair_share.h"
 #include "server/service/metrics.h"
 #include "server/service/request_validation.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
@@ -49,6 +50,8 @@ struct ServiceOptions {
   int stream_buffer_chunks = 16;                   // >= 1
   int64_t stream_buffer_bytes = int64_t{8} << 20;  // >= 1; see ChunkStreamPolicy::BufferChunks
   CallLog* call_log = nullptr;                     // Null: no call log. Must outlive the service.
+  FairShare fair_share = FairShare::kPeer;  // whom the scheduler shares interactive work between
+  CallLog::PeerName peer_name;              // the peer's address for gRPC's name; null: that name
 };
 
 using RawWorldGenService = v1::WorldGen::WithRawCallbackMethod_GenerateChunk<

@@ -56,10 +56,13 @@ class StreamCall final : public grpc::ClientReadReactor<v1::ChunkData> {
     // Refused at admission: RESOURCE_EXHAUSTED before any chunk.
     bool refused() const { return code == grpc::StatusCode::RESOURCE_EXHAUSTED && chunks == 0; }
   };
+  // `forwarded_for`: the X-Forwarded-For header a balancer would add (none when empty).
   StreamCall(v1::WorldGen::Stub* stub, const v1::GenerateChunkRequest& request,
-             absl::Duration deadline, std::function<void(Result)> done)
+             absl::Duration deadline, std::function<void(Result)> done,
+             const std::string& forwarded_for = {})
       : done_(std::move(done)), start_(absl::Now()) {
     context_.set_deadline(Deadline(deadline));
+    if (!forwarded_for.empty()) context_.AddMetadata("x-forwarded-for", forwarded_for);
     stub->async()->GenerateChunk(&context_, &request, this);
     StartRead(&chunk_);
     StartCall();
@@ -471,6 +474,88 @@ TEST(OverloadTest, AClientsOneChunkCallsDoNotQueueBehindItsOwnBulkStreams) {
   // Generous: the machine is shared and noisy. The figures above are what to read.
   EXPECT_LT(Percentile(loaded, 0.99), Percentile(idle, 0.99) + 50)
       << "a one-chunk call waited behind the client's own bulk replies";
+}
+
+// Two game servers behind one balancer (each named by the X-Forwarded-For it adds; the server runs
+// with --fair_share=forwarded_for): one floods the server with interactive calls (4 chunks of 64^2
+// of the heavy world) at ten times what it can blend, the other sends the same calls at a quarter
+// of it, on a connection of its own, for 3 s. The flood is refused for its own queued work; the
+// other game server's calls are all admitted and finish. (With --fair_share=off its calls counted
+// the whole flood as ahead of them and were refused as often as the flood's.)
+TEST(OverloadTest, AGameServerFloodingTheServiceGetsNoOtherOnesCallRefused) {
+  std::unique_ptr<ServerProcess> server = StartHeavyServer({"--fair_share=forwarded_for"});
+  ASSERT_TRUE(server);
+  auto flood_stub = Connect(server->target());
+  auto quiet_stub = ConnectOwnConnection(server->target());
+  // Every call asks for chunks of its own (concurrent calls for one chunk would blend it once).
+  auto request = [](int i, int64_t z) {
+    v1::GenerateChunkRequest request =
+        RegionRequest((i % 256) * 2, z, (i % 256) * 2 + 1, z + 1, 64);
+    request.set_world("heavy");
+    return request;
+  };
+  EXPECT_TRUE(GenerateAll(*flood_stub, request(0, 1000)).status.ok());  // Warm-up.
+  const absl::Time calibrate = absl::Now();
+  for (int i = 1; i <= 3; ++i) EXPECT_TRUE(GenerateAll(*flood_stub, request(i, 1000)).status.ok());
+  const double alone = absl::ToDoubleSeconds(absl::Now() - calibrate) / 3;
+
+  struct Side {
+    const char* forwarded_for;
+    v1::WorldGen::Stub* stub;
+    int64_t z;
+    double per_second;
+    int issued = 0;
+    std::vector<StreamCall::Result> results;
+  };
+  Side sides[] = {{"198.51.100.7, 203.0.113.1", flood_stub.get(), 0, 10 / alone},
+                  {"198.51.100.7, 203.0.113.2", quiet_stub.get(), 2000, 0.25 / alone}};
+  std::mutex mu;
+  std::atomic<int> outstanding{0};
+  absl::Notification all_done;
+  std::atomic<bool> issuing_done{false};
+  const absl::Duration deadline = absl::Seconds(kAsanDeadlineFactor);
+  const absl::Time start = absl::Now();
+  while (absl::Now() - start < absl::Seconds(3)) {
+    const double elapsed = absl::ToDoubleSeconds(absl::Now() - start);
+    for (Side& side : sides) {
+      while (side.issued < elapsed * side.per_second) {
+        outstanding.fetch_add(1);
+        new StreamCall(
+            side.stub, request(side.issued++, side.z), deadline,
+            [&, results = &side.results](StreamCall::Result result) {
+              {
+                std::lock_guard<std::mutex> lock(mu);
+                results->push_back(result);
+              }
+              if (outstanding.fetch_sub(1) == 1 && issuing_done.load()) all_done.Notify();
+            },
+            side.forwarded_for);
+      }
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  issuing_done = true;
+  if (outstanding.load() > 0) {
+    ASSERT_TRUE(all_done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  int refused[2] = {0, 0}, complete[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(static_cast<int>(sides[k].results.size()), sides[k].issued);
+    for (const StreamCall::Result& r : sides[k].results) {
+      if (r.refused()) ++refused[k];
+      if (r.code == grpc::StatusCode::OK && r.chunks == 4) ++complete[k];
+    }
+  }
+  std::fprintf(stderr,
+               "figure fair share: one call alone %.1f ms; flooding game server %d calls, %d "
+               "refused, %d complete; the other %d calls, %d refused, %d complete\n",
+               alone * 1000, sides[0].issued, refused[0], complete[0], sides[1].issued, refused[1],
+               complete[1]);
+  EXPECT_GT(refused[0], sides[0].issued / 2) << "this was not an overload";
+  EXPECT_EQ(refused[1], 0);
+  // Generous: the machine is shared and noisy (admitted calls can still run late there).
+  EXPECT_GE(complete[1], sides[1].issued * 9 / 10);
 }
 
 // Streams of 256x256 chunks whose clients never read: together they may reserve at most

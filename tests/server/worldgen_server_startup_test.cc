@@ -157,10 +157,11 @@ TEST_F(WorldGenServerStartupTest, GrpcPortInUseExitsWithCodeOne) {
   EXPECT_THAT(exit.output, HasSubstr("cannot serve gRPC"));
 }
 
-TEST_F(WorldGenServerStartupTest, BadCallLogFlagsExitWithCodeTwoAndAMessage) {
+TEST_F(WorldGenServerStartupTest, BadCallLogAndFairShareFlagsExitWithCodeTwoAndAMessage) {
   const std::pair<const char*, const char*> cases[] = {
       {"--call_log=verbose", "--call_log: \"verbose\" is not a call log level: off, errors or all"},
       {"--call_log_slow_ms=-1", "--call_log_slow_ms = -1 must be >= 0"},
+      {"--fair_share=ip", "--fair_share: \"ip\" is not one of off, peer, forwarded_for"},
       {"--call_log_lines_per_second=0", "--call_log_lines_per_second = 0 must be at least 1"}};
   for (const auto& [flag, message] : cases) {
     ServerExit exit = Run({flag});

@@ -1,0 +1,54 @@
+#include "server/service/fair_share.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "server/service/call_log.h"
+
+namespace worldgen {
+namespace {
+
+// The host of gRPC's name of a peer, without its port.
+absl::string_view PeerHost(absl::string_view peer) {
+  absl::string_view host = peer;
+  if (absl::ConsumePrefix(&host, "ipv4:")) {
+    const size_t colon = host.rfind(':');
+    return colon == absl::string_view::npos ? host : host.substr(0, colon);
+  }
+  if (absl::ConsumePrefix(&host, "ipv6:[")) {
+    const size_t bracket = host.find(']');
+    return bracket == absl::string_view::npos ? peer : host.substr(0, bracket);
+  }
+  return peer;
+}
+
+}  // namespace
+
+absl::StatusOr<FairShare> ParseFairShare(absl::string_view text) {
+  if (text == "off") return FairShare::kOff;
+  if (text == "peer") return FairShare::kPeer;
+  if (text == "forwarded_for") return FairShare::kForwardedFor;
+  return absl::InvalidArgumentError(
+      absl::StrCat("\"", EscapedPrefix(text), "\" is not one of off, peer, forwarded_for"));
+}
+
+std::string FairShareClient(FairShare rule, absl::string_view peer,
+                            absl::string_view forwarded_for) {
+  absl::string_view client;
+  switch (rule) {
+    case FairShare::kOff:
+      return {};
+    case FairShare::kForwardedFor:
+      // A proxy appends the address it received the call from; the last one is the balancer's.
+      client = absl::StripAsciiWhitespace(forwarded_for.substr(forwarded_for.rfind(',') + 1));
+      if (!client.empty()) break;
+      [[fallthrough]];
+    case FairShare::kPeer:
+      client = PeerHost(peer);
+      break;
+  }
+  return std::string(client.substr(0, kMaxEchoedBytes));
+}
+
+}  // namespace worldgen

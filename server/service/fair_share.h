@@ -1,0 +1,35 @@
+// Who a call counts as for the scheduler's fair share (CallShape::client): the --fair_share flag's
+// rule, as a pure function of what gRPC and the balancer say about the call.
+//
+//   absl::StatusOr<FairShare> rule = ParseFairShare("forwarded_for");
+//   shape.client = FairShareClient(*rule, "ipv4:10.1.2.3:41000", "198.51.100.7, 10.0.0.5");
+//   // "10.0.0.5": the address the balancer in front of this server saw
+#ifndef WORLDGEN_SERVER_SERVICE_FAIR_SHARE_H_
+#define WORLDGEN_SERVER_SERVICE_FAIR_SHARE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace worldgen {
+
+enum class FairShare {
+  kOff,           // every call is the same client: interactive calls take turns call by call
+  kPeer,          // the connection's IP address (a balancer in front is then one client)
+  kForwardedFor,  // the last address in X-Forwarded-For (the one the balancer saw), else kPeer's
+};
+
+// "off", "peer" or "forwarded_for" (the --fair_share flag); INVALID_ARGUMENT naming them otherwise.
+absl::StatusOr<FairShare> ParseFairShare(absl::string_view text);
+
+// The client a call counts as under `rule`: `peer` is the connection as gRPC names it
+// ("ipv4:A.B.C.D:PORT", "ipv6:[ADDR]:PORT"; anything else is taken whole) and `forwarded_for` the
+// call's X-Forwarded-For header (empty when absent). The port is dropped, so a game server's
+// connections are one client. At most kMaxEchoedBytes bytes: the key is client input.
+std::string FairShareClient(FairShare rule, absl::string_view peer,
+                            absl::string_view forwarded_for);
+
+}  // namespace worldgen
+
+#endif  // WORLDGEN_SERVER_SERVICE_FAIR_SHARE_H_
