@@ -159,13 +159,15 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   if (interactive) {
     const absl::Time finish = now + EstimateLocked(queued + own);
     if (finish > shape.deadline) {
+      // Beside other clients, say how much of the work ahead is this client's own.
       std::string share;
-      if (clients_.size() > 1 || (clients_.size() == 1 && !clients_.count(shape.client))) {
-        const auto mine = clients_.find(shape.client);
-        share = absl::StrCat(
-            "; ", clients_.size() + (mine == clients_.end() ? 1 : 0),
-            " clients share the server, this client's own queued work is ",
-            Millis(WorkLocked(mine == clients_.end() ? 0 : mine->second.pending_columns)));
+      const auto mine = clients_.find(shape.client);
+      const int64_t mine_pending = mine == clients_.end() ? 0 : mine->second.pending_columns;
+      const size_t others = clients_.size() - (mine == clients_.end() ? 0 : 1);
+      if (others > 0) {
+        share = absl::StrCat("; ", others + 1,
+                             " clients share the server, this client's own queued work is ",
+                             Millis(WorkLocked(mine_pending)));
       }
       return Refuse("deadline",
                     absl::StrCat("server cannot finish this call before its deadline (estimated ",

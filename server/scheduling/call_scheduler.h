@@ -126,6 +126,8 @@ struct CallShape {
 enum class CallClass { kInteractive, kBackground };
 
 class CallScheduler {
+  struct Client;  // The interactive calls of one CallShape::client (defined below).
+
  public:
   struct Options {
     // Most admitted, unstarted work, in seconds of blending on the whole pool (> 0).
@@ -149,7 +151,6 @@ class CallScheduler {
   static constexpr absl::Duration kReplyMemoryRetry = absl::Milliseconds(100);
 
   class Call;
-  struct Client;
 
   // `pool` must outlive the scheduler.
   CallScheduler(BlendPool* pool, Options options);
@@ -245,8 +246,7 @@ class CallScheduler {
   // An interactive client's place in the turns: (columns it has had started, when it queued).
   using TurnKey = std::pair<int64_t, uint64_t>;
 
- public:
-  // The interactive calls of one CallShape::client. Guarded by mu_.
+  // Guarded by mu_.
   struct Client {
     std::string name;
     int64_t calls = 0;            // admitted interactive calls
@@ -256,7 +256,6 @@ class CallScheduler {
     std::deque<Call*> runnable;   // its calls with a queued task, in turn
   };
 
- private:
   // The work counted as running before the end of an interactive call of `client` that adds `own`
   // columns (own included): see "Fair share" above.
   int64_t InteractiveAheadLocked(const std::string& client, int64_t own) const;
