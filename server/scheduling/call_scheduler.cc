@@ -105,11 +105,15 @@ int64_t CallScheduler::PointColumnsLocked(const CallShape& shape) const {
 int64_t CallScheduler::InteractiveAheadLocked(const std::string& client, int64_t own) const {
   const auto found = clients_.find(client);
   const int64_t mine = own + (found == clients_.end() ? 0 : found->second.pending_columns);
-  int64_t ahead = mine;
-  for (const auto& [name, other] : clients_) {
-    if (name != client) ahead += std::min(other.pending_columns, mine);
-  }
-  return ahead;
+  // Every client's unstarted work, each at most `mine`: the client's own counts whole.
+  return own + interactive_shares_.SumOfMin(mine);
+}
+
+void CallScheduler::AddClientPendingLocked(Client& client, int64_t columns) {
+  interactive_shares_.Remove(client.pending_columns);
+  client.pending_columns += columns;
+  interactive_shares_.Add(client.pending_columns);
+  interactive_pending_columns_ += columns;
 }
 
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
@@ -216,11 +220,10 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   call->order_ = key;
   reserved_reply_bytes_ += shape.reply_bytes_per_task;  // The floor.
   if (interactive) {
-    interactive_pending_columns_ += own;
     auto [client, added] = clients_.try_emplace(shape.client);
     if (added) client->second.name = shape.client;
     ++client->second.calls;
-    client->second.pending_columns += own;
+    AddClientPendingLocked(client->second, own);
     call->client_ = &client->second;
     ShedLocked();
   } else {
@@ -271,9 +274,8 @@ void CallScheduler::RemoveCallLocked(Call* call) {
   const int64_t unstarted = call->tasks_unstarted_ * call->columns_per_task_;
   reserved_reply_bytes_ -= HeldReplyBytes(*call);
   if (call->class_ == CallClass::kInteractive) {
-    interactive_pending_columns_ -= unstarted;
     if (Client* client = call->client_; client != nullptr) {  // Null: refused at admission.
-      client->pending_columns -= unstarted;
+      AddClientPendingLocked(*client, -unstarted);
       auto it = std::find(client->runnable.begin(), client->runnable.end(), call);
       if (it != client->runnable.end()) {
         client->runnable.erase(it);
@@ -408,8 +410,7 @@ void CallScheduler::StartedLocked(Call* call) {
   if (call->tasks_unstarted_ > 0) {
     --call->tasks_unstarted_;
     if (call->client_ != nullptr) {
-      interactive_pending_columns_ -= call->columns_per_task_;
-      call->client_->pending_columns -= call->columns_per_task_;
+      AddClientPendingLocked(*call->client_, -call->columns_per_task_);
     } else {
       background_pending_columns_ -= call->columns_per_task_;
     }

@@ -48,7 +48,10 @@
 // unstarted interactive work, at most m (what the turns below give the others meanwhile). So a
 // client flooding the server with interactive calls meets its deadlines and the queue bound alone,
 // and another client's call is admitted and run beside the flood. With one client (every call
-// naming the same, as behind a balancer with --fair_share=peer) this is the plain sum.
+// naming the same, as behind a balancer with --fair_share=peer) this is the plain sum. The sum of
+// the others' shares comes from a ShareHistogram of the clients' work, in time that does not grow
+// with their number; it may count up to an eighth more of the work of clients whose own is within
+// an eighth of m (bench/scheduler_bench.cc).
 //
 // Ordering: interactive calls take turns between clients by the columns each has had started (the
 // client that has had the fewest goes next; one that was idle joins at the current turn, with no
@@ -100,6 +103,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/scheduling/blend_pool.h"
+#include "server/scheduling/share_histogram.h"
 
 namespace worldgen {
 
@@ -259,6 +263,8 @@ class CallScheduler {
   // The work counted as running before the end of an interactive call of `client` that adds `own`
   // columns (own included): see "Fair share" above.
   int64_t InteractiveAheadLocked(const std::string& client, int64_t own) const;
+  // Adds `columns` (negative: removes) to a client's unstarted work, and to the interactive total.
+  void AddClientPendingLocked(Client& client, int64_t columns);
   // Queues `call`, which has just got a queued task, for its client's turn.
   void InteractiveRunnableLocked(Call* call);
 
@@ -316,6 +322,7 @@ class CallScheduler {
   std::map<OrderKey, Call*> background_;    // every admitted background call, EDF order
   std::set<OrderKey> background_runnable_;  // background calls with a queued task
   std::map<std::string, Client> clients_;   // clients with an admitted interactive call
+  ShareHistogram interactive_shares_;       // their pending_columns
   // Clients with a queued interactive task, the next to pick first.
   std::map<TurnKey, Client*> interactive_runnable_;
   int64_t interactive_clock_ = 0;  // started_columns of the client picked last
