@@ -199,7 +199,7 @@ function ruleProblems(objects, alertsYaml) {
     // leaning on server/main.cc's defaults (which a copy here could drift from).
     const compared = ["port", "metrics_port", "blend_threads", "shutdown_drain_delay_seconds",
       "shutdown_grace_seconds", "cache_bytes", "chunk_cache_bytes", "max_reply_bytes",
-      "grpc_memory_bytes"];
+      "grpc_memory_bytes", "fair_share"];
     const unset = compared.filter((k) => f[k] === undefined);
     if (unset.length > 0) {
       p(d, `set ${unset.map((k) => `--${k}`).join(", ")} in args: the rules compare them`);
@@ -290,6 +290,40 @@ function ruleProblems(objects, alertsYaml) {
         p(d, `WORLDGEN_UPSTREAM_DNS ${dns} is not a headless Service`);
       } else if (!s.spec.ports.some((x) => x.port === Number(port))) {
         p(d, `WORLDGEN_UPSTREAM_DNS port ${port} is not a port of ${describe(s)}`);
+      }
+    }
+  }
+  // --fair_share=forwarded_for trusts the last X-Forwarded-For entry, which the balancer appends:
+  // a NetworkPolicy must isolate the server's pods, and every ingress rule that opens their gRPC
+  // port (or all ports) must admit the balancer's pods alone (a Deployment following the server
+  // through WORLDGEN_UPSTREAM_DNS).
+  const balancers = deployments.filter((d) => d.spec.template.spec.containers
+    .some((c) => (c.env || []).some((e) => e.name === "WORLDGEN_UPSTREAM_DNS")));
+  for (const d of deployments) {
+    const c = d.spec.template.spec.containers.find((x) => /worldgen-server|\/server/.test(x.image));
+    if (!c || flags(c).fair_share !== "forwarded_for") continue;
+    const labels = d.spec.template.metadata.labels;
+    const grpcPort = Number(flags(c).port);
+    const policies = of("NetworkPolicy").filter((n) => matches(n.spec.podSelector.matchLabels ?? {},
+      labels) && (n.spec.policyTypes ?? ["Ingress"]).includes("Ingress"));
+    if (policies.length === 0) {
+      p(d, "--fair_share=forwarded_for needs a NetworkPolicy that lets only the balancer reach " +
+        "the gRPC port (a client reaching a replica could name itself in X-Forwarded-For)");
+      continue;
+    }
+    for (const n of policies) {
+      for (const rule of n.spec.ingress ?? []) {
+        const opensGrpc = !rule.ports || rule.ports.some((x) => x.port === "grpc" ||
+          x.port === grpcPort);
+        if (!opensGrpc) continue;
+        const onlyBalancer = (rule.from ?? []).length > 0 && rule.from.every((peer) =>
+          peer.podSelector && !peer.namespaceSelector && !peer.ipBlock &&
+          deployments.filter((x) => matches(peer.podSelector.matchLabels ?? {},
+            x.spec.template.metadata.labels)).every((x) => balancers.includes(x)));
+        if (!onlyBalancer) {
+          p(n, `an ingress rule admits gRPC to ${describe(d)}'s pods from others than the ` +
+            "balancer, whose X-Forwarded-For --fair_share=forwarded_for trusts");
+        }
       }
     }
   }
@@ -398,6 +432,12 @@ function mutations(objects) {
       (os) => { container(os).args = container(os).args.filter((a) => !a.startsWith("--port=")); },
       "--port"],
     ["misspelt field", (os) => { server(os).spec.replicaz = 2; }, "replicaz"],
+    ["replicas' gRPC port open to the cluster under --fair_share=forwarded_for", (os) => {
+      os.find((o) => o.kind === "NetworkPolicy").spec.ingress.push({ ports: [{ port: "grpc" }] });
+    }, "admits gRPC"],
+    ["no NetworkPolicy under --fair_share=forwarded_for", (os) => {
+      os.splice(os.findIndex((o) => o.kind === "NetworkPolicy"), 1);
+    }, "needs a NetworkPolicy"],
     ["port as a string", (os) => { container(os).ports[0].containerPort = "grpc"; }, "schema"],
     ["Service selecting nothing",
       (os) => { os.find((o) => o.kind === "Service").spec.selector = { app: "nothing" }; },
