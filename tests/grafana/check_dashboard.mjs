@@ -141,7 +141,7 @@ function mutations(d) {
       "$region is no variable"],
     ...(prometheus ? [
       ["misspelt metric", (c) => {
-        const t = panelsOf(c).find((p) => p.title === "Calls in flight and blend threads").targets[0];
+        const t = panelsOf(c).find((p) => p.title === "Calls in flight, game servers and blend threads").targets[0];
         t.expr = t.expr.replace("worldgen_inflight_calls", "worldgen_inflight_call");
       }, "no series"],
       ["query Prometheus cannot parse", (c) => { first(c).targets[0].expr += " +"; }, "refused"],
