@@ -316,10 +316,12 @@ function ruleProblems(objects, alertsYaml) {
         const opensGrpc = !rule.ports || rule.ports.some((x) => x.port === "grpc" ||
           x.port === grpcPort);
         if (!opensGrpc) continue;
-        const onlyBalancer = (rule.from ?? []).length > 0 && rule.from.every((peer) =>
-          peer.podSelector && !peer.namespaceSelector && !peer.ipBlock &&
-          deployments.filter((x) => matches(peer.podSelector.matchLabels ?? {},
-            x.spec.template.metadata.labels)).every((x) => balancers.includes(x)));
+        const onlyBalancer = (rule.from ?? []).length > 0 && rule.from.every((peer) => {
+          if (!peer.podSelector || peer.namespaceSelector || peer.ipBlock) return false;
+          const admitted = deployments.filter((x) => matches(peer.podSelector.matchLabels ?? {},
+            x.spec.template.metadata.labels));
+          return admitted.length > 0 && admitted.every((x) => balancers.includes(x));
+        });
         if (!onlyBalancer) {
           p(n, `an ingress rule admits gRPC to ${describe(d)}'s pods from others than the ` +
             "balancer, whose X-Forwarded-For --fair_share=forwarded_for trusts");
