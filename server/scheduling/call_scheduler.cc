@@ -387,10 +387,7 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
     StartedLocked(call);
     if (client != nullptr) {
       if (!call->lane_.empty()) client->runnable.push_back(call);
-      if (!client->runnable.empty()) {
-        client->turn = {client->started_columns, next_turn_++};
-        interactive_runnable_.emplace(client->turn, client);
-      }
+      if (!client->runnable.empty()) QueueTurnLocked(*client);
     } else if (call->lane_.empty()) {
       background_runnable_.erase(call->order_);
     }
@@ -423,6 +420,10 @@ void CallScheduler::InteractiveRunnableLocked(Call* call) {
   if (client.runnable.size() > 1) return;  // Already in the turns.
   // An idle client joins at the current turn: its idle time earns it no run of picks.
   client.started_columns = std::max(client.started_columns, interactive_clock_);
+  QueueTurnLocked(client);
+}
+
+void CallScheduler::QueueTurnLocked(Client& client) {
   client.turn = {client.started_columns, next_turn_++};
   interactive_runnable_.emplace(client.turn, &client);
 }

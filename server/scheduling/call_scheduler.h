@@ -267,6 +267,8 @@ class CallScheduler {
   void AddClientPendingLocked(Client& client, int64_t columns);
   // Queues `call`, which has just got a queued task, for its client's turn.
   void InteractiveRunnableLocked(Call* call);
+  // Puts a client with a queued task in the turns, keyed by the columns it has had started.
+  void QueueTurnLocked(Client& client);
 
   // Runs the task the policy picks now (one pool token).
   void RunNext();

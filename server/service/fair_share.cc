@@ -33,22 +33,17 @@ absl::StatusOr<FairShare> ParseFairShare(absl::string_view text) {
       absl::StrCat("\"", EscapedPrefix(text), "\" is not one of off, peer, forwarded_for"));
 }
 
-std::string FairShareClient(FairShare rule, absl::string_view peer,
+std::string FairShareClient(FairShare rule, absl::FunctionRef<std::string()> peer,
                             absl::string_view forwarded_for) {
-  absl::string_view client;
-  switch (rule) {
-    case FairShare::kOff:
-      return {};
-    case FairShare::kForwardedFor:
-      // A proxy appends the address it received the call from; the last one is the balancer's.
-      client = absl::StripAsciiWhitespace(forwarded_for.substr(forwarded_for.rfind(',') + 1));
-      if (!client.empty()) break;
-      [[fallthrough]];
-    case FairShare::kPeer:
-      client = PeerHost(peer);
-      break;
+  if (rule == FairShare::kOff) return {};
+  if (rule == FairShare::kForwardedFor) {
+    // A proxy appends the address it received the call from; the last one is the balancer's.
+    const absl::string_view last =
+        absl::StripAsciiWhitespace(forwarded_for.substr(forwarded_for.rfind(',') + 1));
+    if (!last.empty()) return std::string(last.substr(0, kMaxEchoedBytes));
   }
-  return std::string(client.substr(0, kMaxEchoedBytes));
+  const std::string name = peer();
+  return std::string(PeerHost(name).substr(0, kMaxEchoedBytes));
 }
 
 }  // namespace worldgen

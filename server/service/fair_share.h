@@ -2,13 +2,15 @@
 // rule, as a pure function of what gRPC and the balancer say about the call.
 //
 //   absl::StatusOr<FairShare> rule = ParseFairShare("forwarded_for");
-//   shape.client = FairShareClient(*rule, "ipv4:10.1.2.3:41000", "198.51.100.7, 10.0.0.5");
+//   shape.client = FairShareClient(*rule, [] { return std::string("ipv4:10.1.2.3:41000"); },
+//                                  "198.51.100.7, 10.0.0.5");
 //   // "10.0.0.5": the address the balancer in front of this server saw
 #ifndef WORLDGEN_SERVER_SERVICE_FAIR_SHARE_H_
 #define WORLDGEN_SERVER_SERVICE_FAIR_SHARE_H_
 
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -23,11 +25,12 @@ enum class FairShare {
 // "off", "peer" or "forwarded_for" (the --fair_share flag); INVALID_ARGUMENT naming them otherwise.
 absl::StatusOr<FairShare> ParseFairShare(absl::string_view text);
 
-// The client a call counts as under `rule`: `peer` is the connection as gRPC names it
-// ("ipv4:A.B.C.D:PORT", "ipv6:[ADDR]:PORT"; anything else is taken whole) and `forwarded_for` the
-// call's X-Forwarded-For header (empty when absent). The port is dropped, so a game server's
-// connections are one client. At most kMaxEchoedBytes bytes: the key is client input.
-std::string FairShareClient(FairShare rule, absl::string_view peer,
+// The client a call counts as under `rule`: `peer` gives the connection as gRPC names it
+// ("ipv4:A.B.C.D:PORT", "ipv6:[ADDR]:PORT"; anything else is taken whole), called only when the
+// rule needs it, and `forwarded_for` is the call's X-Forwarded-For header (empty when absent; read
+// only under kForwardedFor). The port is dropped, so a game server's connections are one client.
+// At most kMaxEchoedBytes bytes: the key is client input.
+std::string FairShareClient(FairShare rule, absl::FunctionRef<std::string()> peer,
                             absl::string_view forwarded_for);
 
 }  // namespace worldgen

@@ -116,17 +116,16 @@ absl::string_view Header(const grpc::CallbackServerContext& context, const char*
 }
 
 // The client the scheduler shares interactive work between (CallShape::client), by the rule of
-// ServiceOptions::fair_share; the peer is resolved only when the rule needs it.
+// ServiceOptions::fair_share (FairShareClient resolves the peer only when the rule needs it).
 std::string ClientOf(const ServiceOptions& options, const grpc::CallbackServerContext& context) {
-  if (options.fair_share == FairShare::kOff) return {};
-  if (options.fair_share == FairShare::kForwardedFor) {
-    std::string forwarded =
-        FairShareClient(options.fair_share, {}, Header(context, "x-forwarded-for"));
-    if (!forwarded.empty()) return forwarded;
-  }
-  const std::string peer = context.peer();
-  return FairShareClient(FairShare::kPeer,
-                         options.peer_name ? options.peer_name(peer, absl::Now()) : peer, {});
+  auto peer = [&] {
+    std::string grpc_peer = context.peer();
+    return options.peer_name ? options.peer_name(grpc_peer, absl::Now()) : grpc_peer;
+  };
+  return FairShareClient(options.fair_share, peer,
+                         options.fair_share == FairShare::kForwardedFor
+                             ? Header(context, "x-forwarded-for")
+                             : absl::string_view());
 }
 
 // Latency, in-flight and call-log accounting of one call, from its start to its final status. The
