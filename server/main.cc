@@ -152,8 +152,11 @@ ABSL_FLAG(int32_t, call_log_lines_per_second, 100,
 ABSL_FLAG(std::string, fair_share, "peer",
           "Whom interactive work is shared fairly between (a game server flooding the server is "
           "refused for its own queued work, not everyone's): peer (the connection's IP address), "
-          "forwarded_for (the last address in X-Forwarded-For, the one a balancer in front saw; "
-          "set it only behind one, as a client could name any), or off (calls, not clients)");
+          "forwarded_for (the last address in X-Forwarded-For, the one a balancer in front saw), "
+          "client_header (x-worldgen-client, which the deployment's nginx sets to the game "
+          "server's address and, with mutual TLS, its certificate's subject), or off (calls, not "
+          "clients). Set forwarded_for and client_header only behind a balancer that sets the "
+          "header, as a client could name any");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,
           "After the drain delay: how long in-flight calls may take to finish before they are "
           "cancelled. A second SIGTERM/SIGINT exits at once");

@@ -13,13 +13,14 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "server/service/fair_share.h"
 #include "worldgen/v1/call_log.pb.h"
 
 namespace worldgen {
 
-std::string EscapedPrefix(absl::string_view text) {
-  if (text.size() <= kMaxEchoedBytes) return absl::CHexEscape(text);
-  return absl::StrCat(absl::CHexEscape(text.substr(0, kMaxEchoedBytes)), "...");
+std::string EscapedPrefix(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return absl::CHexEscape(text);
+  return absl::StrCat(absl::CHexEscape(text.substr(0, max_bytes)), "...");
 }
 
 absl::StatusOr<CallLog::Level> CallLog::ParseLevel(absl::string_view text) {
@@ -101,6 +102,8 @@ std::string CallLog::Format(const Entry& entry, absl::Time now, int32_t suppress
   line.set_forwarded_for(EscapedPrefix(entry.forwarded_for));
   line.set_request_id(EscapedPrefix(entry.request_id));
   line.set_user_agent(EscapedPrefix(entry.user_agent));
+  // Whole (FairShareClient bounds it), so that the log tells apart the clients the scheduler does.
+  line.set_client(EscapedPrefix(entry.client, kMaxClientNameBytes));
   line.set_suppressed(suppressed);
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;

@@ -32,8 +32,8 @@ namespace worldgen {
 inline constexpr size_t kMaxEchoedBytes = 64;
 
 // `text` escaped C-style (quotes, backslashes and control bytes cannot break a message or a line),
-// its first kMaxEchoedBytes bytes only, followed by "..." when it was longer.
-std::string EscapedPrefix(absl::string_view text);
+// its first `max_bytes` bytes only, followed by "..." when it was longer.
+std::string EscapedPrefix(absl::string_view text, size_t max_bytes = kMaxEchoedBytes);
 
 class CallLog {
  public:
@@ -61,6 +61,7 @@ class CallLog {
     absl::string_view forwarded_for;
     absl::string_view request_id;
     absl::string_view user_agent;
+    absl::string_view client;  // whom it counted as for the fair share (FairShareClient)
   };
 
   using Sink = std::function<void(absl::string_view line)>;

@@ -29,21 +29,37 @@ absl::StatusOr<FairShare> ParseFairShare(absl::string_view text) {
   if (text == "off") return FairShare::kOff;
   if (text == "peer") return FairShare::kPeer;
   if (text == "forwarded_for") return FairShare::kForwardedFor;
-  return absl::InvalidArgumentError(
-      absl::StrCat("\"", EscapedPrefix(text), "\" is not one of off, peer, forwarded_for"));
+  if (text == "client_header") return FairShare::kClientHeader;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "\"", EscapedPrefix(text), "\" is not one of off, peer, forwarded_for, client_header"));
+}
+
+const char* FairShareHeader(FairShare rule) {
+  switch (rule) {
+    case FairShare::kForwardedFor:
+      return "x-forwarded-for";
+    case FairShare::kClientHeader:
+      return "x-worldgen-client";
+    case FairShare::kOff:
+    case FairShare::kPeer:
+      break;
+  }
+  return nullptr;
 }
 
 std::string FairShareClient(FairShare rule, absl::FunctionRef<std::string()> peer,
-                            absl::string_view forwarded_for) {
+                            absl::string_view header) {
   if (rule == FairShare::kOff) return {};
+  absl::string_view named;
   if (rule == FairShare::kForwardedFor) {
     // A proxy appends the address it received the call from; the last one is the balancer's.
-    const absl::string_view last =
-        absl::StripAsciiWhitespace(forwarded_for.substr(forwarded_for.rfind(',') + 1));
-    if (!last.empty()) return std::string(last.substr(0, kMaxEchoedBytes));
+    named = absl::StripAsciiWhitespace(header.substr(header.rfind(',') + 1));
+  } else if (rule == FairShare::kClientHeader) {
+    named = absl::StripAsciiWhitespace(header);
   }
+  if (!named.empty()) return std::string(named.substr(0, kMaxClientNameBytes));
   const std::string name = peer();
-  return std::string(PeerHost(name).substr(0, kMaxEchoedBytes));
+  return std::string(PeerHost(name).substr(0, kMaxClientNameBytes));
 }
 
 }  // namespace worldgen

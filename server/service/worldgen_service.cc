@@ -122,10 +122,9 @@ std::string ClientOf(const ServiceOptions& options, const grpc::CallbackServerCo
     std::string grpc_peer = context.peer();
     return options.peer_name ? options.peer_name(grpc_peer, absl::Now()) : grpc_peer;
   };
+  const char* header = FairShareHeader(options.fair_share);
   return FairShareClient(options.fair_share, peer,
-                         options.fair_share == FairShare::kForwardedFor
-                             ? Header(context, "x-forwarded-for")
-                             : absl::string_view());
+                         header == nullptr ? absl::string_view() : Header(context, header));
 }
 
 // Latency, in-flight and call-log accounting of one call, from its start to its final status. The
@@ -138,9 +137,12 @@ class CallRecord {
         log_(deps.options.call_log),
         context_(context),
         method_(method),
-        start_(absl::Now()) {
+        start_(absl::Now()),
+        client_(ClientOf(deps.options, *context)) {
     metrics_->CallStarted();
   }
+  // Whom the call counts as for the scheduler's fair share (CallShape::client).
+  const std::string& client() const { return client_; }
   // What the request asked for, for the call log: its world once it parsed, its chunks or points
   // once it is valid. Set before the record is copied into the call's tasks.
   void set_world(absl::string_view world) { world_ = std::string(world); }
@@ -164,7 +166,8 @@ class CallRecord {
                                    .peer = peer,
                                    .forwarded_for = Header(*context_, "x-forwarded-for"),
                                    .request_id = Header(*context_, "x-request-id"),
-                                   .user_agent = Header(*context_, "user-agent")},
+                                   .user_agent = Header(*context_, "user-agent"),
+                                   .client = client_},
                     now);
     metrics_->RecordCallLogLine(written);
   }
@@ -177,6 +180,7 @@ class CallRecord {
   const grpc::CallbackServerContext* context_;
   absl::string_view method_;
   absl::Time start_;
+  std::string client_;
   std::string world_;
   int32_t items_ = 0;
 };
@@ -467,7 +471,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
                                   selection->vertical()->sections(), biome_count, options)
           : MaxEncodedChunkBytes(selection->size(), biome_count, options);
   shape.deadline = CallDeadline(*context);
-  shape.client = ClientOf(deps_.options, *context);
+  shape.client = record.client();
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
@@ -508,7 +512,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   shape.reply_bytes_per_task = MaxEncodedSampleBytes(
       request->points_size(), static_cast<int>((*world)->spec().biomes.size()), reply_options);
   shape.deadline = CallDeadline(*context);
-  shape.client = ClientOf(deps_.options, *context);
+  shape.client = record.client();
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
@@ -568,7 +572,7 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   shape.columns_per_task = std::max<int64_t>(1, static_cast<int64_t>(bound));
   shape.reply_bytes_per_task = MaxEncodedSamplingPointsBytes(static_cast<int64_t>(bound));
   shape.deadline = CallDeadline(*context);
-  shape.client = ClientOf(deps_.options, *context);
+  shape.client = record.client();
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));

@@ -11,9 +11,9 @@
 // overtaking). A stream's last reply is written together with its status (one gRPC operation).
 // Admission is decided for the whole call up front (CallScheduler::Admit: RESOURCE_EXHAUSTED at
 // once when the deadline cannot be met, or the reply budget or the queued work is full), each call
-// counted for its client (ServiceOptions::fair_share: the peer's address or the balancer's
-// X-Forwarded-For), between which interactive work is shared. A refusal,
-// and a background call the scheduler sheds for interactive ones, carries the scheduler's
+// counted for its client (ServiceOptions::fair_share: the peer's address, or what the balancer
+// names in X-Forwarded-For or x-worldgen-client), between which interactive work is shared. A
+// refusal, and a background call the scheduler sheds for interactive ones, carries the scheduler's
 // retry-after as the grpc-retry-pushback-ms trailer, which gRPC clients with a retry policy (and
 // worldgen::Client) wait for before trying again.
 // - GenerateChunk: the stream's decisions (which chunk next, how many outstanding, when to finish)

@@ -18,6 +18,7 @@
 #include "client/worldgen_client.h"
 #include "tests/client/subprocess.h"
 #include "tests/e2e/e2e_paths.h"
+#include "tests/server/service_calls.h"
 #include "tests/support/call_log_lines.h"
 #include "tests/support/nginx_process.h"
 #include "tests/support/server_process.h"
@@ -52,7 +53,8 @@ class LoadBalancerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (int i = 0; i < 2; ++i) {
-      auto server = ServerProcess::Start();
+      // As the deployment runs them (docker/compose.yaml, docker/kubernetes/base).
+      auto server = ServerProcess::Start({"--fair_share=client_header"});
       ASSERT_TRUE(server.ok()) << server.status();
       replicas_.push_back(*std::move(server));
     }
@@ -68,6 +70,10 @@ class LoadBalancerTest : public ::testing::Test {
   }
   void TearDown() override {
     if (HasFailure() && nginx_) std::cerr << "nginx error log:\n" << nginx_->error_log();
+  }
+
+  std::vector<const ServerProcess*> Replicas() const {
+    return {replicas_[0].get(), replicas_[1].get()};
   }
 
   double ChunksGenerated(ServerProcess& replica) {
@@ -153,19 +159,11 @@ TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
   auto client = Client::Connect(nginx_->target(), options);
   ASSERT_TRUE(client.ok());
   EXPECT_EQ((*client)->GenerateChunk(1, 1).status().code(), absl::StatusCode::kNotFound);
-  std::vector<v1::CallLogLine> lines;
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (lines.empty() && absl::Now() < deadline) {
-    for (const auto& replica : replicas_) {
-      for (v1::CallLogLine& line : CallLogLines(replica->output())) {
-        if (line.world() == "nope") lines.push_back(std::move(line));
-      }
-    }
-    absl::SleepFor(absl::Milliseconds(20));
-  }
+  const std::vector<v1::CallLogLine> lines = AwaitCallLogLinesOfWorld(Replicas(), "nope", 1);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].code(), "NOT_FOUND");
   EXPECT_EQ(lines[0].forwarded_for(), "127.0.0.1");
+  EXPECT_EQ(lines[0].client(), "127.0.0.1");  // Without mutual TLS, the address alone.
   EXPECT_EQ(lines[0].request_id().size(), 32u) << lines[0].request_id();
   EXPECT_TRUE(absl::c_all_of(lines[0].request_id(), absl::ascii_isxdigit)) << lines[0].request_id();
   EXPECT_TRUE(absl::StartsWith(lines[0].user_agent(), "survival-eu-3 worldgen-client"))
@@ -190,6 +188,21 @@ TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
         absl::StrCat(R"("upstream":")", replica, R"(")")}) {
     EXPECT_TRUE(absl::StrContains(nginx_line, field)) << field << " in " << nginx_line;
   }
+}
+
+// The replicas' fair share trusts x-worldgen-client because nginx sets it: a game server that
+// sends its own (to get more than its share under other names) is named as nginx saw it.
+TEST_F(LoadBalancerTest, AGameServerCannotNameItselfToTheFairShare) {
+  std::unique_ptr<v1::WorldGen::Stub> stub = Connect(nginx_->target());
+  v1::GenerateChunkRequest request = ListRequest({{0, 0}});
+  request.set_world("spoofed");
+  EXPECT_EQ(GenerateAll(*stub, request, kCallTimeout,
+                        {{"x-worldgen-client", "203.0.113.99 CN=someone-else"}})
+                .status.error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  const std::vector<v1::CallLogLine> lines = AwaitCallLogLinesOfWorld(Replicas(), "spoofed", 1);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].client(), "127.0.0.1");
 }
 
 // nginx hashes the client's routing key: every call of one region reaches one replica; different

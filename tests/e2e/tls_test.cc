@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -19,6 +20,7 @@
 #include "client/worldgen_client.h"
 #include "tests/client/subprocess.h"
 #include "tests/e2e/e2e_paths.h"
+#include "tests/support/call_log_lines.h"
 #include "tests/support/nginx_process.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_certificates.h"
@@ -81,7 +83,8 @@ class TlsBalancerTest : public AuthorityTest {
     auto client = IssueCertificate(dir_->path(), "game-server", clients_ca_, "DNS:game-server");
     ASSERT_TRUE(client.ok()) << client.status();
     client_cert_ = *client;
-    auto replica = ServerProcess::Start();
+    // As the deployment runs the replicas (docker/compose.yaml, docker/kubernetes/base).
+    auto replica = ServerProcess::Start({"--fair_share=client_header"});
     ASSERT_TRUE(replica.ok()) << replica.status();
     replica_ = *std::move(replica);
   }
@@ -151,6 +154,32 @@ TEST_F(TlsBalancerTest, MutualTlsAdmitsOnlyClientsOfItsAuthority) {
   const absl::Status refused = DescribeThrough(nginx_->target(), TlsTrusting(ca_, *stranger));
   EXPECT_EQ(refused.code(), absl::StatusCode::kInternal) << refused;
   EXPECT_TRUE(absl::StrContains(refused.message(), "400")) << refused;
+}
+
+// Game servers on one host (one address) that hold certificates of their own are clients of their
+// own for the replicas' fair share: nginx names each by its address and its verified certificate's
+// subject (x-worldgen-client), which the replica's call log shows as the call's client.
+TEST_F(TlsBalancerTest, GameServersWithCertificatesOfTheirOwnAreToldApart) {
+  StartNginx(/*mutual=*/true);
+  auto second = IssueCertificate(dir_->path(), "game-server-2", clients_ca_, "DNS:game-server-2");
+  ASSERT_TRUE(second.ok()) << second.status();
+  for (const auto& [world, certificate] :
+       {std::pair{"fair-1", client_cert_}, std::pair{"fair-2", *second}}) {
+    ClientOptions options;
+    options.tls = TlsTrusting(ca_, certificate);
+    options.world = world;
+    options.max_retries = 0;
+    auto client = Client::Connect(nginx_->target(), options);
+    ASSERT_TRUE(client.ok()) << client.status();
+    EXPECT_EQ((*client)->GenerateChunk(1, 1).status().code(), absl::StatusCode::kNotFound);
+  }
+  for (const auto& [world, client] : {std::pair{"fair-1", "127.0.0.1 CN=game-server"},
+                                      std::pair{"fair-2", "127.0.0.1 CN=game-server-2"}}) {
+    const std::vector<v1::CallLogLine> lines = AwaitCallLogLinesOfWorld({replica_.get()}, world, 1);
+    ASSERT_EQ(lines.size(), 1u) << world << "\n" << replica_->output();
+    EXPECT_EQ(lines[0].client(), client);
+    EXPECT_EQ(lines[0].forwarded_for(), "127.0.0.1");
+  }
 }
 
 // A client certificate renewed in its files (as cert-manager renews a mounted Secret) is used

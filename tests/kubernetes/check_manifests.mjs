@@ -293,22 +293,25 @@ function ruleProblems(objects, alertsYaml) {
       }
     }
   }
-  // --fair_share=forwarded_for trusts the last X-Forwarded-For entry, which the balancer appends:
-  // a NetworkPolicy must isolate the server's pods, and every ingress rule that opens their gRPC
+  // --fair_share=forwarded_for trusts the last X-Forwarded-For entry, which the balancer appends,
+  // and client_header the x-worldgen-client header, which it sets: a NetworkPolicy must isolate
+  // the server's pods, and every ingress rule that opens their gRPC
   // port (or all ports) must admit the balancer's pods alone (a Deployment following the server
   // through WORLDGEN_UPSTREAM_DNS).
+  const trusted = { forwarded_for: "X-Forwarded-For", client_header: "x-worldgen-client" };
   const balancers = deployments.filter((d) => d.spec.template.spec.containers
     .some((c) => (c.env || []).some((e) => e.name === "WORLDGEN_UPSTREAM_DNS")));
   for (const d of deployments) {
     const c = d.spec.template.spec.containers.find((x) => /worldgen-server|\/server/.test(x.image));
-    if (!c || flags(c).fair_share !== "forwarded_for") continue;
+    if (!c || !(flags(c).fair_share in trusted)) continue;
+    const fairShare = flags(c).fair_share;
     const labels = d.spec.template.metadata.labels;
     const grpcPort = Number(flags(c).port);
     const policies = of("NetworkPolicy").filter((n) => matches(n.spec.podSelector.matchLabels ?? {},
       labels) && (n.spec.policyTypes ?? ["Ingress"]).includes("Ingress"));
     if (policies.length === 0) {
-      p(d, "--fair_share=forwarded_for needs a NetworkPolicy that lets only the balancer reach " +
-        "the gRPC port (a client reaching a replica could name itself in X-Forwarded-For)");
+      p(d, `--fair_share=${fairShare} needs a NetworkPolicy that lets only the balancer reach ` +
+        `the gRPC port (a client reaching a replica could name itself in ${trusted[fairShare]})`);
       continue;
     }
     for (const n of policies) {
@@ -324,7 +327,7 @@ function ruleProblems(objects, alertsYaml) {
         });
         if (!onlyBalancer) {
           p(n, `an ingress rule admits gRPC to ${describe(d)}'s pods from others than the ` +
-            "balancer, whose X-Forwarded-For --fair_share=forwarded_for trusts");
+            `balancer, whose ${trusted[fairShare]} --fair_share=${fairShare} trusts`);
         }
       }
     }
@@ -434,12 +437,17 @@ function mutations(objects) {
       (os) => { container(os).args = container(os).args.filter((a) => !a.startsWith("--port=")); },
       "--port"],
     ["misspelt field", (os) => { server(os).spec.replicaz = 2; }, "replicaz"],
-    ["replicas' gRPC port open to the cluster under --fair_share=forwarded_for", (os) => {
+    ["replicas' gRPC port open to the cluster under --fair_share=client_header", (os) => {
       os.find((o) => o.kind === "NetworkPolicy").spec.ingress.push({ ports: [{ port: "grpc" }] });
     }, "admits gRPC"],
-    ["no NetworkPolicy under --fair_share=forwarded_for", (os) => {
+    ["no NetworkPolicy under --fair_share=client_header", (os) => {
       os.splice(os.findIndex((o) => o.kind === "NetworkPolicy"), 1);
     }, "needs a NetworkPolicy"],
+    ["no NetworkPolicy under --fair_share=forwarded_for", (os) => {
+      const args = container(os).args;
+      args[args.indexOf("--fair_share=client_header")] = "--fair_share=forwarded_for";
+      os.splice(os.findIndex((o) => o.kind === "NetworkPolicy"), 1);
+    }, "name itself in X-Forwarded-For"],
     ["port as a string", (os) => { container(os).ports[0].containerPort = "grpc"; }, "schema"],
     ["Service selecting nothing",
       (os) => { os.find((o) => o.kind === "Service").spec.selector = { app: "nothing" }; },

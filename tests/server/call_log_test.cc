@@ -37,7 +37,8 @@ CallLog::Entry Refusal() {
                         .peer = "ipv4:10.0.3.7:41822",
                         .forwarded_for = "192.0.2.44",
                         .request_id = "5f0e6d2ab1c94b1d8c1f4f6e1e7a9b20",
-                        .user_agent = "survival-eu-3 worldgen-client grpc-c++/1.51.1"};
+                        .user_agent = "survival-eu-3 worldgen-client grpc-c++/1.51.1",
+                        .client = "192.0.2.44"};
 }
 
 TEST(CallLogTest, ParsesItsLevelsAndNamesTheChoicesOtherwise) {
@@ -94,6 +95,7 @@ TEST(CallLogTest, ALineHoldsEveryFieldInOneJsonObject) {
   EXPECT_EQ(parsed[0].forwarded_for(), "192.0.2.44");
   EXPECT_EQ(parsed[0].request_id(), "5f0e6d2ab1c94b1d8c1f4f6e1e7a9b20");
   EXPECT_EQ(parsed[0].user_agent(), "survival-eu-3 worldgen-client grpc-c++/1.51.1");
+  EXPECT_EQ(parsed[0].client(), "192.0.2.44");
   EXPECT_EQ(parsed[0].suppressed(), 7);
 
   // An OK call leaves out what it does not have.
@@ -121,6 +123,14 @@ TEST(CallLogTest, ClientInputIsEscapedAndCutSoALineStaysOneShortLine) {
   EXPECT_EQ(parsed[0].user_agent(), "bot\\r\\n{\\\"code\\\":\\\"OK\\\"}");
   EXPECT_EQ(parsed[0].forwarded_for(), "\\xff\\xfe");
   EXPECT_EQ(parsed[0].message(), "bad \\xc3") << line;
+  // The fair share's client is cut where the scheduler cuts it, not at kMaxEchoedBytes: the log
+  // tells apart the game servers the scheduler does.
+  const std::string subject = absl::StrCat("10.0.9.21 CN=", std::string(60, 'g'), "-2\n");
+  entry.client = subject;
+  const std::vector<v1::CallLogLine> named =
+      CallLogLines(CallLog::Format(entry, absl::UnixEpoch(), 0));
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].client(), absl::StrCat("10.0.9.21 CN=", std::string(60, 'g'), "-2\\n"));
   EXPECT_EQ(EscapedPrefix(std::string(kMaxEchoedBytes, 'x')), std::string(kMaxEchoedBytes, 'x'));
 }
 

@@ -448,6 +448,8 @@ TEST(WorldGenServerProcessTest, TheCallLogNamesEachFailedCallsOutcomeWorldAndCli
   EXPECT_THAT(lines[0].user_agent(), HasSubstr("grpc-c++/"));
   // The client's address, which gRPC itself names by the listener's descriptor.
   EXPECT_THAT(lines[0].peer(), ::testing::StartsWith("ipv4:127.0.0.1:"));
+  // --fair_share=peer (the default): the client is the peer's address, not the header's.
+  EXPECT_EQ(lines[0].client(), "127.0.0.1");
   EXPECT_EQ(lines[0].items(), 0) << "refused before its chunks were counted";
   EXPECT_EQ(lines[1].method(), "SampleWeights");
   EXPECT_EQ(lines[1].code(), "INVALID_ARGUMENT");

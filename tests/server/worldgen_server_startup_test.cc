@@ -161,7 +161,8 @@ TEST_F(WorldGenServerStartupTest, BadCallLogAndFairShareFlagsExitWithCodeTwoAndA
   const std::pair<const char*, const char*> cases[] = {
       {"--call_log=verbose", "--call_log: \"verbose\" is not a call log level: off, errors or all"},
       {"--call_log_slow_ms=-1", "--call_log_slow_ms = -1 must be >= 0"},
-      {"--fair_share=ip", "--fair_share: \"ip\" is not one of off, peer, forwarded_for"},
+      {"--fair_share=ip",
+       "--fair_share: \"ip\" is not one of off, peer, forwarded_for, client_header"},
       {"--call_log_lines_per_second=0", "--call_log_lines_per_second = 0 must be at least 1"}};
   for (const auto& [flag, message] : cases) {
     ServerExit exit = Run({flag});

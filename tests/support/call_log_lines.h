@@ -4,6 +4,7 @@
 #define WORLDGEN_TESTS_SUPPORT_CALL_LOG_LINES_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -41,6 +42,25 @@ inline std::vector<v1::CallLogLine> AwaitCallLogLines(const ServerProcess& serve
     lines = CallLogLines(server.output());
   }
   return lines;
+}
+
+// The call-log lines of every server in `servers` for calls naming `world`, once there are at least
+// `count` (or after 10 s, then fewer): the lines of a test's own calls among the replicas behind a
+// balancer, which picks the replica.
+inline std::vector<v1::CallLogLine> AwaitCallLogLinesOfWorld(
+    const std::vector<const ServerProcess*>& servers, absl::string_view world, size_t count) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  std::vector<v1::CallLogLine> lines;
+  while (true) {
+    for (const ServerProcess* server : servers) {
+      for (v1::CallLogLine& line : CallLogLines(server->output())) {
+        if (line.world() == world) lines.push_back(std::move(line));
+      }
+    }
+    if (lines.size() >= count || absl::Now() >= deadline) return lines;
+    lines.clear();
+    absl::SleepFor(absl::Milliseconds(20));
+  }
 }
 
 }  // namespace worldgen::testing
