@@ -32,6 +32,12 @@ std::string Millis(absl::Duration d) {
   return absl::StrFormat("%.1f ms", absl::ToDoubleMilliseconds(d));
 }
 
+// Why a background call was shed (its status's message).
+constexpr absl::string_view kShedForInteractive = "to serve interactive calls first";
+constexpr absl::string_view kShedForFairShare =
+    "as its client holds more than its fair share of the queue and another client's call needed "
+    "room";
+
 int64_t WholeMillisUp(absl::Duration d) {
   return std::max<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(d, absl::Milliseconds(1))), 1);
 }
@@ -102,18 +108,18 @@ int64_t CallScheduler::PointColumnsLocked(const CallShape& shape) const {
          (volume > 0 ? UnitColumnsLocked(volume, seconds_per_volume_point_) : 0);
 }
 
-int64_t CallScheduler::InteractiveAheadLocked(const std::string& client, int64_t own) const {
-  const auto found = clients_.find(client);
-  const int64_t mine = own + (found == clients_.end() ? 0 : found->second.pending_columns);
-  // Every client's unstarted work, each at most `mine`: the client's own counts whole.
-  return own + interactive_shares_.SumOfMin(mine);
+int64_t CallScheduler::OthersShareLocked(const Shares& shares, int64_t own_pending, int64_t m) {
+  // The histogram holds the client's own amount too; min(own, m) is what it counts for it, exactly
+  // when it is alone in m's bucket (so one client's work is never counted twice).
+  return std::max<int64_t>(
+      shares.histogram.SumOfMin(m) - std::min(std::max<int64_t>(own_pending, 0), m), 0);
 }
 
-void CallScheduler::AddClientPendingLocked(Client& client, int64_t columns) {
-  interactive_shares_.Remove(client.pending_columns);
+void CallScheduler::AddClientPendingLocked(Shares& shares, Client& client, int64_t columns) {
+  shares.histogram.Remove(client.pending_columns);
   client.pending_columns += columns;
-  interactive_shares_.Add(client.pending_columns);
-  interactive_pending_columns_ += columns;
+  shares.histogram.Add(client.pending_columns);
+  shares.pending_columns += columns;
 }
 
 absl::Duration CallScheduler::EstimateLocked(int64_t columns) const {
@@ -146,71 +152,47 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
                                reply_limit),
                   kReplyMemoryRetry);
   }
-  // Unstarted work that counts against this call: for an interactive call, the interactive work
-  // that runs before its end (its client's, and the others' fair share of the turns meanwhile).
-  const int64_t queued = interactive ? InteractiveAheadLocked(shape.client, own) - own
-                                     : interactive_pending_columns_ + background_pending_columns_;
-  const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
-  if (WorkLocked(queued + own) > bound) {
-    return Refuse(
-        "queue_full",
-        absl::StrCat("blend queue is full: ", Millis(WorkLocked(queued)), " of blending queued",
-                     interactive ? " for interactive calls" : "", ", this call adds ",
-                     Millis(WorkLocked(own)), ", max_queue_seconds = ", options_.max_queue_seconds),
-        WorkLocked(queued + own) - bound);
-  }
   const OrderKey key{shape.deadline, next_admission_};
   if (interactive) {
+    // The interactive work that runs before its end: its client's, and the others' fair share of
+    // the turns meanwhile.
+    const auto mine = interactive_.clients.find(shape.client);
+    const int64_t mine_pending =
+        mine == interactive_.clients.end() ? 0 : mine->second.pending_columns;
+    const int64_t queued =
+        mine_pending + OthersShareLocked(interactive_, mine_pending, mine_pending + own);
+    const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
+    if (WorkLocked(queued + own) > bound) {
+      return Refuse("queue_full",
+                    absl::StrCat("blend queue is full: ", Millis(WorkLocked(queued)),
+                                 " of blending queued for interactive calls, this call adds ",
+                                 Millis(WorkLocked(own)),
+                                 ", max_queue_seconds = ", options_.max_queue_seconds),
+                    WorkLocked(queued + own) - bound);
+    }
     const absl::Time finish = now + EstimateLocked(queued + own);
     if (finish > shape.deadline) {
-      // Beside other clients, say how much of the work ahead is this client's own.
-      std::string share;
-      const auto mine = clients_.find(shape.client);
-      const int64_t mine_pending = mine == clients_.end() ? 0 : mine->second.pending_columns;
-      const size_t others = clients_.size() - (mine == clients_.end() ? 0 : 1);
-      if (others > 0) {
-        share = absl::StrCat("; ", others + 1,
-                             " clients share the server, this client's own queued work is ",
-                             Millis(WorkLocked(mine_pending)));
-      }
-      return Refuse("deadline",
-                    absl::StrCat("server cannot finish this call before its deadline (estimated ",
-                                 Millis(finish - now), " with headroom, deadline in ",
-                                 Millis(shape.deadline - now), share, ")"),
-                    WorkLocked(queued));
+      return Refuse(
+          "deadline",
+          absl::StrCat(
+              "server cannot finish this call before its deadline (estimated ",
+              Millis(finish - now), " with headroom, deadline in ", Millis(shape.deadline - now),
+              ShareClauseLocked(interactive_, mine_pending, mine != interactive_.clients.end()),
+              ")"),
+          WorkLocked(queued));
     }
   } else {
-    // Work of background calls with a later deadline than this one (they would run after it).
-    int64_t later = 0;
-    for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
-      later += it->second->tasks_unstarted_ * it->second->columns_per_task_;
-    }
-    const int64_t ahead = interactive_pending_columns_ + background_pending_columns_ - later;
-    int64_t cumulative = ahead + own;
-    const absl::Time finish = now + EstimateLocked(cumulative);
-    if (finish > shape.deadline) {
-      return Refuse("deadline",
-                    absl::StrCat("server cannot finish this call before its deadline (estimated ",
-                                 Millis(finish - now), " with headroom for the ", cumulative,
-                                 " columns ahead of and in it, deadline in ",
-                                 Millis(shape.deadline - now), ")"),
-                    WorkLocked(ahead));
-    }
-    for (auto it = background_.upper_bound(key); it != background_.end(); ++it) {
-      const Call& other = *it->second;
-      cumulative += other.tasks_unstarted_ * other.columns_per_task_;
-      const absl::Time other_deadline = it->first.first;
-      // Refuse only if this call is what would make the other one late.
-      if (now + EstimateLocked(cumulative) > other_deadline &&
-          now + EstimateLocked(cumulative - own) <= other_deadline) {
-        return Refuse(
-            "deadline",
-            absl::StrCat(
-                "server cannot take this call without delaying an admitted call past its deadline "
-                "(estimated ",
-                Millis(EstimateLocked(own)), " of work)"),
-            WorkLocked(cumulative - own));
-      }
+    const auto mine = background_.clients.find(shape.client);
+    const int64_t mine_pending =
+        mine == background_.clients.end() ? 0 : mine->second.pending_columns;
+    while (true) {
+      const Client* late = nullptr;
+      absl::Status refused = AdmitBackgroundLocked(shape, key, own, now, &late);
+      if (refused.ok()) break;
+      // A call of a client holding more background work than this one's client would is shed
+      // rather than this call refused: the promise of a deadline holds within a fair share.
+      if (late == nullptr || late->pending_columns <= mine_pending + own) return refused;
+      ShedNewestLocked(background_.clients.at(late->name), kShedForFairShare);
     }
   }
   ++next_admission_;
@@ -219,19 +201,119 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   call->tasks_unstarted_ = tasks;
   call->order_ = key;
   reserved_reply_bytes_ += shape.reply_bytes_per_task;  // The floor.
-  if (interactive) {
-    auto [client, added] = clients_.try_emplace(shape.client);
-    if (added) client->second.name = shape.client;
-    ++client->second.calls;
-    AddClientPendingLocked(client->second, own);
-    call->client_ = &client->second;
-    ShedLocked();
-  } else {
-    background_pending_columns_ += own;
-    background_.emplace(key, call.get());
+  Shares& shares = SharesOf(*call);
+  auto [client, added] = shares.clients.try_emplace(shape.client);
+  if (added) client->second.name = shape.client;
+  ++client->second.calls;
+  AddClientPendingLocked(shares, client->second, own);
+  if (!interactive) {
+    client->second.by_deadline.emplace(key, call.get());
+    if (key.first != absl::InfiniteFuture()) background_deadlines_.insert(key.first);
   }
+  call->client_ = &client->second;
   calls_.insert(call.get());
+  ShedLocked(interactive ? kShedForInteractive : kShedForFairShare);
   return call;
+}
+
+std::string CallScheduler::ShareClauseLocked(const Shares& shares, int64_t mine_pending,
+                                             bool present) const {
+  const size_t others = shares.clients.size() - (present ? 1 : 0);
+  if (others == 0) return {};
+  return absl::StrCat("; ", others + 1,
+                      " clients share the server, this client's own queued work is ",
+                      Millis(WorkLocked(mine_pending)));
+}
+
+absl::Status CallScheduler::AdmitBackgroundLocked(const CallShape& shape, const OrderKey& key,
+                                                  int64_t own, absl::Time now,
+                                                  const Client** late) const {
+  const auto mine = background_.clients.find(shape.client);
+  const Client* const client = mine == background_.clients.end() ? nullptr : &mine->second;
+  const int64_t mine_pending = client == nullptr ? 0 : client->pending_columns;
+  const int64_t interactive = interactive_.pending_columns;
+  const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
+  // The queue bound: all interactive work, this client's background work and the others' share
+  // of the turns while it is done. Past the bound the others' excess is shed (ShedLocked).
+  const int64_t queued =
+      interactive + mine_pending + OthersShareLocked(background_, mine_pending, mine_pending + own);
+  if (WorkLocked(queued + own) > bound) {
+    return Refuse("queue_full",
+                  absl::StrCat("blend queue is full: ", Millis(WorkLocked(queued)),
+                               " of blending queued, this call adds ", Millis(WorkLocked(own)),
+                               ", max_queue_seconds = ", options_.max_queue_seconds,
+                               ShareClauseLocked(background_, mine_pending, client != nullptr)),
+                  WorkLocked(queued + own) - bound);
+  }
+  // This call's deadline: its client's background work due no later (that runs first), then the
+  // others' share of the turns, and all interactive work.
+  auto unstarted = [](const Call& call) { return call.tasks_unstarted_ * call.columns_per_task_; };
+  int64_t mine_first = 0;
+  if (client != nullptr) {
+    for (auto it = client->by_deadline.begin(); it != client->by_deadline.lower_bound(key); ++it) {
+      mine_first += unstarted(*it->second);
+    }
+  }
+  const int64_t m = mine_first + own;
+  const int64_t ahead = interactive + mine_first + OthersShareLocked(background_, mine_pending, m);
+  const absl::Time finish = now + EstimateLocked(ahead + own);
+  if (finish > shape.deadline) {
+    return Refuse(
+        "deadline",
+        absl::StrCat("server cannot finish this call before its deadline (estimated ",
+                     Millis(finish - now), " with headroom for the ", ahead + own,
+                     " columns ahead of and in it, deadline in ", Millis(shape.deadline - now),
+                     ShareClauseLocked(background_, mine_pending, client != nullptr), ")"),
+        WorkLocked(ahead));
+  }
+  // Every admitted background call with a deadline, by the same count before and after this one:
+  // refuse only if this call is what would make one late. None ends later than all unstarted work
+  // and this call's: when that is done before the earliest deadline, none can be made late.
+  const int64_t everything = interactive + background_.pending_columns + own;
+  if (background_deadlines_.empty() ||
+      now + EstimateLocked(everything) <= *background_deadlines_.begin()) {
+    return absl::OkStatus();
+  }
+  // Clients of background work, with this call's.
+  const int64_t clients =
+      static_cast<int64_t>(background_.clients.size()) + (client == nullptr ? 1 : 0);
+  for (const auto& [name, other] : background_.clients) {
+    const bool same = &other == client;
+    int64_t theirs = 0;  // `other`'s work up to and including the call
+    for (const auto& [other_key, call] : other.by_deadline) {
+      if (other_key.first == absl::InfiniteFuture()) break;  // No deadline: never late.
+      theirs += unstarted(*call);
+      if (same && other_key < key) continue;          // Runs before this call, as before.
+      if (!same && theirs <= mine_pending) continue;  // Its share of this client's: unchanged.
+      // Late only if the most that may run before its end is: the others' work, each at most
+      // its own (with this call's, for this call's client).
+      const int64_t others_at_most = std::min(everything - interactive - other.pending_columns,
+                                              (clients - 1) * (same ? theirs + own : theirs));
+      if (now + EstimateLocked(interactive + theirs + (same ? own : 0) + others_at_most) <=
+          other_key.first) {
+        continue;
+      }
+      const int64_t before =
+          interactive + theirs + OthersShareLocked(background_, other.pending_columns, theirs);
+      // The same client: this call runs first. Another: it takes a share of up to `theirs`.
+      const int64_t after =
+          same ? interactive + theirs + own +
+                     OthersShareLocked(background_, other.pending_columns, theirs + own)
+               : before - std::min(mine_pending, theirs) + std::min(mine_pending + own, theirs);
+      if (now + EstimateLocked(after) > other_key.first &&
+          now + EstimateLocked(before) <= other_key.first) {
+        if (!same) *late = &other;
+        return Refuse(
+            "deadline",
+            absl::StrCat(
+                "server cannot take this call without delaying an admitted call past its deadline "
+                "(estimated ",
+                Millis(EstimateLocked(own)), " of work)"),
+            WorkLocked(before));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 int64_t CallScheduler::BackgroundReplyLimit() const {
@@ -239,30 +321,43 @@ int64_t CallScheduler::BackgroundReplyLimit() const {
                               (1 - options_.interactive_reply_share));
 }
 
-void CallScheduler::ShedLocked() {
+void CallScheduler::ShedLocked(absl::string_view why) {
   const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
-  while (WorkLocked(interactive_pending_columns_ + background_pending_columns_) > bound) {
-    Call* newest = nullptr;
-    for (const auto& [key, call] : background_) {
-      if (call->tasks_unstarted_ > 0 && (newest == nullptr || key.second > newest->order_.second)) {
-        newest = call;
+  while (WorkLocked(interactive_.pending_columns + background_.pending_columns) > bound) {
+    // The client with the most unstarted background work.
+    Client* largest = nullptr;
+    for (auto& [name, client] : background_.clients) {
+      if (client.pending_columns > 0 &&
+          (largest == nullptr || client.pending_columns > largest->pending_columns)) {
+        largest = &client;
       }
     }
-    if (newest == nullptr) return;
-    const int64_t dropped = newest->tasks_unstarted_ * newest->columns_per_task_;
-    background_pending_columns_ -= dropped;
-    newest->tasks_unstarted_ = 0;
-    newest->shed_status_ = Refuse(
-        "",
-        absl::StrCat("server overloaded: this background call was shed with ", dropped,
-                     " columns not started, "
-                     "to serve interactive calls first (",
-                     Millis(WorkLocked(interactive_pending_columns_ + background_pending_columns_)),
-                     " of blending still queued)"),
-        WorkLocked(interactive_pending_columns_ + background_pending_columns_));
-    newest->shed_.store(true, std::memory_order_release);
-    ++shed_calls_;
+    if (largest == nullptr) return;
+    ShedNewestLocked(*largest, why);
   }
+}
+
+void CallScheduler::ShedNewestLocked(Client& client, absl::string_view why) {
+  Call* newest = nullptr;
+  for (const auto& [key, call] : client.by_deadline) {
+    if (call->tasks_unstarted_ > 0 && (newest == nullptr || key.second > newest->order_.second)) {
+      newest = call;
+    }
+  }
+  if (newest == nullptr) return;
+  const int64_t dropped = newest->tasks_unstarted_ * newest->columns_per_task_;
+  AddClientPendingLocked(background_, client, -dropped);
+  newest->tasks_unstarted_ = 0;
+  const absl::Duration queued =
+      WorkLocked(interactive_.pending_columns + background_.pending_columns);
+  newest->shed_status_ =
+      Refuse("",
+             absl::StrCat("server overloaded: this background call was shed with ", dropped,
+                          " columns not started, ", why, " (", Millis(queued),
+                          " of blending still queued)"),
+             queued);
+  newest->shed_.store(true, std::memory_order_release);
+  ++shed_calls_;
 }
 
 int64_t CallScheduler::HeldReplyBytes(const Call& call) {
@@ -273,20 +368,26 @@ void CallScheduler::RemoveCallLocked(Call* call) {
   queued_tasks_ -= static_cast<int64_t>(call->lane_.size());
   const int64_t unstarted = call->tasks_unstarted_ * call->columns_per_task_;
   reserved_reply_bytes_ -= HeldReplyBytes(*call);
-  if (call->class_ == CallClass::kInteractive) {
-    if (Client* client = call->client_; client != nullptr) {  // Null: refused at admission.
-      AddClientPendingLocked(*client, -unstarted);
+  if (Client* client = call->client_; client != nullptr) {  // Null: refused at admission.
+    Shares& shares = SharesOf(*call);
+    AddClientPendingLocked(shares, *client, -unstarted);
+    bool left_turns = false;  // Its client has no queued task any more.
+    if (call->class_ == CallClass::kInteractive) {
       auto it = std::find(client->runnable.begin(), client->runnable.end(), call);
       if (it != client->runnable.end()) {
         client->runnable.erase(it);
-        if (client->runnable.empty()) interactive_runnable_.erase(client->turn);
+        left_turns = client->runnable.empty();
       }
-      if (--client->calls == 0) clients_.erase(client->name);
+    } else {
+      client->by_deadline.erase(call->order_);
+      if (const auto it = background_deadlines_.find(call->order_.first);
+          it != background_deadlines_.end()) {
+        background_deadlines_.erase(it);
+      }
+      left_turns = client->queued.erase(call->order_) > 0 && client->queued.empty();
     }
-  } else {
-    background_pending_columns_ -= unstarted;
-    background_.erase(call->order_);
-    background_runnable_.erase(call->order_);
+    if (left_turns) shares.turns.erase(client->turn);
+    if (--client->calls == 0) shares.clients.erase(client->name);
   }
   calls_.erase(call);
 }
@@ -336,7 +437,7 @@ CallScheduler::Stats CallScheduler::stats() const {
   Stats stats;
   stats.calls = static_cast<int64_t>(calls_.size());
   stats.queued_tasks = queued_tasks_;
-  stats.pending_columns = interactive_pending_columns_ + background_pending_columns_;
+  stats.pending_columns = interactive_.pending_columns + background_.pending_columns;
   stats.reserved_reply_bytes = reserved_reply_bytes_;
   stats.seconds_per_column = seconds_per_column_;
   stats.seconds_per_point = seconds_per_point_;
@@ -344,7 +445,8 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.seconds_per_cell = seconds_per_cell_;
   stats.queued_seconds = absl::ToDoubleSeconds(WorkLocked(stats.pending_columns));
   stats.shed_calls = shed_calls_;
-  stats.interactive_clients = static_cast<int64_t>(clients_.size());
+  stats.interactive_clients = static_cast<int64_t>(interactive_.clients.size());
+  stats.background_clients = static_cast<int64_t>(background_.clients.size());
   stats.threads = pool_->threads();
   return stats;
 }
@@ -363,33 +465,33 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
       ++deferred_tokens_;
       return;
     }
-    Call* call = nullptr;
     const bool interactive_turn =
-        !interactive_runnable_.empty() &&
-        (background_runnable_.empty() || interactive_picks_in_a_row_ < kBackgroundTurn - 1);
-    Client* client = nullptr;
+        !interactive_.turns.empty() &&
+        (background_.turns.empty() || interactive_picks_in_a_row_ < kBackgroundTurn - 1);
+    Shares& shares = interactive_turn ? interactive_ : background_;
+    if (shares.turns.empty()) return;  // The token of a task dropped with its call.
+    Client* client = shares.turns.begin()->second;
+    shares.turns.erase(shares.turns.begin());
+    shares.clock = client->started_columns;
+    Call* call = nullptr;
     if (interactive_turn) {
-      client = interactive_runnable_.begin()->second;
-      interactive_runnable_.erase(interactive_runnable_.begin());
       call = client->runnable.front();
       client->runnable.pop_front();
-      interactive_clock_ = client->started_columns;
       ++interactive_picks_in_a_row_;
-    } else if (!background_runnable_.empty()) {
-      call = background_.at(*background_runnable_.begin());
-      interactive_picks_in_a_row_ = 0;
     } else {
-      return;  // The token of a task dropped with its call.
+      call = client->by_deadline.at(*client->queued.begin());
+      interactive_picks_in_a_row_ = 0;
     }
     absl::AnyInvocable<void()&&> task = std::move(call->lane_.front());
     call->lane_.pop_front();
     --queued_tasks_;
     StartedLocked(call);
-    if (client != nullptr) {
+    if (interactive_turn) {
       if (!call->lane_.empty()) client->runnable.push_back(call);
-      if (!client->runnable.empty()) QueueTurnLocked(*client);
-    } else if (call->lane_.empty()) {
-      background_runnable_.erase(call->order_);
+      if (!client->runnable.empty()) QueueTurnLocked(shares, *client);
+    } else {
+      if (call->lane_.empty()) client->queued.erase(call->order_);
+      if (!client->queued.empty()) QueueTurnLocked(shares, *client);
     }
     lock.unlock();
     std::move(task)();
@@ -403,29 +505,31 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
 
 void CallScheduler::StartedLocked(Call* call) {
   ++running_tasks_;
-  if (call->client_ != nullptr) call->client_->started_columns += call->columns_per_task_;
+  call->client_->started_columns += call->columns_per_task_;
   if (call->tasks_unstarted_ > 0) {
     --call->tasks_unstarted_;
-    if (call->client_ != nullptr) {
-      AddClientPendingLocked(*call->client_, -call->columns_per_task_);
-    } else {
-      background_pending_columns_ -= call->columns_per_task_;
-    }
+    AddClientPendingLocked(SharesOf(*call), *call->client_, -call->columns_per_task_);
   }
 }
 
-void CallScheduler::InteractiveRunnableLocked(Call* call) {
+void CallScheduler::RunnableLocked(Call* call) {
   Client& client = *call->client_;
-  client.runnable.push_back(call);
-  if (client.runnable.size() > 1) return;  // Already in the turns.
+  if (call->class_ == CallClass::kInteractive) {
+    client.runnable.push_back(call);
+    if (client.runnable.size() > 1) return;  // Already in the turns.
+  } else {
+    client.queued.insert(call->order_);
+    if (client.queued.size() > 1) return;
+  }
   // An idle client joins at the current turn: its idle time earns it no run of picks.
-  client.started_columns = std::max(client.started_columns, interactive_clock_);
-  QueueTurnLocked(client);
+  Shares& shares = SharesOf(*call);
+  client.started_columns = std::max(client.started_columns, shares.clock);
+  QueueTurnLocked(shares, client);
 }
 
-void CallScheduler::QueueTurnLocked(Client& client) {
+void CallScheduler::QueueTurnLocked(Shares& shares, Client& client) {
   client.turn = {client.started_columns, next_turn_++};
-  interactive_runnable_.emplace(client.turn, &client);
+  shares.turns.emplace(client.turn, &client);
 }
 
 CallScheduler::Call::~Call() {
@@ -468,13 +572,7 @@ void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
     lane_.push_back(std::move(task));
     ++scheduler->queued_tasks_;
     ++scheduler->pool_tokens_;
-    if (was_idle) {
-      if (class_ == CallClass::kInteractive) {
-        scheduler->InteractiveRunnableLocked(this);
-      } else {
-        scheduler->background_runnable_.insert(order_);
-      }
-    }
+    if (was_idle) scheduler->RunnableLocked(this);
   }
   scheduler->pool_->Submit([scheduler] { scheduler->RunNext(); });
 }

@@ -20,13 +20,14 @@
 // RESOURCE_EXHAUSTED, naming the reason and when to come back (RetryAfter), only when
 //   - "deadline": the work that would run before it plus its own would not finish before its
 //     deadline, within deadline_fill of the time left. For an interactive call that work is the
-//     interactive work already admitted, nothing else: it runs ahead of background work. For a
-//     background call it is all interactive work and the background calls due earlier; a background
-//     call is also refused if admitting it would push an admitted background call past its
-//     deadline;
+//     interactive work already admitted (its fair share of it, below), nothing else: it runs ahead
+//     of background work. For a background call it is all interactive work and the fair share of
+//     the background work (below); a background call is also refused if admitting it would push an
+//     admitted background call past its deadline;
 //   - "queue_full": the admitted, unstarted work would exceed max_queue_seconds of blending. For an
 //     interactive call only interactive work counts; background work past the bound is shed instead
-//     (below);
+//     (below). For a background call all interactive work counts, and the background work by its
+//     fair share;
 //   - "reply_memory": the reply bytes reserved would exceed the call's share of max_reply_bytes.
 //   Each
 //     call reserves one task's worst-case reply from admission to its end, so it can always
@@ -35,32 +36,37 @@
 // So an interactive call is refused only when interactive work alone is more than the server can do
 // in time; background work never makes it wait or be refused.
 //
-// Shedding: when admitting an interactive call takes the unstarted work of all calls past
-// max_queue_seconds, background calls are shed, newest admission first, until it fits (or none is
-// left). A shed call keeps what it has produced, starts no more tasks (its unstarted work no longer
-// counts), and its tasks learn of it through Call::shed() / ShedStatus(): RESOURCE_EXHAUSTED with a
-// time to come back, which the stream ends with.
+// Shedding: when admitting a call takes the unstarted work of all calls past max_queue_seconds,
+// background calls are shed until it fits (or none is left): the newest admission of the client
+// with the most unstarted background work first (with one client, the newest call first). A shed
+// call keeps what it has produced, starts no more tasks (its unstarted work no longer counts), and
+// its tasks learn of it through Call::shed() / ShedStatus(): RESOURCE_EXHAUSTED with a time to come
+// back, which the stream ends with.
 //
 // Fair share: every call names its client (CallShape::client: the game server that sent it, an
-// address; the service derives it, see --fair_share). Interactive work is shared between clients,
-// not calls: for an interactive call of client C whose own unstarted interactive work (with the
-// call's) is m, the work counted as running before its end is m plus, of every other client's
-// unstarted interactive work, at most m (what the turns below give the others meanwhile). So a
-// client flooding the server with interactive calls meets its deadlines and the queue bound alone,
-// and another client's call is admitted and run beside the flood. With one client (every call
-// naming the same, as behind a balancer with --fair_share=peer) this is the plain sum. The sum of
-// the others' shares comes from a ShareHistogram of the clients' work, in time that does not grow
-// with their number; it may count up to an eighth more of the work of clients whose own is within
-// an eighth of m (bench/scheduler_bench.cc).
+// address; the service derives it, see --fair_share). Each class's work is shared between clients,
+// not calls: for a call of client C whose own unstarted work of the call's class that runs up to
+// the call's end (with the call's) is m, the work of that class counted as running before its end
+// is m plus, of every other client's unstarted work of the class, at most m (what the turns below
+// give the others meanwhile). For an interactive call m is all of C's interactive work; for a
+// background call, C's background calls due no later than it (C's own run earliest deadline
+// first). So a client flooding the server meets its deadlines and the queue bound alone, and
+// another client's call is admitted and run beside the flood; a background flood past the queue
+// bound is shed from the flooding client's newest calls (above). With one client (every call
+// naming the same, as behind a balancer with --fair_share=peer) this is the plain sum, and
+// background calls are plain earliest deadline first. The sum of the others' shares comes from a
+// ShareHistogram of the clients' work, in time that does not grow with their number; it may count
+// up to an eighth more of the work of clients whose own is within an eighth of m
+// (bench/scheduler_bench.cc).
 //
-// Ordering: interactive calls take turns between clients by the columns each has had started (the
-// client that has had the fewest goes next; one that was idle joins at the current turn, with no
-// credit for its idle time), within a client call by call, task by task (round robin), and go
-// before background work,
+// Ordering: within each class, clients take turns by the columns each has had started (the client
+// that has had the fewest goes next; one that was idle joins at the current turn, with no credit
+// for its idle time). Within a client, interactive calls take turns call by call, task by task
+// (round robin), and background calls go earliest deadline first (ties: admission order), which is
+// what lets admission promise their deadlines. Interactive work goes before background work,
 // except that background work gets every kBackgroundTurn-th pick while any is waiting, so it never
-// starves. Background calls are served earliest deadline first (ties: admission order), which is
-// what lets admission promise their deadlines. So a one-chunk call never waits behind a 1024-chunk
-// stream, and a big stream keeps at least a quarter of the threads.
+// starves. So a one-chunk call never waits behind a 1024-chunk stream, a big stream keeps at least
+// a quarter of the threads, and one game server's bulk work does not queue another's behind it.
 //
 // Retry-after: every refusal (and a shed call's status) carries the time after which the same call
 // would likely be admitted: the work ahead of it drained (deadline), the excess over the bound
@@ -101,6 +107,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/scheduling/blend_pool.h"
 #include "server/scheduling/share_histogram.h"
@@ -198,6 +205,7 @@ class CallScheduler {
     int threads = 0;                      // the pool's
     int64_t shed_calls = 0;               // background calls shed since start
     int64_t interactive_clients = 0;      // clients with an admitted interactive call
+    int64_t background_clients = 0;       // clients with an admitted background call
   };
   Stats stats() const;
   const Options& options() const { return options_; }
@@ -240,7 +248,7 @@ class CallScheduler {
     int64_t reservations_ = 0;     // outstanding TryReserveReply successes
     std::deque<absl::AnyInvocable<void() &&>> lane_;
     std::pair<absl::Time, uint64_t> order_;  // (deadline, admission number): EDF key
-    Client* client_ = nullptr;               // an interactive call's client
+    Client* client_ = nullptr;               // null only for a call refused at admission
     absl::Status shed_status_;
     std::atomic<bool> shed_{false};  // Written under scheduler_->mu_.
   };
@@ -250,25 +258,46 @@ class CallScheduler {
   // An interactive client's place in the turns: (columns it has had started, when it queued).
   using TurnKey = std::pair<int64_t, uint64_t>;
 
-  // Guarded by mu_.
+  // Guarded by mu_. The calls of one class (interactive or background) of one CallShape::client.
   struct Client {
     std::string name;
-    int64_t calls = 0;            // admitted interactive calls
-    int64_t pending_columns = 0;  // their unstarted work
-    int64_t started_columns = 0;  // columns of its tasks started, on the turns' clock
-    TurnKey turn;                 // its key in interactive_runnable_ while it has a queued task
-    std::deque<Call*> runnable;   // its calls with a queued task, in turn
+    int64_t calls = 0;                      // admitted calls
+    int64_t pending_columns = 0;            // their unstarted work
+    int64_t started_columns = 0;            // columns of its tasks started, on the turns' clock
+    TurnKey turn;                           // its key in Shares::turns while it has a queued task
+    std::deque<Call*> runnable;             // interactive: its calls with a queued task, in turn
+    std::map<OrderKey, Call*> by_deadline;  // background: its calls, earliest deadline first
+    std::set<OrderKey> queued;              // background: those with a queued task
+  };
+  // The clients of one class, and their turns.
+  struct Shares {
+    std::map<std::string, Client> clients;  // clients with an admitted call of the class
+    ShareHistogram histogram;               // their pending_columns
+    std::map<TurnKey, Client*> turns;       // clients with a queued task, the next to pick first
+    int64_t clock = 0;                      // started_columns of the client picked last
+    int64_t pending_columns = 0;            // all of the class's unstarted work
   };
 
-  // The work counted as running before the end of an interactive call of `client` that adds `own`
-  // columns (own included): see "Fair share" above.
-  int64_t InteractiveAheadLocked(const std::string& client, int64_t own) const;
-  // Adds `columns` (negative: removes) to a client's unstarted work, and to the interactive total.
-  void AddClientPendingLocked(Client& client, int64_t columns);
+  Shares& SharesOf(const Call& call) {
+    return call.class_ == CallClass::kInteractive ? interactive_ : background_;
+  }
+  // Of every client of `shares` but one whose unstarted work is `own_pending`, the sum of
+  // min(their unstarted work, m): what the turns give the others while that one gets m done.
+  static int64_t OthersShareLocked(const Shares& shares, int64_t own_pending, int64_t m);
+  // Adds `columns` (negative: removes) to a client's unstarted work, and to its class's total.
+  static void AddClientPendingLocked(Shares& shares, Client& client, int64_t columns);
   // Queues `call`, which has just got a queued task, for its client's turn.
-  void InteractiveRunnableLocked(Call* call);
-  // Puts a client with a queued task in the turns, keyed by the columns it has had started.
-  void QueueTurnLocked(Client& client);
+  void RunnableLocked(Call* call);
+  // Puts a client with a queued task in its class's turns, keyed by the columns it has had started.
+  void QueueTurnLocked(Shares& shares, Client& client);
+  // Beside other clients of the class, how many share it and how much of the work ahead is the
+  // refused call's client's own (`present`: it has admitted calls of the class); else empty.
+  std::string ShareClauseLocked(const Shares& shares, int64_t mine_pending, bool present) const;
+  // A background call's admission beyond the reply budget: the refusal, if it would miss its
+  // deadline or make an admitted background call miss its own, or the queue bound is full. When
+  // the call would make another client's call late, `*late` is that client.
+  absl::Status AdmitBackgroundLocked(const CallShape& shape, const OrderKey& key, int64_t own,
+                                     absl::Time now, const Client** late) const;
 
   // Runs the task the policy picks now (one pool token).
   void RunNext();
@@ -291,8 +320,11 @@ class CallScheduler {
   // feeds `estimate` (one of the members below, guarded by mu_; `measured` its first-sample flag).
   void RecordUnitCost(int64_t units, absl::Duration elapsed, double& estimate, bool& measured);
   absl::Duration EstimateLocked(int64_t columns) const;
-  // Sheds background calls, newest first, until all unstarted work fits max_queue_seconds.
-  void ShedLocked();
+  // Sheds background calls until all unstarted work fits max_queue_seconds: the newest of the
+  // client with the most unstarted background work first. `why` goes into their status.
+  void ShedLocked(absl::string_view why);
+  // Sheds the newest call of `client` that has unstarted work (none: nothing).
+  void ShedNewestLocked(Client& client, absl::string_view why);
 
   BlendPool* const pool_;
   Options options_;
@@ -308,8 +340,6 @@ class CallScheduler {
   int64_t pool_tokens_ = 0;
   std::condition_variable tokens_done_;
   int64_t reserved_reply_bytes_ = 0;
-  int64_t interactive_pending_columns_ = 0;
-  int64_t background_pending_columns_ = 0;
   double seconds_per_column_;
   bool cost_measured_ = false;
   double seconds_per_point_;
@@ -321,13 +351,9 @@ class CallScheduler {
   int interactive_picks_in_a_row_ = 0;
   int64_t shed_calls_ = 0;
   std::set<Call*> calls_;
-  std::map<OrderKey, Call*> background_;    // every admitted background call, EDF order
-  std::set<OrderKey> background_runnable_;  // background calls with a queued task
-  std::map<std::string, Client> clients_;   // clients with an admitted interactive call
-  ShareHistogram interactive_shares_;       // their pending_columns
-  // Clients with a queued interactive task, the next to pick first.
-  std::map<TurnKey, Client*> interactive_runnable_;
-  int64_t interactive_clock_ = 0;  // started_columns of the client picked last
+  Shares interactive_;
+  Shares background_;
+  std::multiset<absl::Time> background_deadlines_;  // of the background calls with one
   uint64_t next_turn_ = 0;
 };
 

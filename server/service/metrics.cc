@@ -70,7 +70,8 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     families.push_back(
         ScalarFamily("worldgen_shed_calls_total",
                      "Admitted background calls shed (ended RESOURCE_EXHAUSTED with a "
-                     "retry-after) to make room for interactive calls.",
+                     "retry-after) to make room for interactive calls, or for another "
+                     "client's fair share of the queue.",
                      MetricType::Counter, static_cast<double>(scheduled.shed_calls)));
     families.push_back(
         ScalarFamily("worldgen_blend_threads",
@@ -85,6 +86,11 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
                      "Clients (--fair_share) with an admitted interactive call: the ones "
                      "interactive work is shared between.",
                      MetricType::Gauge, static_cast<double>(scheduled.interactive_clients)));
+    families.push_back(
+        ScalarFamily("worldgen_background_clients",
+                     "Clients (--fair_share) with an admitted background call: the ones "
+                     "background work is shared between.",
+                     MetricType::Gauge, static_cast<double>(scheduled.background_clients)));
     families.push_back(ScalarFamily("worldgen_pending_columns",
                                     "Columns of admitted work not yet started.", MetricType::Gauge,
                                     static_cast<double>(scheduled.pending_columns)));

@@ -24,10 +24,12 @@
 //   worldgen_queue_depth (gauge): blend tasks waiting for a thread.
 //   worldgen_queued_work_seconds, _limit_seconds (gauges): admitted unstarted work, and
 //       --max_queue_seconds.
-//   worldgen_shed_calls_total (counter): background calls shed for interactive ones.
+//   worldgen_shed_calls_total (counter): background calls shed for interactive ones, or for another
+//       client's fair share.
 //   worldgen_blend_threads (gauge): the blend pool's threads (CPU budget).
 //   worldgen_admitted_calls (gauge): calls the scheduler holds.
 //   worldgen_interactive_clients (gauge): clients (--fair_share) with an admitted interactive call.
+//   worldgen_background_clients (gauge): clients (--fair_share) with an admitted background call.
 //   worldgen_pending_columns (gauge): admitted columns not yet started.
 //   worldgen_reply_bytes_reserved, _limit (gauges): reply memory reserved, and --max_reply_bytes.
 //   worldgen_estimated_seconds_per_{column,point,volume_point,cell} (gauges): admission's cost

@@ -268,6 +268,97 @@ TEST(CallSchedulerTest, BackgroundCallsRunEarliestDeadlineFirst) {
             (std::vector<std::string>{"early", "early", "late", "late", "none", "none"}));
 }
 
+// Background clients take turns by the columns they had started, as interactive ones do; within
+// a client, its calls run earliest deadline first.
+TEST(CallSchedulerTest, BackgroundClientsTakeTurnsAndEachRunsItsCallsEarliestDeadlineFirst) {
+  GatedScheduler gated(Options(1));
+  CallScheduler& scheduler = gated.scheduler();
+  auto a_late = *scheduler.Admit(ClientShape("a", 2, 10, kNow + absl::Hours(2)), kNow);
+  auto a_early = *scheduler.Admit(ClientShape("a", 2, 10, kNow + absl::Hours(1)), kNow);
+  auto b = *scheduler.Admit(ClientShape("b", 2, 10), kNow);
+  for (int i = 0; i < 2; ++i) gated.Queue(*a_late, "a-late");
+  for (int i = 0; i < 2; ++i) gated.Queue(*a_early, "a-early");
+  for (int i = 0; i < 2; ++i) gated.Queue(*b, "b");
+  EXPECT_EQ(scheduler.stats().background_clients, 3);  // With the gate's client.
+  EXPECT_EQ(gated.Drain(),
+            (std::vector<std::string>{"a-early", "b", "a-early", "b", "a-late", "a-late"}));
+}
+
+// A client whose background calls fill the server up to their deadlines does not keep another
+// client's bulk call out: that call counts the flood's work only up to its own, and the flood's
+// newest calls are shed to keep the deadlines promised, until both clients hold as much.
+TEST(CallSchedulerTest, ABackgroundFloodIsShedForAnotherClientsFairShare) {
+  BlendPool pool(1);
+  CallScheduler::Options options = Options(1);  // Every call below is background.
+  options.initial_seconds_per_column = 1e-3;    // One thread: 100 columns take 100 ms.
+  CallScheduler scheduler(&pool, options);
+  const absl::Time deadline = kNow + absl::Milliseconds(1000);
+  std::vector<std::unique_ptr<CallScheduler::Call>> flood;
+  for (int i = 0; i < 10; ++i) {
+    auto call = scheduler.Admit(ClientShape("a", 1, 100, deadline), kNow);
+    ASSERT_TRUE(call.ok()) << i << ": " << call.status();
+    flood.push_back(*std::move(call));
+  }
+  EXPECT_EQ(CallScheduler::RefusalReason(
+                scheduler.Admit(ClientShape("a", 1, 100, deadline), kNow).status()),
+            "deadline");
+  std::vector<std::unique_ptr<CallScheduler::Call>> other;
+  while (true) {
+    auto call = scheduler.Admit(ClientShape("b", 1, 100, deadline), kNow);
+    if (!call.ok()) {
+      EXPECT_EQ(CallScheduler::RefusalReason(call.status()), "deadline");
+      EXPECT_NE(call.status().message().find(
+                    "2 clients share the server, this client's own queued work is 500.0 ms"),
+                std::string::npos)
+          << call.status();
+      break;
+    }
+    other.push_back(*std::move(call));
+    ASSERT_LE(other.size(), 10u);
+  }
+  // Each of b's calls shed one of a's, newest first: 500 ms each.
+  EXPECT_EQ(other.size(), 5u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(flood[i]->shed(), i >= 5) << i;
+  const absl::Status shed = flood[9]->ShedStatus();
+  EXPECT_NE(shed.message().find("more than its fair share"), std::string::npos) << shed;
+  EXPECT_EQ(scheduler.stats().shed_calls, 5);
+  EXPECT_EQ(scheduler.stats().pending_columns, 1000);
+  // With one client, a call that would make an admitted one late is refused, not shed: 600 ms due
+  // in 700 fit, but a's last call would end at 1100.
+  other.clear();
+  auto late = scheduler.Admit(ClientShape("a", 6, 100, kNow + absl::Milliseconds(700)), kNow);
+  EXPECT_EQ(CallScheduler::RefusalReason(late.status()), "deadline");
+  EXPECT_NE(late.status().message().find("delaying an admitted call"), std::string::npos)
+      << late.status();
+}
+
+// The queue bound counts a background call's fair share too; past the bound, the client with the
+// most unstarted background work gives up its newest call, for a background call and for an
+// interactive one alike.
+TEST(CallSchedulerTest, TheQueueBoundShedsTheLargestBackgroundClientsNewestCall) {
+  BlendPool pool(1);
+  CallScheduler::Options options = Options(50);
+  options.initial_seconds_per_column = 1e-3;
+  options.max_queue_seconds = 0.5;
+  CallScheduler scheduler(&pool, options);
+  std::vector<std::unique_ptr<CallScheduler::Call>> flood;
+  for (int i = 0; i < 5; ++i) flood.push_back(*scheduler.Admit(ClientShape("a", 1, 100), kNow));
+  EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(ClientShape("a", 1, 100), kNow).status()),
+            "queue_full");
+  auto b = scheduler.Admit(ClientShape("b", 1, 100), kNow);  // 100 + 100 of 500 ms
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_TRUE(flood[4]->shed());
+  EXPECT_NE(flood[4]->ShedStatus().message().find("more than its fair share"), std::string::npos);
+  // b's is the newest background call, but a holds more: a's newest goes for an interactive call.
+  auto interactive = scheduler.Admit(ClientShape("c", 1, 50), kNow);
+  ASSERT_TRUE(interactive.ok()) << interactive.status();
+  EXPECT_TRUE(flood[3]->shed());
+  EXPECT_FALSE((*b)->shed());
+  EXPECT_NE(flood[3]->ShedStatus().message().find("to serve interactive calls first"),
+            std::string::npos);
+  EXPECT_EQ(scheduler.stats().shed_calls, 2);
+}
+
 TEST(CallSchedulerTest, RefusesAtOnceWhatCannotFinishBeforeItsDeadline) {
   BlendPool pool(2);
   CallScheduler::Options options = Options(100);
