@@ -78,8 +78,8 @@ ABSL_FLAG(
     "Most admitted, unstarted blending work, in seconds of the whole pool's time (chunks x "
     "chunk_size^2 columns x the measured cost per column / --blend_threads). A background call "
     "past it gets RESOURCE_EXHAUSTED with a retry-after; an interactive call is refused only "
-    "when interactive work alone passes it, and background calls are shed (newest first) to "
-    "make room for it");
+    "when interactive work alone passes it, and background calls are shed (the newest of the "
+    "game server with the most background work first) to make room for it");
 ABSL_FLAG(
     int64_t, max_reply_bytes, int64_t{256} << 20,
     "Bytes all calls together may hold for blended replies not yet sent (each outstanding chunk "
@@ -150,8 +150,9 @@ ABSL_FLAG(int32_t, call_log_lines_per_second, 100,
           "Most call-log lines written per second (bursts of as many); the lines over it are "
           "dropped and counted in the next line's `suppressed`");
 ABSL_FLAG(std::string, fair_share, "peer",
-          "Whom interactive work is shared fairly between (a game server flooding the server is "
-          "refused for its own queued work, not everyone's): peer (the connection's IP address), "
+          "Whom work is shared fairly between, interactive and background each (a game server "
+          "flooding the server is refused or shed for its own queued work, not everyone's): peer "
+          "(the connection's IP address), "
           "forwarded_for (the last address in X-Forwarded-For, the one a balancer in front saw), "
           "client_header (x-worldgen-client, which the deployment's nginx sets to the game "
           "server's address and, with mutual TLS, its certificate's subject), or off (calls, not "

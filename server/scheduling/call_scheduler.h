@@ -23,7 +23,8 @@
 //     interactive work already admitted (its fair share of it, below), nothing else: it runs ahead
 //     of background work. For a background call it is all interactive work and the fair share of
 //     the background work (below); a background call is also refused if admitting it would push an
-//     admitted background call past its deadline;
+//     admitted background call past its deadline, unless that call's client holds more background
+//     work than this call's client would: then that client's newest calls are shed instead;
 //   - "queue_full": the admitted, unstarted work would exceed max_queue_seconds of blending. For an
 //     interactive call only interactive work counts; background work past the bound is shed instead
 //     (below). For a background call all interactive work counts, and the background work by its
@@ -51,8 +52,9 @@
 // give the others meanwhile). For an interactive call m is all of C's interactive work; for a
 // background call, C's background calls due no later than it (C's own run earliest deadline
 // first). So a client flooding the server meets its deadlines and the queue bound alone, and
-// another client's call is admitted and run beside the flood; a background flood past the queue
-// bound is shed from the flooding client's newest calls (above). With one client (every call
+// another client's call is admitted and run beside the flood; a background flood that another
+// client's call would push past the queue bound or past its deadlines is shed from its newest
+// calls (above). With one client (every call
 // naming the same, as behind a balancer with --fair_share=peer) this is the plain sum, and
 // background calls are plain earliest deadline first. The sum of the others' shares comes from a
 // ShareHistogram of the clients' work, in time that does not grow with their number; it may count
@@ -255,7 +257,7 @@ class CallScheduler {
 
  private:
   using OrderKey = std::pair<absl::Time, uint64_t>;
-  // An interactive client's place in the turns: (columns it has had started, when it queued).
+  // A client's place in its class's turns: (columns it has had started, when it queued).
   using TurnKey = std::pair<int64_t, uint64_t>;
 
   // Guarded by mu_. The calls of one class (interactive or background) of one CallShape::client.

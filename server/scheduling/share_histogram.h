@@ -1,6 +1,6 @@
-// ShareHistogram: a multiset of positive amounts (the clients' unstarted interactive work, in
-// columns) that answers "the sum over all of min(amount, m)" in O(log) for the scheduler's fair
-// share (CallScheduler, "Fair share"), however many clients there are.
+// ShareHistogram: a multiset of positive amounts (the clients' unstarted work of one class of
+// calls, in columns) that answers "the sum over all of min(amount, m)" in O(log) for the
+// scheduler's fair share (CallScheduler, "Fair share"), however many clients there are.
 //
 //   ShareHistogram h;
 //   h.Add(1000); h.Add(100);

@@ -12,7 +12,7 @@
 // Admission is decided for the whole call up front (CallScheduler::Admit: RESOURCE_EXHAUSTED at
 // once when the deadline cannot be met, or the reply budget or the queued work is full), each call
 // counted for its client (ServiceOptions::fair_share: the peer's address, or what the balancer
-// names in X-Forwarded-For or x-worldgen-client), between which interactive work is shared. A
+// names in X-Forwarded-For or x-worldgen-client), between which work is shared. A
 // refusal, and a background call the scheduler sheds for interactive ones, carries the scheduler's
 // retry-after as the grpc-retry-pushback-ms trailer, which gRPC clients with a retry policy (and
 // worldgen::Client) wait for before trying again.
@@ -52,8 +52,8 @@ struct ServiceOptions {
   int stream_buffer_chunks = 16;                   // >= 1
   int64_t stream_buffer_bytes = int64_t{8} << 20;  // >= 1; see ChunkStreamPolicy::BufferChunks
   CallLog* call_log = nullptr;                     // Null: no call log. Must outlive the service.
-  FairShare fair_share = FairShare::kPeer;  // whom the scheduler shares interactive work between
-  CallLog::PeerName peer_name;              // the peer's address for gRPC's name; null: that name
+  FairShare fair_share = FairShare::kPeer;         // whom the scheduler shares work between
+  CallLog::PeerName peer_name;  // the peer's address for gRPC's name; null: that name
 };
 
 using RawWorldGenService = v1::WorldGen::WithRawCallbackMethod_GenerateChunk<

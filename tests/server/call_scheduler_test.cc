@@ -237,17 +237,28 @@ TEST(CallSchedulerTest, AFloodingClientIsRefusedWhileAnotherClientIsAdmitted) {
       << one.status();
 }
 
-// The queue bound counts the same fair share: a client past it is refused, another is not.
-TEST(CallSchedulerTest, TheQueueBoundCountsAClientsFairShare) {
-  BlendPool pool(1);
-  CallScheduler::Options options = Options(1000);
+// One thread at 1 ms per column and a 500 ms queue bound: 100 columns take 100 ms.
+CallScheduler::Options QueueBoundOptions(int64_t interactive_max_columns) {
+  CallScheduler::Options options = Options(interactive_max_columns);
   options.initial_seconds_per_column = 1e-3;
   options.max_queue_seconds = 0.5;
-  CallScheduler scheduler(&pool, options);
+  return options;
+}
+
+// Client "a" fills the queue bound with five calls of 100 columns; its sixth is refused.
+std::vector<std::unique_ptr<CallScheduler::Call>> FillTheQueueBound(CallScheduler& scheduler) {
   std::vector<std::unique_ptr<CallScheduler::Call>> flood;
   for (int i = 0; i < 5; ++i) flood.push_back(*scheduler.Admit(ClientShape("a", 1, 100), kNow));
   EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(ClientShape("a", 1, 100), kNow).status()),
             "queue_full");
+  return flood;
+}
+
+// The queue bound counts the same fair share: a client past it is refused, another is not.
+TEST(CallSchedulerTest, TheQueueBoundCountsAClientsFairShare) {
+  BlendPool pool(1);
+  CallScheduler scheduler(&pool, QueueBoundOptions(1000));
+  const std::vector<std::unique_ptr<CallScheduler::Call>> flood = FillTheQueueBound(scheduler);
   auto other = scheduler.Admit(ClientShape("b", 2, 100), kNow);
   EXPECT_TRUE(other.ok()) << other.status();  // 200 + 200 ms of 500
   EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(ClientShape("c", 3, 100), kNow).status()),
@@ -337,14 +348,8 @@ TEST(CallSchedulerTest, ABackgroundFloodIsShedForAnotherClientsFairShare) {
 // interactive one alike.
 TEST(CallSchedulerTest, TheQueueBoundShedsTheLargestBackgroundClientsNewestCall) {
   BlendPool pool(1);
-  CallScheduler::Options options = Options(50);
-  options.initial_seconds_per_column = 1e-3;
-  options.max_queue_seconds = 0.5;
-  CallScheduler scheduler(&pool, options);
-  std::vector<std::unique_ptr<CallScheduler::Call>> flood;
-  for (int i = 0; i < 5; ++i) flood.push_back(*scheduler.Admit(ClientShape("a", 1, 100), kNow));
-  EXPECT_EQ(CallScheduler::RefusalReason(scheduler.Admit(ClientShape("a", 1, 100), kNow).status()),
-            "queue_full");
+  CallScheduler scheduler(&pool, QueueBoundOptions(50));  // 100 columns are background.
+  const std::vector<std::unique_ptr<CallScheduler::Call>> flood = FillTheQueueBound(scheduler);
   auto b = scheduler.Admit(ClientShape("b", 1, 100), kNow);  // 100 + 100 of 500 ms
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_TRUE(flood[4]->shed());
