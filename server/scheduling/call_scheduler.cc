@@ -197,6 +197,7 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
   }
   ++next_admission_;
   call->columns_per_task_ = columns_per_task;
+  call->times_ = shape.times;
   call->reply_bytes_per_task_ = shape.reply_bytes_per_task;
   call->tasks_unstarted_ = tasks;
   call->order_ = key;
@@ -448,6 +449,8 @@ CallScheduler::Stats CallScheduler::stats() const {
   stats.interactive_clients = static_cast<int64_t>(interactive_.clients.size());
   stats.background_clients = static_cast<int64_t>(background_.clients.size());
   stats.threads = pool_->threads();
+  stats.interactive_waits = interactive_waits_;
+  stats.background_waits = background_waits_;
   return stats;
 }
 
@@ -482,10 +485,10 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
       call = client->by_deadline.at(*client->queued.begin());
       interactive_picks_in_a_row_ = 0;
     }
-    absl::AnyInvocable<void()&&> task = std::move(call->lane_.front());
+    Call::Queued queued = std::move(call->lane_.front());
     call->lane_.pop_front();
     --queued_tasks_;
-    StartedLocked(call);
+    StartedLocked(call, absl::Now() - queued.since);
     if (interactive_turn) {
       if (!call->lane_.empty()) client->runnable.push_back(call);
       if (!client->runnable.empty()) QueueTurnLocked(shares, *client);
@@ -494,7 +497,7 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
       if (!client->queued.empty()) QueueTurnLocked(shares, *client);
     }
     lock.unlock();
-    std::move(task)();
+    std::move(queued.task)();
     lock.lock();
     --running_tasks_;
     // A deferred token's task: run it on this thread now rather than hand it to another.
@@ -503,7 +506,15 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-void CallScheduler::StartedLocked(Call* call) {
+void CallScheduler::WaitHistogram::Add(absl::Duration waited) {
+  const double seconds = absl::ToDoubleSeconds(waited);
+  ++counts[std::lower_bound(kBounds.begin(), kBounds.end(), seconds) - kBounds.begin()];
+  sum_seconds += seconds;
+}
+
+void CallScheduler::StartedLocked(Call* call, absl::Duration waited) {
+  (call->class_ == CallClass::kInteractive ? interactive_waits_ : background_waits_).Add(waited);
+  if (call->times_ != nullptr) call->times_->AddQueued(waited);
   ++running_tasks_;
   call->client_->started_columns += call->columns_per_task_;
   if (call->tasks_unstarted_ > 0) {
@@ -566,10 +577,11 @@ void CallScheduler::Call::Submit(absl::AnyInvocable<void() &&> task) {
   // Read before the task is queued: from then on any pool thread's token may pick it, and the task
   // may end the call (a stream's last chunk), so `this` must not be touched after the unlock.
   CallScheduler* const scheduler = scheduler_;
+  const absl::Time now = absl::Now();
   {
     std::lock_guard<std::mutex> lock(scheduler->mu_);
     const bool was_idle = lane_.empty();
-    lane_.push_back(std::move(task));
+    lane_.push_back({std::move(task), now});
     ++scheduler->queued_tasks_;
     ++scheduler->pool_tokens_;
     if (was_idle) scheduler->RunnableLocked(this);
@@ -584,7 +596,7 @@ void CallScheduler::Call::SubmitOrRunHere(absl::AnyInvocable<void() &&> task) {
     std::lock_guard<std::mutex> lock(scheduler->mu_);
     run_here =
         scheduler->queued_tasks_ == 0 && scheduler->running_tasks_ < scheduler->pool_->threads();
-    if (run_here) scheduler->StartedLocked(this);
+    if (run_here) scheduler->StartedLocked(this, absl::ZeroDuration());
   }
   if (!run_here) {
     Submit(std::move(task));

@@ -87,6 +87,11 @@
 // be picked at once anyway, so the calling thread runs it itself, standing in for the idle pool
 // thread. Either way at most as many tasks run at once as the pool has threads.
 //
+// Waits: the scheduler measures how long each task waited for a thread, from Submit to its start,
+// per class (Stats::interactive_waits, background_waits) and per call (CallShape::times), so an
+// operator can tell a call that waited for a busy pool (add replicas) from one whose blending was
+// slow (a costly world) or one held up elsewhere (the network, a slow reader).
+//
 // Thread safety: all methods are safe for concurrent use. A Call must be destroyed only when none
 // of its tasks is queued (a queued task of a destroyed call is dropped unrun). The scheduler must
 // outlive its calls, and the pool must outlive the scheduler and keep running tasks until the
@@ -96,6 +101,7 @@
 #ifndef WORLDGEN_SERVER_SCHEDULING_CALL_SCHEDULER_H_
 #define WORLDGEN_SERVER_SCHEDULING_CALL_SCHEDULER_H_
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -116,6 +122,19 @@
 
 namespace worldgen {
 
+// Where one call's time went, summed over its tasks (which may run on several threads at once, so
+// the sums may exceed the call's duration): the scheduler adds each task's wait for a pool thread;
+// the service adds the time its tasks spent blending and encoding. Shared between the call's
+// record and its admission, so it outlives whichever ends first.
+struct CallTimes {
+  std::atomic<int64_t> queued_ns{0};
+  std::atomic<int64_t> blend_ns{0};
+  void AddQueued(absl::Duration d) { queued_ns.fetch_add(absl::ToInt64Nanoseconds(d)); }
+  void AddBlend(absl::Duration d) { blend_ns.fetch_add(absl::ToInt64Nanoseconds(d)); }
+  absl::Duration queued() const { return absl::Nanoseconds(queued_ns.load()); }
+  absl::Duration blend() const { return absl::Nanoseconds(blend_ns.load()); }
+};
+
 // What a call will ask of the pool.
 struct CallShape {
   int64_t tasks = 1;             // >= 1
@@ -134,6 +153,8 @@ struct CallShape {
   // Who asked: interactive work is shared fairly between clients (above). Any string; empty is a
   // client like any other.
   std::string client;
+  // Null, or where the scheduler adds each of the call's tasks' wait for a thread.
+  std::shared_ptr<CallTimes> times;
 };
 
 enum class CallClass { kInteractive, kBackground };
@@ -194,6 +215,19 @@ class CallScheduler {
   // The same for a task that blended `cells` 3D cells (CallShape::cells_per_task).
   void RecordCellCost(int64_t cells, absl::Duration elapsed);
 
+  // How long started tasks waited for a pool thread (from Submit to their start; 0 for a task that
+  // SubmitOrRunHere ran at once), counted per bucket: the histogram
+  // worldgen_queue_wait_seconds{class} of the metrics.
+  struct WaitHistogram {
+    // Upper bounds in seconds, 50 us to 10 s, roughly x2-2.5 apart; a last bucket holds the rest.
+    static constexpr std::array<double, 16> kBounds = {
+        0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+        0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5,   10};
+    std::array<int64_t, kBounds.size() + 1> counts{};  // per bucket, not cumulative
+    double sum_seconds = 0;
+    void Add(absl::Duration waited);
+  };
+
   struct Stats {
     int64_t calls = 0;            // admitted and not yet destroyed
     int64_t queued_tasks = 0;     // waiting for a thread
@@ -208,6 +242,8 @@ class CallScheduler {
     int64_t shed_calls = 0;               // background calls shed since start
     int64_t interactive_clients = 0;      // clients with an admitted interactive call
     int64_t background_clients = 0;       // clients with an admitted background call
+    WaitHistogram interactive_waits;      // tasks of interactive calls
+    WaitHistogram background_waits;       // tasks of background calls
   };
   Stats stats() const;
   const Options& options() const { return options_; }
@@ -248,7 +284,12 @@ class CallScheduler {
     int64_t reply_bytes_per_task_ = 0;
     int64_t tasks_unstarted_ = 0;  // declared tasks not yet picked
     int64_t reservations_ = 0;     // outstanding TryReserveReply successes
-    std::deque<absl::AnyInvocable<void() &&>> lane_;
+    struct Queued {
+      absl::AnyInvocable<void() &&> task;
+      absl::Time since;  // when it was submitted
+    };
+    std::deque<Queued> lane_;
+    std::shared_ptr<CallTimes> times_;       // CallShape::times
     std::pair<absl::Time, uint64_t> order_;  // (deadline, admission number): EDF key
     Client* client_ = nullptr;               // null only for a call refused at admission
     absl::Status shed_status_;
@@ -304,8 +345,9 @@ class CallScheduler {
   // Runs the task the policy picks now (one pool token).
   void RunNext();
   void RunNextLocked(std::unique_lock<std::mutex>& lock);
-  // Counts one task of `call` as started (no longer pending for admission's estimate).
-  void StartedLocked(Call* call);
+  // Counts one task of `call` as started (no longer pending for admission's estimate), after it
+  // waited `waited` for a thread.
+  void StartedLocked(Call* call, absl::Duration waited);
   // Reply bytes a call holds: its floor or its reservations, whichever is more.
   static int64_t HeldReplyBytes(const Call& call);
   void RemoveCallLocked(Call* call);
@@ -352,6 +394,8 @@ class CallScheduler {
   bool cell_cost_measured_ = false;
   int interactive_picks_in_a_row_ = 0;
   int64_t shed_calls_ = 0;
+  WaitHistogram interactive_waits_;
+  WaitHistogram background_waits_;
   std::set<Call*> calls_;
   Shares interactive_;
   Shares background_;

@@ -17,6 +17,12 @@
 #include "worldgen/v1/call_log.pb.h"
 
 namespace worldgen {
+namespace {
+
+// Milliseconds to the microsecond, as the line gives durations.
+double Millis(absl::Duration d) { return std::round(absl::ToDoubleMicroseconds(d)) / 1000; }
+
+}  // namespace
 
 std::string EscapedPrefix(absl::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return absl::CHexEscape(text);
@@ -97,7 +103,9 @@ std::string CallLog::Format(const Entry& entry, absl::Time now, int32_t suppress
   line.set_reason(std::string(entry.reason));
   line.set_world(EscapedPrefix(entry.world));
   line.set_items(entry.items);
-  line.set_duration_ms(std::round(absl::ToDoubleMicroseconds(entry.duration)) / 1000);
+  line.set_duration_ms(Millis(entry.duration));
+  line.set_queued_ms(Millis(entry.queued));
+  line.set_blend_ms(Millis(entry.blend));
   line.set_peer(EscapedPrefix(entry.peer));
   line.set_forwarded_for(EscapedPrefix(entry.forwarded_for));
   line.set_request_id(EscapedPrefix(entry.request_id));

@@ -57,6 +57,8 @@ class CallLog {
     absl::string_view world;
     int32_t items = 0;
     absl::Duration duration;
+    absl::Duration queued;  // its tasks' waits for a blend thread, summed (CallTimes)
+    absl::Duration blend;   // its tasks' blending and encoding, summed (CallTimes)
     absl::string_view peer;
     absl::string_view forwarded_for;
     absl::string_view request_id;

@@ -1,5 +1,7 @@
 #include "server/service/metrics.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +38,34 @@ prometheus::MetricFamily ScalarFamily(std::string name, std::string help,
     metric.gauge.value = value;
   }
   family.metric.push_back(std::move(metric));
+  return family;
+}
+
+// A histogram counted elsewhere (CallScheduler::WaitHistogram), one series per class.
+prometheus::MetricFamily WaitFamily(const CallScheduler::Stats& stats) {
+  using Waits = CallScheduler::WaitHistogram;
+  prometheus::MetricFamily family;
+  family.name = "worldgen_queue_wait_seconds";
+  family.help =
+      "Time blend tasks waited for a thread, from their submission to their start, by the class "
+      "of their call (interactive or background).";
+  family.type = prometheus::MetricType::Histogram;
+  for (const auto& [label, waits] :
+       {std::pair<const char*, const Waits*>{"interactive", &stats.interactive_waits},
+        {"background", &stats.background_waits}}) {
+    prometheus::ClientMetric metric;
+    metric.label.push_back({"class", label});
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < waits->counts.size(); ++i) {
+      cumulative += static_cast<uint64_t>(waits->counts[i]);
+      metric.histogram.bucket.push_back(
+          {cumulative, i < Waits::kBounds.size() ? Waits::kBounds[i]
+                                                 : std::numeric_limits<double>::infinity()});
+    }
+    metric.histogram.sample_count = cumulative;
+    metric.histogram.sample_sum = waits->sum_seconds;
+    family.metric.push_back(std::move(metric));
+  }
   return family;
 }
 
@@ -91,6 +121,7 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
                      "Clients (--fair_share) with an admitted background call: the ones "
                      "background work is shared between.",
                      MetricType::Gauge, static_cast<double>(scheduled.background_clients)));
+    families.push_back(WaitFamily(scheduled));
     families.push_back(ScalarFamily("worldgen_pending_columns",
                                     "Columns of admitted work not yet started.", MetricType::Gauge,
                                     static_cast<double>(scheduled.pending_columns)));

@@ -30,6 +30,8 @@
 //   worldgen_admitted_calls (gauge): calls the scheduler holds.
 //   worldgen_interactive_clients (gauge): clients (--fair_share) with an admitted interactive call.
 //   worldgen_background_clients (gauge): clients (--fair_share) with an admitted background call.
+//   worldgen_queue_wait_seconds{class} (histogram): how long blend tasks waited for a thread, by
+//       their call's class (interactive, background).
 //   worldgen_pending_columns (gauge): admitted columns not yet started.
 //   worldgen_reply_bytes_reserved, _limit (gauges): reply memory reserved, and --max_reply_bytes.
 //   worldgen_estimated_seconds_per_{column,point,volume_point,cell} (gauges): admission's cost

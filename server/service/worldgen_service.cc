@@ -138,11 +138,14 @@ class CallRecord {
         context_(context),
         method_(method),
         start_(absl::Now()),
-        client_(ClientOf(deps.options, *context)) {
+        client_(ClientOf(deps.options, *context)),
+        times_(std::make_shared<CallTimes>()) {
     metrics_->CallStarted();
   }
   // Whom the call counts as for the scheduler's fair share (CallShape::client).
   const std::string& client() const { return client_; }
+  // Where the call's time went (CallShape::times): its tasks' waits and their blending.
+  const std::shared_ptr<CallTimes>& times() const { return times_; }
   // What the request asked for, for the call log: its world once it parsed, its chunks or points
   // once it is valid. Set before the record is copied into the call's tasks.
   void set_world(absl::string_view world) { world_ = std::string(world); }
@@ -163,6 +166,8 @@ class CallRecord {
                                    .world = world_,
                                    .items = items_,
                                    .duration = duration,
+                                   .queued = times_->queued(),
+                                   .blend = times_->blend(),
                                    .peer = peer,
                                    .forwarded_for = Header(*context_, "x-forwarded-for"),
                                    .request_id = Header(*context_, "x-request-id"),
@@ -181,6 +186,7 @@ class CallRecord {
   absl::string_view method_;
   absl::Time start_;
   std::string client_;
+  std::shared_ptr<CallTimes> times_;
   std::string world_;
   int32_t items_ = 0;
 };
@@ -371,6 +377,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     auto bytes = std::make_shared<const std::string>(data.SerializeAsString());
     const absl::Duration elapsed = absl::Now() - start;
     deps_.metrics->RecordChunk(elapsed);
+    record_.times()->AddBlend(elapsed);
     if (vertical) {
       deps_.scheduler->RecordCellCost(ChunkCells(selection_), elapsed);
     } else {
@@ -472,6 +479,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
           : MaxEncodedChunkBytes(selection->size(), biome_count, options);
   shape.deadline = CallDeadline(*context);
   shape.client = record.client();
+  shape.times = record.times();
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
@@ -513,6 +521,7 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       request->points_size(), static_cast<int>((*world)->spec().biomes.size()), reply_options);
   shape.deadline = CallDeadline(*context);
   shape.client = record.client();
+  shape.times = record.times();
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
@@ -525,8 +534,10 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       return;
     }
     PointTimes times;
+    const absl::Time start = absl::Now();
     absl::StatusOr<v1::SampleWeightsResponse> response = SamplePoints(
         *world, *request, deps_.cache, [context] { return context->IsCancelled(); }, &times);
+    record.times()->AddBlend(absl::Now() - start);
     if (absl::IsCancelled(response.status())) {
       FinishUnary(reactor, record, AbandonedStatus(*context));
       return;
@@ -573,6 +584,7 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   shape.reply_bytes_per_task = MaxEncodedSamplingPointsBytes(static_cast<int64_t>(bound));
   shape.deadline = CallDeadline(*context);
   shape.client = record.client();
+  shape.times = record.times();
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
@@ -587,7 +599,9 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
       FinishUnary(reactor, record, AbandonedStatus(*context));
       return;
     }
+    const absl::Time start = absl::Now();
     SerializeReply(SamplingPointsReply(*world, box, deps_.cache), raw_response);
+    record.times()->AddBlend(absl::Now() - start);
     FinishUnary(reactor, record, grpc::Status::OK);
   };
   reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.

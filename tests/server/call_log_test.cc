@@ -105,6 +105,24 @@ TEST(CallLogTest, ALineHoldsEveryFieldInOneJsonObject) {
             "\"OK\",\"duration_ms\":0.038}\n");
 }
 
+TEST(CallLogTest, AServedCallsLineSaysWhereItsTimeWent) {
+  CallLog::Entry entry{.method = "GenerateChunk",
+                       .items = 4,
+                       .duration = absl::Microseconds(12500),
+                       .queued = absl::Microseconds(8250),
+                       .blend = absl::Nanoseconds(3100400)};
+  EXPECT_EQ(CallLog::Format(entry, absl::UnixEpoch(), 0),
+            "{\"time\":\"1970-01-01T00:00:00.000000Z\",\"method\":\"GenerateChunk\",\"code\":"
+            "\"OK\",\"items\":4,\"duration_ms\":12.5,\"queued_ms\":8.25,\"blend_ms\":3.1}\n");
+  // A chunk served from the cache waited for a thread but blended nothing.
+  entry.blend = absl::ZeroDuration();
+  const std::vector<v1::CallLogLine> parsed =
+      CallLogLines(CallLog::Format(entry, absl::UnixEpoch(), 0));
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0].queued_ms(), 8.25);
+  EXPECT_EQ(parsed[0].blend_ms(), 0);
+}
+
 TEST(CallLogTest, ClientInputIsEscapedAndCutSoALineStaysOneShortLine) {
   CallLog::Entry entry = Refusal();
   const std::string world = absl::StrCat("a\"b\\c\nd\x01", std::string(200, 'w'));

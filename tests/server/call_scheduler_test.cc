@@ -749,6 +749,60 @@ TEST(CallSchedulerTest, SubmitOrRunHereQueuesBehindWaitingTasksInPolicyOrder) {
   EXPECT_EQ(gated.Drain(), (std::vector<std::string>{"stream", "stream", "stream"}));
 }
 
+// Each started task's wait for a thread goes into its call's CallTimes and its class's histogram:
+// what tells an operator that calls were slow because the pool was busy.
+TEST(CallSchedulerTest, TasksCountTheirWaitForAThreadPerCallAndPerClass) {
+  using Waits = CallScheduler::WaitHistogram;
+  // How many waits a histogram holds, and how many of them are in buckets reaching `seconds` (whose
+  // upper bound is at least that).
+  auto count = [](const Waits& waits) {
+    int64_t n = 0;
+    for (int64_t c : waits.counts) n += c;
+    return n;
+  };
+  auto longer = [](const Waits& waits, double seconds) {
+    int64_t n = 0;
+    for (size_t i = 0; i < waits.counts.size(); ++i) {
+      if (i == Waits::kBounds.size() || Waits::kBounds[i] >= seconds) n += waits.counts[i];
+    }
+    return n;
+  };
+  constexpr absl::Duration kHeld = absl::Milliseconds(30);
+  {
+    GatedScheduler gated(Options());
+    CallShape shape = Shape(2, 10);
+    shape.times = std::make_shared<CallTimes>();
+    auto call = *gated.scheduler().Admit(shape, kNow);
+    gated.Queue(*call, "held");  // Waits for the gate.
+    absl::SleepFor(kHeld);
+    gated.Queue(*call, "next");
+    EXPECT_EQ(gated.Drain(), (std::vector<std::string>{"held", "next"}));
+    EXPECT_GE(shape.times->queued(), kHeld);
+    EXPECT_EQ(shape.times->blend(), absl::ZeroDuration()) << "the service adds blending";
+    const CallScheduler::Stats stats = gated.scheduler().stats();
+    EXPECT_EQ(count(stats.interactive_waits), 2);
+    EXPECT_EQ(longer(stats.interactive_waits, absl::ToDoubleSeconds(kHeld)), 1);
+    EXPECT_NEAR(stats.interactive_waits.sum_seconds, absl::ToDoubleSeconds(shape.times->queued()),
+                1e-6);
+    EXPECT_EQ(count(stats.background_waits), 1) << "the gate's own task";
+    EXPECT_EQ(longer(stats.background_waits, absl::ToDoubleSeconds(kHeld)), 0);
+  }
+  {
+    // A task run on the caller's thread waited for nothing: counted, in the first bucket.
+    BlendPool pool(1);
+    CallScheduler scheduler(&pool, Options());
+    CallShape shape = Shape(1, 10);
+    shape.times = std::make_shared<CallTimes>();
+    auto call = *scheduler.Admit(shape, kNow);
+    call->SubmitOrRunHere([] {});
+    const CallScheduler::Stats stats = scheduler.stats();
+    EXPECT_EQ(stats.interactive_waits.counts[0], 1);
+    EXPECT_EQ(stats.interactive_waits.sum_seconds, 0);
+    EXPECT_EQ(shape.times->queued(), absl::ZeroDuration());
+    pool.Shutdown();
+  }
+}
+
 // A call whose only task ends it (as a stream's last chunk does): another pool thread's token may
 // pick the task the moment it is queued, so the call can be destroyed while Submit is still
 // returning. Submit must not touch the call after queuing (ThreadSanitizer and ASan check this).

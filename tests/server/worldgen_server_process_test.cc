@@ -509,6 +509,70 @@ TEST(WorldGenServerProcessTest, TheCallLogAtLevelAllNamesEveryCall) {
   EXPECT_EQ(lines[1].peer(), lines[0].peer()) << "one connection";
 }
 
+// One blend thread, a bulk stream keeping it busy, and small calls beside it: each call's line
+// says how long its tasks waited for the thread and blended, and the metrics count every task's
+// wait by its call's class.
+TEST(WorldGenServerProcessTest, TheCallLogAndMetricsSayHowLongCallsWaitedForABlendThread) {
+  std::unique_ptr<ServerProcess> server =
+      StartServer({"--blend_threads=1", "--call_log=all", "--stream_buffer_chunks=4"});
+  ASSERT_TRUE(server);
+  auto stub = Connect(server->target());
+  // 64 chunks of 256 x 256 with heights: a background stream of many milliseconds per chunk.
+  v1::GenerateChunkRequest bulk = RegionRequest(0, 0, 7, 7, 256);
+  bulk.set_include_heights(true);
+  grpc::Status bulk_status;
+  std::thread bulk_reader([&] { bulk_status = GenerateAll(*stub, bulk).status; });
+  while (MetricValue(Scrape(*server), "worldgen_chunks_generated_total") < 2) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  constexpr int kCalls = 5;
+  for (int i = 0; i < kCalls; ++i) {
+    v1::GenerateChunkRequest one = ListRequest({{100 + i, -40}}, 64);  // interactive
+    one.set_include_heights(true);
+    ASSERT_TRUE(GenerateAll(*stub, one).status.ok());
+  }
+  v1::SampleWeightsRequest points;
+  for (int p = 0; p < 5; ++p) {
+    v1::Point* point = points.add_points();
+    point->set_x(p * 301.5);
+    point->set_z(-977.25);
+  }
+  v1::SampleWeightsResponse sampled;
+  ASSERT_TRUE(Sample(*stub, points, &sampled).ok());
+  bulk_reader.join();
+  ASSERT_TRUE(bulk_status.ok()) << bulk_status.error_message();
+
+  std::vector<v1::CallLogLine> lines = AwaitCallLogLines(*server, kCalls + 2);
+  ASSERT_EQ(lines.size(), size_t{kCalls + 2}) << server->output();
+  double most_queued = 0;
+  for (const v1::CallLogLine& line : lines) {
+    EXPECT_GT(line.blend_ms(), 0) << "every chunk and point here was blended, none cached";
+    if (line.method() == "SampleWeights") continue;
+    if (line.items() == 64) {
+      // 64 tasks queued one behind another on one thread.
+      EXPECT_GT(line.queued_ms(), 0);
+    } else {
+      most_queued = std::max(most_queued, line.queued_ms());
+    }
+  }
+  // A one-chunk call arriving while a bulk chunk blends waits for it (one that found the thread
+  // idle, between two bulk chunks, waited for nothing).
+  EXPECT_GT(most_queued, 0);
+
+  WaitUntilIdle(*server);
+  const std::vector<MetricSample> m = Scrape(*server);
+  for (const auto& [label, tasks] :
+       {std::pair{"interactive", kCalls + 1}, std::pair{"background", 64}}) {
+    const double count = MetricValue(m, "worldgen_queue_wait_seconds_count", {{"class", label}});
+    EXPECT_EQ(count, tasks) << label;
+    EXPECT_EQ(
+        MetricValue(m, "worldgen_queue_wait_seconds_bucket", {{"class", label}, {"le", "+Inf"}}),
+        count)
+        << label;
+    EXPECT_GT(MetricValue(m, "worldgen_queue_wait_seconds_sum", {{"class", label}}), 0) << label;
+  }
+}
+
 TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=2"});
   ASSERT_TRUE(server);
