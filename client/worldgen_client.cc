@@ -10,16 +10,20 @@
 #include <optional>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -46,7 +50,7 @@ constexpr absl::string_view kPushbackPayload = "worldgen/client/retry_pushback_m
 
 // An attempt's outcome, with the server's pushback (a non-negative whole number of milliseconds in
 // the trailer; anything else means "do not retry", as gRPC's own retry policy reads it).
-absl::Status AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context) {
+absl::Status WithPushback(const grpc::Status& status, const grpc::ClientContext& context) {
   absl::Status result = FromGrpc(status);
   if (result.ok()) return result;
   const auto& trailers = context.GetServerTrailingMetadata();
@@ -60,7 +64,25 @@ absl::Status AttemptStatus(const grpc::Status& status, const grpc::ClientContext
   return result;
 }
 
-// The pushback AttemptStatus kept, if any.
+// The metric `name`'s duration in a Server-Timing value ("queued;dur=5.668, blend;dur=0.332", in
+// milliseconds), as the server's `server-timing` trailer gives it; zero when absent or malformed.
+absl::Duration ServerTiming(absl::string_view value, absl::string_view name) {
+  for (absl::string_view metric : absl::StrSplit(value, ',')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(metric, ';');
+    if (absl::StripAsciiWhitespace(parts[0]) != name) continue;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      absl::string_view param = absl::StripAsciiWhitespace(parts[i]);
+      double millis = 0;
+      if (absl::ConsumePrefix(&param, "dur=") && absl::SimpleAtod(param, &millis) && millis >= 0 &&
+          millis < 1e12) {
+        return absl::Microseconds(std::llround(millis * 1000));
+      }
+    }
+  }
+  return absl::ZeroDuration();
+}
+
+// The pushback WithPushback kept, if any.
 std::optional<absl::Duration> Pushback(const absl::Status& status) {
   absl::optional<absl::Cord> payload = status.GetPayload(kPushbackPayload);
   int64_t millis = 0;
@@ -412,7 +434,21 @@ ClientStats Client::stats() const {
                      attempts_.load(std::memory_order_relaxed),
                      retries_.load(std::memory_order_relaxed),
                      reload_ ? reload_->reloads.load(std::memory_order_relaxed) : 0,
-                     reload_ ? reload_->refusals.load(std::memory_order_relaxed) : 0};
+                     reload_ ? reload_->refusals.load(std::memory_order_relaxed) : 0,
+                     absl::Nanoseconds(server_queued_ns_.load(std::memory_order_relaxed)),
+                     absl::Nanoseconds(server_blend_ns_.load(std::memory_order_relaxed))};
+}
+
+absl::Status Client::AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  if (auto it = trailers.find("server-timing"); it != trailers.end()) {
+    const absl::string_view value(it->second.data(), it->second.size());
+    server_queued_ns_.fetch_add(absl::ToInt64Nanoseconds(ServerTiming(value, "queued")),
+                                std::memory_order_relaxed);
+    server_blend_ns_.fetch_add(absl::ToInt64Nanoseconds(ServerTiming(value, "blend")),
+                               std::memory_order_relaxed);
+  }
+  return WithPushback(status, context);
 }
 
 bool Client::IsRetryable(const absl::Status& status) const {

@@ -213,6 +213,12 @@ struct ClientStats {
   // changed but did not pass the checks (the connections in use were kept).
   int64_t tls_reloads = 0;
   int64_t tls_refusals = 0;
+  // Where the server says the calls' time went, summed over the attempts it answered after
+  // admitting them (its `server-timing` trailer): waiting for a blend thread, which grows when the
+  // service is too busy for its load, and blending. What a call took beyond both was the network,
+  // the balancer, replies waiting to be read, or a refusal and retry.
+  absl::Duration server_queued;
+  absl::Duration server_blend;
 };
 
 class Client {
@@ -276,8 +282,11 @@ class Client {
  private:
   // Runs `attempt` until it succeeds, fails with a code not in retry_codes, runs out of retries, or
   // the call's deadline passes. `attempt` gets the deadline for its grpc::ClientContext and returns
-  // its status through AttemptStatus (which keeps the server's pushback).
+  // its status through AttemptStatus.
   absl::Status WithRetries(const std::function<absl::Status(absl::Time deadline)>& attempt);
+  // An attempt's status, with the server's pushback kept on it (for IsRetryable and WithRetries),
+  // after adding the server's timing of it to the stats.
+  absl::Status AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context);
   bool IsRetryable(const absl::Status& status) const;
   // Waits until `until` while driving the channel's reconnection.
   void BackOff(absl::Time until);
@@ -314,6 +323,8 @@ class Client {
   std::atomic<int64_t> calls_{0};
   std::atomic<int64_t> attempts_{0};
   std::atomic<int64_t> retries_{0};
+  std::atomic<int64_t> server_queued_ns_{0};
+  std::atomic<int64_t> server_blend_ns_{0};
 };
 
 }  // namespace worldgen

@@ -190,7 +190,7 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
   std::map<std::string, int64_t> errors;
   std::string first_error;
   std::vector<std::vector<double>> latencies(config.concurrency);
-  const int64_t retries_before = client.stats().retries;
+  const ClientStats before = client.stats();
   const absl::Time start = absl::Now();
 
   auto worker = [&](int index) {
@@ -240,7 +240,14 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
     report.ok_requests = ok_requests.load();
     report.chunks = chunks.load();
     report.bytes = bytes.load();
-    report.retries = client.stats().retries - retries_before;
+    const ClientStats now = client.stats();
+    report.retries = now.retries - before.retries;
+    if (report.requests > 0) {
+      report.server_queued_ms =
+          absl::ToDoubleMilliseconds(now.server_queued - before.server_queued) / report.requests;
+      report.server_blend_ms =
+          absl::ToDoubleMilliseconds(now.server_blend - before.server_blend) / report.requests;
+    }
     absl::MutexLock lock(&mu);
     report.errors = errors;
     report.first_error = first_error;
@@ -310,9 +317,10 @@ std::string LoadReportJson(const LoadConfig& config, const LoadReport& r) {
       ",\"mb_per_second\":", JsonNumber(r.megabytes_per_second()), ",\"retries\":", r.retries,
       ",\"latency_ms\":{\"p50\":", JsonNumber(r.p50_ms), ",\"p90\":", JsonNumber(r.p90_ms),
       ",\"p99\":", JsonNumber(r.p99_ms), ",\"p99.9\":", JsonNumber(r.p999_ms),
-      ",\"max\":", JsonNumber(r.max_ms), ",\"mean\":", JsonNumber(r.mean_ms), "}", ",\"errors\":{",
-      errors, "},\"error_count\":", r.error_count(), ",\"first_error\":", JsonString(r.first_error),
-      "}");
+      ",\"max\":", JsonNumber(r.max_ms), ",\"mean\":", JsonNumber(r.mean_ms), "}",
+      ",\"server_ms_per_request\":{\"queued\":", JsonNumber(r.server_queued_ms),
+      ",\"blend\":", JsonNumber(r.server_blend_ms), "}", ",\"errors\":{", errors,
+      "},\"error_count\":", r.error_count(), ",\"first_error\":", JsonString(r.first_error), "}");
 }
 
 std::string LoadReportText(const LoadConfig& config, const LoadReport& r) {
@@ -320,12 +328,14 @@ std::string LoadReportText(const LoadConfig& config, const LoadReport& r) {
       "pattern %s  concurrency %d  chunks/request %d  chunk size %d%s  %s\n"
       "%d requests (%d ok) in %.2f s, %d chunks, %d retries\n"
       "throughput: %.1f chunks/s  %.2f MB/s\n"
-      "latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n",
+      "latency ms: p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f  mean %.3f\n"
+      "server ms per request: waiting for a blend thread %.3f  blending %.3f\n",
       LoadPatternName(config.pattern), config.concurrency, config.chunks_per_request,
       config.chunk.chunk_size, VerticalText(config.chunk),
       config.rate > 0 ? absl::StrFormat("open loop at %g requests/s", config.rate) : "closed loop",
       r.requests, r.ok_requests, r.seconds, r.chunks, r.retries, r.chunks_per_second(),
-      r.megabytes_per_second(), r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, r.mean_ms);
+      r.megabytes_per_second(), r.p50_ms, r.p90_ms, r.p99_ms, r.p999_ms, r.max_ms, r.mean_ms,
+      r.server_queued_ms, r.server_blend_ms);
   if (r.errors.empty()) {
     absl::StrAppend(&out, "errors: none\n");
   } else {

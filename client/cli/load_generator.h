@@ -69,6 +69,9 @@ struct LoadReport {
   int64_t chunks = 0;   // Chunks received (also from requests that failed later).
   int64_t bytes = 0;    // Serialized size of the ChunkData messages received.
   int64_t retries = 0;  // Retried attempts inside the client.
+  // Per request, on average, as the replicas timed it (ClientStats::server_queued, server_blend):
+  // milliseconds its work waited for a blend thread, and blended.
+  double server_queued_ms = 0, server_blend_ms = 0;
   // Latency of OK requests, milliseconds (nearest-rank percentiles).
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0, mean_ms = 0;
   std::map<std::string, int64_t> errors;  // Status code name -> failed requests.

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "engine/world.h"
@@ -45,6 +46,19 @@ grpc::Status PushbackStatus(grpc::CallbackServerContext* context, const absl::St
                                  absl::StrCat(absl::ToInt64Milliseconds(retry_after)));
   }
   return ToGrpcStatus(status);
+}
+
+// The trailer in which an admitted call tells its client where its time went on the server, in the
+// syntax of HTTP's Server-Timing header (W3C), durations in milliseconds:
+// "queued;dur=5.668, blend;dur=0.332" (CallTimes: its tasks' waits for a blend thread and their
+// blending, each summed over its tasks).
+constexpr char kServerTimingTrailer[] = "server-timing";
+
+void AddServerTiming(grpc::CallbackServerContext* context, const CallTimes& times) {
+  context->AddTrailingMetadata(
+      kServerTimingTrailer,
+      absl::StrFormat("queued;dur=%.3f, blend;dur=%.3f", absl::ToDoubleMilliseconds(times.queued()),
+                      absl::ToDoubleMilliseconds(times.blend())));
 }
 
 // The status of a call that stopped because the client went away or its deadline passed. A client
@@ -299,6 +313,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  private:
   void End(ChunkStreamPolicy::Ending ending) {
     grpc::Status status = CallStatus(context_, ending.status);
+    AddServerTiming(context_, *record_.times());
     final_status_ = status;
     if (absl::IsResourceExhausted(ending.status)) final_reason_ = kShed;
     if (ending.last_reply == nullptr) {
@@ -407,11 +422,20 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 // reply.
 class SampleCall final : public grpc::ServerUnaryReactor {
  public:
-  explicit SampleCall(std::unique_ptr<CallScheduler::Call> call) : call_(std::move(call)) {}
+  SampleCall(grpc::CallbackServerContext* context, std::unique_ptr<CallScheduler::Call> call)
+      : context_(context), call_(std::move(call)) {}
   CallScheduler::Call* call() const { return call_.get(); }
+  // Records and finishes the call with `status` and its server timing (`reason`: kShed for a call
+  // the scheduler shed, else empty; see CallRecord::Finished).
+  void Done(const CallRecord& record, grpc::Status status, absl::string_view reason = {}) {
+    AddServerTiming(context_, *record.times());
+    record.Finished(status, reason);
+    Finish(std::move(status));
+  }
   void OnDone() override { delete this; }
 
  private:
+  grpc::CallbackServerContext* const context_;
   std::unique_ptr<CallScheduler::Call> call_;
 };
 
@@ -422,13 +446,6 @@ grpc::ServerUnaryReactor* RefusedUnary(grpc::CallbackServerContext* context,
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(Refused(context, record, status, reason));
   return reactor;
-}
-
-// `reason`: kShed for a call the scheduler shed, else empty (see CallRecord::Finished).
-void FinishUnary(grpc::ServerUnaryReactor* reactor, const CallRecord& record, grpc::Status status,
-                 absl::string_view reason = {}) {
-  record.Finished(status, reason);
-  reactor->Finish(std::move(status));
 }
 
 }  // namespace
@@ -525,12 +542,12 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
-  auto* reactor = new SampleCall(*std::move(call));
+  auto* reactor = new SampleCall(context, *std::move(call));
 
   auto blend_points = [this, context, request, raw_response, reactor, record,
                        world = *std::move(world)] {
     if (reactor->call()->shed()) {
-      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
+      reactor->Done(record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
       return;
     }
     PointTimes times;
@@ -539,20 +556,19 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
         *world, *request, deps_.cache, [context] { return context->IsCancelled(); }, &times);
     record.times()->AddBlend(absl::Now() - start);
     if (absl::IsCancelled(response.status())) {
-      FinishUnary(reactor, record, AbandonedStatus(*context));
+      reactor->Done(record, AbandonedStatus(*context));
       return;
     }
     if (!response.ok()) {
-      FinishUnary(
-          reactor, record,
-          grpc::Status(grpc::StatusCode::INTERNAL, std::string(response.status().message())));
+      reactor->Done(record, grpc::Status(grpc::StatusCode::INTERNAL,
+                                         std::string(response.status().message())));
       return;
     }
     deps_.metrics->AddPointsSampled(request->points_size());
     deps_.scheduler->RecordPointCost(times.planar, times.planar_time);
     deps_.scheduler->RecordVolumePointCost(times.volume, times.volume_time);
     SerializeReply(*response, raw_response);
-    FinishUnary(reactor, record, grpc::Status::OK);
+    reactor->Done(record, grpc::Status::OK);
   };
   reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
   reactor->call()->Submit(std::move(blend_points));
@@ -588,21 +604,21 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
       deps_.scheduler->Admit(shape, absl::Now());
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
-  auto* reactor = new SampleCall(*std::move(call));
+  auto* reactor = new SampleCall(context, *std::move(call));
   auto list_points = [this, context, box = *box, raw_response, reactor, record,
                       world = *std::move(world)] {
     if (reactor->call()->shed()) {
-      FinishUnary(reactor, record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
+      reactor->Done(record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
       return;
     }
     if (context->IsCancelled()) {
-      FinishUnary(reactor, record, AbandonedStatus(*context));
+      reactor->Done(record, AbandonedStatus(*context));
       return;
     }
     const absl::Time start = absl::Now();
     SerializeReply(SamplingPointsReply(*world, box, deps_.cache), raw_response);
     record.times()->AddBlend(absl::Now() - start);
-    FinishUnary(reactor, record, grpc::Status::OK);
+    reactor->Done(record, grpc::Status::OK);
   };
   reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
   reactor->call()->Submit(std::move(list_points));
@@ -623,7 +639,8 @@ grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerCon
   if (!world.ok()) return RefusedUnary(context, record, world.status(), "not_found");
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   SerializeReply(DescribeWorldReply(**world, *deps_.worlds, deps_.options.limits), raw_response);
-  FinishUnary(reactor, record, grpc::Status::OK);
+  record.Finished(grpc::Status::OK);
+  reactor->Finish(grpc::Status::OK);
   return reactor;
 }
 

@@ -116,6 +116,40 @@ TEST(ClientCallLogTest, TheUserAgentNamesTheGameServerInTheServersCallLog) {
   EXPECT_EQ(lines[0].items(), 1);
 }
 
+// The server tells the client where each admitted call's time went (its server-timing trailer), and
+// ClientStats sums it: the same figures as the replica's call log has for the call.
+TEST(ClientCallLogTest, TheServersTimingOfACallReachesTheClientAsTheCallLogHasIt) {
+  auto server = ServerProcess::Start({"--call_log=all"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto client = Client::Connect((*server)->target());
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->DescribeWorld().ok());  // Admits no work: no timing.
+  EXPECT_EQ((*client)->stats().server_queued, absl::ZeroDuration());
+  EXPECT_EQ((*client)->stats().server_blend, absl::ZeroDuration());
+
+  // Sixteen chunks through the blend pool.
+  const ChunkRegion region{.min_x = 0, .min_z = 0, .max_x = 3, .max_z = 3};
+  ASSERT_TRUE((*client)
+                  ->GenerateRegion(region, {.chunk_size = 64, .heights = true}, [](ChunkView) {})
+                  .ok());
+  std::vector<v1::CallLogLine> lines = AwaitCallLogLines(**server, 2);
+  ASSERT_EQ(lines.size(), 2u) << (*server)->output();
+  if (lines[0].method() != "GenerateChunk") std::swap(lines[0], lines[1]);
+  ASSERT_EQ(lines[0].items(), 16);
+  const ClientStats stats = (*client)->stats();
+  EXPECT_GT(stats.server_queued, absl::ZeroDuration());
+  EXPECT_GT(stats.server_blend, absl::ZeroDuration());
+  EXPECT_NEAR(absl::ToDoubleMicroseconds(stats.server_queued), lines[0].queued_ms() * 1000, 1);
+  EXPECT_NEAR(absl::ToDoubleMicroseconds(stats.server_blend), lines[0].blend_ms() * 1000, 1);
+
+  // A refused call was not timed; a point call adds its own.
+  EXPECT_FALSE((*client)->GenerateChunk(0, 0, {.chunk_size = 3}).ok());
+  EXPECT_EQ((*client)->stats().server_blend, stats.server_blend);
+  const std::vector<std::pair<double, double>> points = {{12.5, -80.25}};
+  ASSERT_TRUE((*client)->SamplePoints(points).ok());
+  EXPECT_GT((*client)->stats().server_blend, stats.server_blend);
+}
+
 TEST_F(ClientServerTest, DescribeWorldIsTheDefaultWorld) {
   absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
   ASSERT_TRUE(world.ok()) << world.status();

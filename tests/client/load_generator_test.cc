@@ -86,17 +86,22 @@ TEST(LoadReportTest, JsonHasEveryField) {
   LoadConfig config;
   LoadReport report;
   report.requests = 3;
+  report.server_queued_ms = 1.25;
+  report.server_blend_ms = 0.5;
   report.errors["UNAVAILABLE"] = 2;
   report.first_error = "UNAVAILABLE: \"quoted\"\n";
   const std::string json = LoadReportJson(config, report);
   for (const char* key :
        {"\"requests\":3", "\"chunks_per_second\":", "\"mb_per_second\":", "\"p50\":", "\"p90\":",
         "\"p99\":", "\"p99.9\":", "\"max\":", "\"errors\":{\"UNAVAILABLE\":2}", "\"error_count\":2",
-        "\\\"quoted\\\"\\n"}) {
+        "\"server_ms_per_request\":{\"queued\":1.25,\"blend\":0.5}", "\\\"quoted\\\"\\n"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
   }
   EXPECT_NE(json.find("\"vertical\":null"), std::string::npos) << json;
   EXPECT_EQ(LoadReportText(config, report).find("3D"), std::string::npos);
+  EXPECT_NE(LoadReportText(config, report)
+                .find("server ms per request: waiting for a blend thread 1.250  blending 0.500"),
+            std::string::npos);
 }
 
 // 3D requests (`load --y`) say so in both reports, with their range and cell size.

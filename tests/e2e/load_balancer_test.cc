@@ -190,6 +190,15 @@ TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
   }
 }
 
+// nginx passes the replica's server-timing trailer on: the game server learns what the replica
+// spent on its call.
+TEST_F(LoadBalancerTest, TheReplicasTimingOfACallReachesTheGameServer) {
+  auto client = Client::Connect(nginx_->target(), ThroughNginxOptions());
+  ASSERT_TRUE(client.ok());
+  ASSERT_TRUE((*client)->GenerateChunk(7777, -4321, {.chunk_size = 64, .heights = true}).ok());
+  EXPECT_GT((*client)->stats().server_blend, absl::ZeroDuration());
+}
+
 // The replicas' fair share trusts x-worldgen-client because nginx sets it: a game server that
 // sends its own (to get more than its share under other names) is named as nginx saw it.
 TEST_F(LoadBalancerTest, AGameServerCannotNameItselfToTheFairShare) {
@@ -274,6 +283,7 @@ TEST_F(LoadBalancerTest, KillingAReplicaMidRunLosesNoRequest) {
   EXPECT_EQ(report->chunks, 600 * 8);
   EXPECT_GT(before_kill, 0);
   EXPECT_GT(ChunksGenerated(*replicas_[1]), 0);
+  EXPECT_GT(report->server_blend_ms, 0) << "the replicas' timing, through nginx";
   std::cerr << "after the kill: " << report->retries << " client retries; "
             << cli::LoadReportText(config, *report);
 }
