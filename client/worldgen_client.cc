@@ -34,6 +34,7 @@
 #include "openssl/err.h"
 #include "openssl/pem.h"
 #include "openssl/x509.h"
+#include "proto/trace_context.h"
 
 namespace worldgen {
 namespace {
@@ -439,6 +440,21 @@ ClientStats Client::stats() const {
                      absl::Nanoseconds(server_blend_ns_.load(std::memory_order_relaxed))};
 }
 
+absl::Status Client::StartAttempt(grpc::ClientContext& context, absl::Time deadline) const {
+  SetDeadline(context, deadline);
+  if (!options_.traceparent) return absl::OkStatus();
+  std::string traceparent = options_.traceparent();
+  if (traceparent.empty()) return absl::OkStatus();
+  if (!ParseTraceparent(traceparent).has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ClientOptions.traceparent gave \"",
+        absl::CHexEscape(absl::string_view(traceparent).substr(0, 64)),
+        "\", which is not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>, lowercase)"));
+  }
+  context.AddMetadata(kTraceparentHeader, std::move(traceparent));
+  return absl::OkStatus();
+}
+
 absl::Status Client::AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context) {
   const auto& trailers = context.GetServerTrailingMetadata();
   if (auto it = trailers.find("server-timing"); it != trailers.end()) {
@@ -521,7 +537,7 @@ absl::StatusOr<v1::WorldDescription> Client::DescribeWorld(absl::string_view wor
   v1::WorldDescription response;
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;
-    SetDeadline(context, deadline);
+    if (absl::Status s = StartAttempt(context, deadline); !s.ok()) return s;
     response.Clear();
     return AttemptStatus(CurrentChannels()->stub->DescribeWorld(&context, request, &response),
                          context);
@@ -613,7 +629,7 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
     first_attempt = false;
     if (pending.empty()) return absl::OkStatus();
     grpc::ClientContext context;
-    SetDeadline(context, deadline);
+    if (absl::Status s = StartAttempt(context, deadline); !s.ok()) return s;
     const int64_t side =
         request.chunk_size() != 0 ? request.chunk_size() : world_chunk_size_.load();
     AddRouteKey(context, request.world(), static_cast<double>(first.x) * side,
@@ -670,7 +686,7 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
   v1::SampleWeightsResponse response;
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;
-    SetDeadline(context, deadline);
+    if (absl::Status s = StartAttempt(context, deadline); !s.ok()) return s;
     if (request.points_size() > 0) {
       AddRouteKey(context, request.world(), request.points(0).x(), request.points(0).z());
     }
@@ -698,7 +714,7 @@ absl::StatusOr<v1::ListSamplingPointsResponse> Client::ListSamplingPoints(
   v1::ListSamplingPointsResponse response;
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;
-    SetDeadline(context, deadline);
+    if (absl::Status s = StartAttempt(context, deadline); !s.ok()) return s;
     AddRouteKey(context, request.world(), request.min_x(), request.min_z());
     response.Clear();
     return AttemptStatus(

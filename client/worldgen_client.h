@@ -106,6 +106,12 @@ struct ClientOptions {
   // before "worldgen-client" and gRPC's own, so the servers' call log (user_agent) tells one game
   // server from another. Printable ASCII, at most kMaxUserAgentBytes.
   std::string user_agent;
+  // The game server's tracing: called on the calling thread before each attempt of a call, it
+  // returns the current span as a W3C traceparent ("00-<trace id>-<span id>-01", e.g. from
+  // OpenTelemetry's propagator), or "" for none. The client sends it as the `traceparent` header,
+  // and the replicas' call log names the call's trace_id and span_id. A value that is not a
+  // traceparent fails the call with INVALID_ARGUMENT before anything is sent.
+  std::function<std::string()> traceparent;
   // Transport security towards a balancer that terminates TLS (docs/operations.md, "TLS").
   // Unset: plaintext (a replica or balancer on a private network).
   struct Tls {
@@ -287,6 +293,9 @@ class Client {
   // An attempt's status, with the server's pushback kept on it (for IsRetryable and WithRetries),
   // after adding the server's timing of it to the stats.
   absl::Status AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context);
+  // Prepares an attempt's context: its deadline and the traceparent (INVALID_ARGUMENT when
+  // ClientOptions::traceparent gave a malformed one).
+  absl::Status StartAttempt(grpc::ClientContext& context, absl::Time deadline) const;
   bool IsRetryable(const absl::Status& status) const;
   // Waits until `until` while driving the channel's reconnection.
   void BackOff(absl::Time until);

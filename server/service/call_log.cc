@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
+#include "proto/trace_context.h"
 #include "server/service/fair_share.h"
 #include "worldgen/v1/call_log.pb.h"
 
@@ -112,6 +114,10 @@ std::string CallLog::Format(const Entry& entry, absl::Time now, int32_t suppress
   line.set_user_agent(EscapedPrefix(entry.user_agent));
   // Whole (FairShareClient bounds it), so that the log tells apart the clients the scheduler does.
   line.set_client(EscapedPrefix(entry.client, kMaxClientNameBytes));
+  if (const std::optional<TraceParent> trace = ParseTraceparent(entry.traceparent)) {
+    line.set_trace_id(trace->trace_id);
+    line.set_span_id(trace->span_id);
+  }
   line.set_suppressed(suppressed);
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;

@@ -63,7 +63,8 @@ class CallLog {
     absl::string_view forwarded_for;
     absl::string_view request_id;
     absl::string_view user_agent;
-    absl::string_view client;  // whom it counted as for the fair share (FairShareClient)
+    absl::string_view client;       // whom it counted as for the fair share (FairShareClient)
+    absl::string_view traceparent;  // its W3C traceparent header, as the client sent it
   };
 
   using Sink = std::function<void(absl::string_view line)>;

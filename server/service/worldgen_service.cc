@@ -17,6 +17,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
+#include "proto/trace_context.h"
 #include "server/scheduling/chunk_stream_policy.h"
 #include "server/service/queries.h"
 #include "server/service/wire_encoding.h"
@@ -186,7 +187,8 @@ class CallRecord {
                                    .forwarded_for = Header(*context_, "x-forwarded-for"),
                                    .request_id = Header(*context_, "x-request-id"),
                                    .user_agent = Header(*context_, "user-agent"),
-                                   .client = client_},
+                                   .client = client_,
+                                   .traceparent = Header(*context_, kTraceparentHeader)},
                     now);
     metrics_->RecordCallLogLine(written);
   }

@@ -150,6 +150,34 @@ TEST(ClientCallLogTest, TheServersTimingOfACallReachesTheClientAsTheCallLogHasIt
   EXPECT_GT((*client)->stats().server_blend, stats.server_blend);
 }
 
+// ClientOptions::traceparent: the game server's current span goes with every attempt, and the
+// replica's call log names it; a malformed one fails the call before anything is sent.
+TEST(ClientCallLogTest, TheGameServersTraceparentNamesTheCallInTheCallLog) {
+  auto server = ServerProcess::Start({"--call_log=all"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::string current = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  auto client = Client::Connect((*server)->target(), {.traceparent = [&] { return current; }});
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->GenerateChunk(4, 5).ok());
+  std::vector<v1::CallLogLine> lines = AwaitCallLogLines(**server, 1);
+  ASSERT_EQ(lines.size(), 1u) << (*server)->output();
+  EXPECT_EQ(lines[0].trace_id(), "0af7651916cd43dd8448eb211c80319c");
+  EXPECT_EQ(lines[0].span_id(), "b7ad6b7169203331");
+
+  current = "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01";  // uppercase: not one
+  const int64_t attempts = (*client)->stats().attempts;
+  const absl::Status refused = (*client)->DescribeWorld().status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("not a W3C traceparent"));
+  EXPECT_EQ((*client)->stats().attempts, attempts + 1);
+  current.clear();  // No span: nothing is sent.
+  ASSERT_TRUE((*client)->DescribeWorld().ok());
+  lines = AwaitCallLogLines(**server, 2);
+  ASSERT_EQ(lines.size(), 2u) << (*server)->output();
+  EXPECT_EQ(lines[1].method(), "DescribeWorld");
+  EXPECT_TRUE(lines[1].trace_id().empty());
+}
+
 TEST_F(ClientServerTest, DescribeWorldIsTheDefaultWorld) {
   absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
   ASSERT_TRUE(world.ok()) << world.status();

@@ -152,10 +152,13 @@ TEST_F(LoadBalancerTest, EveryCallSucceedsOnBothReplicasWithIdenticalResults) {
 // The replica's call log names the game server behind nginx (x-forwarded-for) and the request id
 // nginx knows the call by, which the rendered template sets; nginx's own JSON line for the call has
 // the same id, the gRPC status and the replica that answered.
+constexpr char kTraceparent[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
   ClientOptions options = ThroughNginxOptions();
   options.world = "nope";
   options.user_agent = "survival-eu-3";
+  options.traceparent = [] { return std::string(kTraceparent); };
   auto client = Client::Connect(nginx_->target(), options);
   ASSERT_TRUE(client.ok());
   EXPECT_EQ((*client)->GenerateChunk(1, 1).status().code(), absl::StatusCode::kNotFound);
@@ -169,6 +172,7 @@ TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
   EXPECT_TRUE(absl::StartsWith(lines[0].user_agent(), "survival-eu-3 worldgen-client"))
       << lines[0].user_agent();
   EXPECT_TRUE(absl::StartsWith(lines[0].peer(), "ipv4:127.0.0.1:")) << lines[0].peer();
+  EXPECT_EQ(lines[0].trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");  // nginx passed it on
 
   const std::string replica = absl::StrContains(replicas_[0]->output(), lines[0].request_id())
                                   ? replicas_[0]->target()
@@ -185,7 +189,8 @@ TEST_F(LoadBalancerTest, TheReplicasCallLogNamesTheClientBehindTheBalancer) {
        {std::string(R"("client":"127.0.0.1")"),
         std::string(R"("path":"/worldgen.v1.WorldGen/GenerateChunk")"),
         std::string(R"("http_status":200)"), std::string(R"("grpc_status":"5")"),
-        absl::StrCat(R"("upstream":")", replica, R"(")")}) {
+        absl::StrCat(R"("upstream":")", replica, R"(")"),
+        absl::StrCat(R"("traceparent":")", kTraceparent, R"(")")}) {
     EXPECT_TRUE(absl::StrContains(nginx_line, field)) << field << " in " << nginx_line;
   }
 }

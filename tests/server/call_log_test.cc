@@ -123,6 +123,21 @@ TEST(CallLogTest, AServedCallsLineSaysWhereItsTimeWent) {
   EXPECT_EQ(parsed[0].blend_ms(), 0);
 }
 
+// A W3C traceparent names the call's trace and the caller's span; an invalid one is left out whole.
+TEST(CallLogTest, ALineNamesTheTraceOfItsTraceparent) {
+  CallLog::Entry entry = Refusal();
+  entry.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  std::vector<v1::CallLogLine> parsed = CallLogLines(CallLog::Format(entry, absl::UnixEpoch(), 0));
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0].trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(parsed[0].span_id(), "00f067aa0ba902b7");
+
+  entry.traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\n{\"x\":1}";
+  const std::string line = CallLog::Format(entry, absl::UnixEpoch(), 0);
+  EXPECT_EQ(line.find("trace"), std::string::npos) << line;
+  EXPECT_EQ(line.find("span"), std::string::npos) << line;
+}
+
 TEST(CallLogTest, ClientInputIsEscapedAndCutSoALineStaysOneShortLine) {
   CallLog::Entry entry = Refusal();
   const std::string world = absl::StrCat("a\"b\\c\nd\x01", std::string(200, 'w'));
