@@ -251,6 +251,19 @@ absl::Status ValidateOptions(const ClientOptions& options) {
                      " printable ASCII characters (it goes in an HTTP header), not \"",
                      absl::CHexEscape(options.user_agent.substr(0, kMaxUserAgentBytes)), "\""));
   }
+  // The key is a secret: the messages say where it is wrong, not what it is.
+  if (options.api_key.size() > kMaxApiKeyBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("ClientOptions.api_key has ",
+                                                   options.api_key.size(), " bytes; at most ",
+                                                   kMaxApiKeyBytes, " go in an HTTP header"));
+  }
+  if (const auto bad = absl::c_find_if(options.api_key, [](char c) { return c <= ' ' || c > '~'; });
+      bad != options.api_key.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ClientOptions.api_key has a space or a byte that is not printable ASCII at "
+                     "offset ",
+                     bad - options.api_key.begin(), " (the key goes in an HTTP header)"));
+  }
   return absl::OkStatus();
 }
 
@@ -442,6 +455,9 @@ ClientStats Client::stats() const {
 
 absl::Status Client::StartAttempt(grpc::ClientContext& context, absl::Time deadline) const {
   SetDeadline(context, deadline);
+  if (!options_.api_key.empty()) {
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", options_.api_key));
+  }
   if (!options_.traceparent) return absl::OkStatus();
   std::string traceparent = options_.traceparent();
   if (traceparent.empty()) return absl::OkStatus();

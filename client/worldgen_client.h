@@ -106,6 +106,10 @@ struct ClientOptions {
   // before "worldgen-client" and gRPC's own, so the servers' call log (user_agent) tells one game
   // server from another. Printable ASCII, at most kMaxUserAgentBytes.
   std::string user_agent;
+  // An API key the balancer knows this game server by (docs/operations.md, "API keys"): sent with
+  // every call as `authorization: Bearer KEY`. Printable ASCII without spaces, at most
+  // kMaxApiKeyBytes; empty sends none. Send keys over TLS only (ClientOptions::tls).
+  std::string api_key;
   // The game server's tracing: called on the calling thread before each attempt of a call, it
   // returns the current span as a W3C traceparent ("00-<trace id>-<span id>-01", e.g. from
   // OpenTelemetry's propagator), or "" for none. The client sends it as the `traceparent` header,
@@ -141,6 +145,7 @@ struct ClientOptions {
 };
 
 inline constexpr size_t kMaxUserAgentBytes = 64;
+inline constexpr size_t kMaxApiKeyBytes = 256;
 
 // The routing key of a call whose first chunk corner or point is block column (x, z) of `world`.
 std::string RouteKey(const std::string& world, double x, double z);
@@ -293,7 +298,7 @@ class Client {
   // An attempt's status, with the server's pushback kept on it (for IsRetryable and WithRetries),
   // after adding the server's timing of it to the stats.
   absl::Status AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context);
-  // Prepares an attempt's context: its deadline and the traceparent (INVALID_ARGUMENT when
+  // Prepares an attempt's context: its deadline, API key and traceparent (INVALID_ARGUMENT when
   // ClientOptions::traceparent gave a malformed one).
   absl::Status StartAttempt(grpc::ClientContext& context, absl::Time deadline) const;
   bool IsRetryable(const absl::Status& status) const;

@@ -155,7 +155,8 @@ ABSL_FLAG(std::string, fair_share, "peer",
           "(the connection's IP address), "
           "forwarded_for (the last address in X-Forwarded-For, the one a balancer in front saw), "
           "client_header (x-worldgen-client, which the deployment's nginx sets to the game "
-          "server's address and, with mutual TLS, its certificate's subject), or off (calls, not "
+          "server's address and, with mutual TLS or API keys, its certificate's subject or key's "
+          "name), or off (calls, not "
           "clients). Set forwarded_for and client_header only behind a balancer that sets the "
           "header, as a client could name any");
 ABSL_FLAG(double, shutdown_grace_seconds, 10,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -48,6 +50,9 @@ ABSL_FLAG(std::string, tls_key_file, "",
 ABSL_FLAG(std::string, tls_server_name, "",
           "Name the server's certificate must be valid for, when --target's host is not it "
           "(e.g. an IP address).");
+ABSL_FLAG(std::string, api_key_file, "",
+          "File whose first line is the API key the balancer knows this client by (sent as "
+          "`authorization: Bearer KEY`; docs/operations.md, \"API keys\"). Use with --tls.");
 ABSL_FLAG(bool, json, false, "Print the result as one line of JSON instead of text.");
 ABSL_FLAG(int, size, 0, "Chunk size (columns per side, a power of two); 0 = the world's.");
 ABSL_FLAG(bool, heights, true, "Also request blended heights.");
@@ -137,6 +142,19 @@ absl::StatusOr<std::optional<ClientOptions::Tls>> TlsFromFlags() {
   return tls;
 }
 
+// The key of --api_key_file (its first line, trailing whitespace dropped); empty without the flag.
+absl::StatusOr<std::string> ApiKeyFromFlags() {
+  const std::string path = absl::GetFlag(FLAGS_api_key_file);
+  if (path.empty()) return std::string();
+  std::ifstream file(path);
+  std::string key;
+  if (!file || !std::getline(file, key)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--api_key_file = \"", path, "\" cannot be read, or is empty"));
+  }
+  return std::string(absl::StripTrailingAsciiWhitespace(key));
+}
+
 // The client every subcommand uses, built from the global flags.
 absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   ClientOptions options;
@@ -148,6 +166,9 @@ absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   absl::StatusOr<std::optional<ClientOptions::Tls>> tls = TlsFromFlags();
   if (!tls.ok()) return tls.status();
   options.tls = *std::move(tls);
+  absl::StatusOr<std::string> api_key = ApiKeyFromFlags();
+  if (!api_key.ok()) return api_key.status();
+  options.api_key = *std::move(api_key);
   return Client::Connect(absl::GetFlag(FLAGS_target), options);
 }
 
@@ -401,6 +422,9 @@ int RunView(const std::vector<std::string>& args) {
   absl::StatusOr<std::optional<ClientOptions::Tls>> tls = TlsFromFlags();
   if (!tls.ok()) return Usage(std::string(tls.status().message()));
   options.tls = *std::move(tls);
+  absl::StatusOr<std::string> api_key = ApiKeyFromFlags();
+  if (!api_key.ok()) return Usage(std::string(api_key.status().message()));
+  options.api_key = *std::move(api_key);
   if (options.max_tile_renders < 1 || options.max_tile_renders > 64) {
     return Usage("--max_tile_renders must be in [1, 64]");
   }
@@ -447,8 +471,8 @@ int RunCheck(const std::vector<std::string>& args) {
 
 const std::vector<std::string>& GlobalFlags() {
   static const auto* flags = new std::vector<std::string>{
-      "target", "deadline_ms", "retries",       "world",        "world_fingerprint",
-      "tls",    "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name"};
+      "target",      "deadline_ms",   "retries",      "world",           "world_fingerprint", "tls",
+      "tls_ca_file", "tls_cert_file", "tls_key_file", "tls_server_name", "api_key_file"};
   return *flags;
 }
 

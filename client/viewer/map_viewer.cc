@@ -195,6 +195,7 @@ struct MapViewer::State {
       client_options.deadline = options.deadline;
       client_options.max_retries = options.max_retries;
       client_options.tls = options.tls;
+      client_options.api_key = options.api_key;
       absl::StatusOr<std::unique_ptr<Client>> made =
           Client::Connect(options.target, client_options);
       if (!made.ok()) return made.status();

@@ -73,6 +73,8 @@ struct ViewerOptions {
   int max_retries = 1;
   // TLS towards the target (ClientOptions::tls); unset: plaintext.
   std::optional<ClientOptions::Tls> tls;
+  // API key towards the target (ClientOptions::api_key); empty: none.
+  std::string api_key;
   // Age after which a world's description is fetched again (a restarted server may have a new
   // config).
   absl::Duration describe_ttl = absl::Seconds(2);

@@ -12,6 +12,9 @@
 #   one is refused). nginx reads the files when it starts or reloads (SIGHUP, `nginx -s reload`).
 #   WORLDGEN_ACCESS_LOG: where the balancer's JSON line per call goes: stdout (default), off, or
 #   a file path.
+#   WORLDGEN_API_KEYS: a file of API keys (lines `"Bearer KEY" NAME;`, docs/operations.md): calls
+#   without one of them are refused (UNAUTHENTICATED), health checks excepted. nginx reads the
+#   file when it starts or reloads.
 set -eu
 if [ "$#" -lt 2 ]; then
   echo "usage: $0 LISTEN UPSTREAM [UPSTREAM...]" >&2
@@ -44,7 +47,8 @@ case "${WORLDGEN_ACCESS_LOG:-stdout}" in
   *) echo "$0: WORLDGEN_ACCESS_LOG must be stdout, off or an absolute path" >&2; exit 2 ;;
 esac
 # The paths go into nginx's config as bare words: nothing that would end or escape one.
-for variable in WORLDGEN_TLS_CERT WORLDGEN_TLS_KEY WORLDGEN_TLS_CLIENT_CA WORLDGEN_ACCESS_LOG; do
+for variable in WORLDGEN_TLS_CERT WORLDGEN_TLS_KEY WORLDGEN_TLS_CLIENT_CA WORLDGEN_ACCESS_LOG \
+    WORLDGEN_API_KEYS; do
   eval "value=\${$variable:-}"
   case "$value" in
     *[[:space:]\;\{\}\'\"\\\$]*)
@@ -72,6 +76,27 @@ if [ -n "$tls_cert" ]; then
 "
   fi
 fi
+api_keys=""
+api_key_check=""
+api_key_refusal=""
+if [ -n "${WORLDGEN_API_KEYS:-}" ]; then
+  case "$WORLDGEN_API_KEYS" in
+    /*) ;;
+    *) echo "$0: WORLDGEN_API_KEYS must be an absolute path" >&2; exit 2 ;;
+  esac
+  api_keys="    include ${WORLDGEN_API_KEYS};"
+  # As a gRPC answer (UNAUTHENTICATED, a Trailers-Only response), not an HTML page.
+  api_key_check="        if (\$worldgen_api_client = \"\") {
+            return 401;
+        }
+        error_page 401 = @worldgen_unauthenticated;"
+  api_key_refusal="    location @worldgen_unauthenticated {
+        default_type application/grpc;
+        add_header grpc-status 16 always;
+        add_header grpc-message \"no API key, or one the balancer does not know\" always;
+        return 204;
+    }"
+fi
 servers=""
 for upstream in "$@"; do
   servers="${servers}    server ${upstream} max_fails=${WORLDGEN_MAX_FAILS:-1} fail_timeout=${WORLDGEN_FAIL_TIMEOUT:-10s};
@@ -79,9 +104,13 @@ for upstream in "$@"; do
 done
 # awk, not sed: the server list spans lines.
 awk -v listen="$listen" -v servers="$servers" -v balance="$balance" -v listen_tls="$listen_tls" \
-  -v tls="$tls" -v access_log="$access_log" '
+  -v tls="$tls" -v access_log="$access_log" -v api_keys="$api_keys" \
+  -v api_key_check="$api_key_check" -v api_key_refusal="$api_key_refusal" '
   /^@UPSTREAM_SERVERS@$/ { printf "%s", servers; next }
   /^@TLS@$/ { printf "%s", tls; next }
+  /^@API_KEYS@$/ { if (api_keys != "") print api_keys; next }
+  /^@API_KEY_CHECK@$/ { if (api_key_check != "") print api_key_check; next }
+  /^@API_KEY_REFUSAL@$/ { if (api_key_refusal != "") print api_key_refusal; next }
   { gsub(/@LISTEN@/, listen); gsub(/@LISTEN_TLS@/, listen_tls); gsub(/@BALANCE@/, balance);
     gsub(/@ACCESS_LOG@/, access_log); print }
 ' "$here/worldgen.conf.template"

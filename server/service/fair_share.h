@@ -23,7 +23,8 @@ enum class FairShare {
   kPeer,          // the connection's IP address (a balancer in front is then one client)
   kForwardedFor,  // the last address in X-Forwarded-For (the one the balancer saw), else kPeer's
   kClientHeader,  // x-worldgen-client whole, as the deployment's nginx sets it: the game server's
-                  // address and, with mutual TLS, its certificate's subject; else kPeer's
+                  // address and, with mutual TLS or API keys, its certificate's subject or its
+                  // key's name; else kPeer's
 };
 
 // The longest client name kept (longer ones are cut): a certificate's subject after an address

@@ -282,6 +282,19 @@ TEST(ClientTest, ConnectRejectsBadOptions) {
     EXPECT_TRUE(absl::StrContains(status.message(), "ClientOptions.user_agent must be at most 64"))
         << status;
   }
+  // So does an API key, which is a secret: a refusal does not quote it.
+  options = ClientOptions();
+  options.api_key = std::string(kMaxApiKeyBytes, 'k');
+  EXPECT_TRUE(Client::Connect("127.0.0.1:1", options).ok());
+  for (const std::string& bad :
+       {std::string(kMaxApiKeyBytes + 1, 'k'), std::string("s3cret key"),
+        std::string("s3cret\r\nx-evil: 1"), std::string("s3cr\xc3\xa9t")}) {
+    options.api_key = bad;
+    const absl::Status status = Client::Connect("127.0.0.1:1", options).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(absl::StrContains(status.message(), "ClientOptions.api_key has")) << status;
+    EXPECT_FALSE(absl::StrContains(status.message(), "s3c")) << status;
+  }
 }
 
 TEST(ClientTest, RegionsAreCheckedBeforeAnyRpc) {

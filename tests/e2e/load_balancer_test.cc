@@ -5,6 +5,7 @@
 #include <atomic>
 #include <bit>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "absl/algorithm/container.h"
@@ -202,6 +203,67 @@ TEST_F(LoadBalancerTest, TheReplicasTimingOfACallReachesTheGameServer) {
   ASSERT_TRUE(client.ok());
   ASSERT_TRUE((*client)->GenerateChunk(7777, -4321, {.chunk_size = 64, .heights = true}).ok());
   EXPECT_GT((*client)->stats().server_blend, absl::ZeroDuration());
+}
+
+// API keys at the balancer (WORLDGEN_API_KEYS): a game server with a key in the file is served and
+// named by it to the replicas' fair share; one without a key, or with another, is refused before
+// any replica sees the call; health checks need no key.
+TEST(ApiKeyTest, OnlyGameServersWithAKnownKeyAreServedEachAsAClientOfItsOwn) {
+  auto replica = ServerProcess::Start({"--fair_share=client_header", "--call_log=all"});
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  auto dir = TempDir::Create("worldgen-api-keys");
+  ASSERT_TRUE(dir.ok());
+  const std::string keys = (*dir)->File("api-keys.map");
+  ASSERT_TRUE(WriteFile(keys,
+                        "\"Bearer 3f9a1c7e0b\" survival-eu-3;\n"
+                        "\"Bearer 77d0e2a41f\" survival-eu-4;\n")
+                  .ok());
+  auto nginx = NginxProcess::Start({(*replica)->target()}, std::nullopt, keys);
+  ASSERT_TRUE(nginx.ok()) << nginx.status();
+  auto client_with = [&](const std::string& key) {
+    ClientOptions options = ThroughNginxOptions();
+    options.api_key = key;
+    auto client = Client::Connect((*nginx)->target(), options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return *std::move(client);
+  };
+  std::unique_ptr<Client> eu3 = client_with("3f9a1c7e0b");
+  std::unique_ptr<Client> eu4 = client_with("77d0e2a41f");
+  // The first call also waits for nginx to listen (UNAVAILABLE is retried).
+  ASSERT_TRUE(eu3->GenerateChunk(1, 1).ok()) << (*nginx)->error_log();
+  ASSERT_TRUE(eu4->GenerateChunk(2, 1).ok());
+
+  for (const std::string& key : {std::string(), std::string("3f9a1c7e0c")}) {
+    std::unique_ptr<Client> stranger = client_with(key);
+    const absl::Status refused = stranger->GenerateChunk(1, 1).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kUnauthenticated) << key;
+    EXPECT_EQ(refused.message(), "no API key, or one the balancer does not know") << key;
+    EXPECT_EQ(stranger->stats().retries, 0) << key;
+    absl::StatusOr<std::string> health = stranger->CheckHealth();
+    ASSERT_TRUE(health.ok()) << health.status();
+    EXPECT_EQ(*health, "SERVING");
+  }
+
+  // The CLI reads its key from a file (--api_key_file), as the viewer does.
+  const std::string key_file = (*dir)->File("eu-5.key");
+  ASSERT_TRUE(WriteFile(key_file, "77d0e2a41f\n").ok());
+  for (const bool with_key : {true, false}) {
+    std::vector<std::string> argv = {kCli, "--target=" + (*nginx)->target(), "--retries=0"};
+    if (with_key) argv.push_back("--api_key_file=" + key_file);
+    argv.push_back("describe");
+    absl::StatusOr<CommandResult> described = RunCommand(argv);
+    ASSERT_TRUE(described.ok()) << described.status();
+    EXPECT_EQ(described->exit_code == 0, with_key) << described->err;
+  }
+
+  std::vector<v1::CallLogLine> lines = AwaitCallLogLines(**replica, 3);
+  ASSERT_EQ(lines.size(), 3u) << (*replica)->output();
+  std::set<std::string> clients;
+  for (const v1::CallLogLine& line : lines) clients.insert(line.client());
+  EXPECT_EQ(clients,
+            (std::set<std::string>{"127.0.0.1 key=survival-eu-3", "127.0.0.1 key=survival-eu-4"}));
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_EQ(CallLogLines((*replica)->output()).size(), 3u) << "a refused call reached the replica";
 }
 
 // The replicas' fair share trusts x-worldgen-client because nginx sets it: a game server that

@@ -321,8 +321,8 @@ TEST_F(TlsBalancerTest, PythonsTlsAgreesWithTheCppClientBitForBit) {
   EXPECT_TRUE(absl::StrContains(run->out, "(TLS)")) << run->out;
 }
 
-// render-config.sh refuses TLS and access-log settings nginx could not start with, naming the
-// variable.
+// render-config.sh refuses TLS, access-log and API-key settings nginx could not start with, naming
+// the variable.
 TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
   auto render = [](std::vector<std::string> env) {
     env.insert(env.begin(), "/usr/bin/env");
@@ -345,6 +345,11 @@ TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
   EXPECT_TRUE(absl::StrContains(tls.out, "listen 127.0.0.1:1 ssl http2;")) << tls.out;
   EXPECT_TRUE(absl::StrContains(tls.out, "ssl_certificate_key /tls/k.pem;")) << tls.out;
   EXPECT_FALSE(absl::StrContains(tls.out, "ssl_verify_client")) << tls.out;
+  EXPECT_FALSE(absl::StrContains(plain.out, "return 401")) << plain.out;
+  const CommandResult keys = render({"WORLDGEN_API_KEYS=/keys/api-keys.map"});
+  EXPECT_EQ(keys.exit_code, 0) << keys.err;
+  EXPECT_TRUE(absl::StrContains(keys.out, "include /keys/api-keys.map;")) << keys.out;
+  EXPECT_TRUE(absl::StrContains(keys.out, "return 401")) << keys.out;
   struct Case {
     std::vector<std::string> env;
     std::string error;
@@ -364,6 +369,9 @@ TEST(RenderConfigTest, RefusesTlsSettingsItCannotRender) {
                 "WORLDGEN_ACCESS_LOG must be stdout, off or an absolute path"},
            Case{{"WORLDGEN_ACCESS_LOG=/logs/x;access_log /etc/passwd"},
                 "WORLDGEN_ACCESS_LOG=/logs/x;access_log /etc/passwd: a path with"},
+           Case{{"WORLDGEN_API_KEYS=keys.map"}, "WORLDGEN_API_KEYS must be an absolute path"},
+           Case{{"WORLDGEN_API_KEYS=/keys/a.map;return 200"},
+                "WORLDGEN_API_KEYS=/keys/a.map;return 200: a path with"},
        }) {
     const CommandResult refused = render(c.env);
     EXPECT_EQ(refused.exit_code, 2) << c.error;

@@ -28,7 +28,8 @@ bool Accepts(int port) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(
-    const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls) {
+    const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls,
+    const std::string& api_keys) {
   std::unique_ptr<NginxProcess> nginx(new NginxProcess());
   auto dir = TempDir::Create("worldgen-nginx");
   if (!dir.ok()) return dir.status();
@@ -42,6 +43,7 @@ absl::StatusOr<std::unique_ptr<NginxProcess>> NginxProcess::Start(
     render.insert(render.end(), {"WORLDGEN_TLS_CERT=" + tls->cert, "WORLDGEN_TLS_KEY=" + tls->key,
                                  "WORLDGEN_TLS_CLIENT_CA=" + tls->client_ca});
   }
+  if (!api_keys.empty()) render.push_back("WORLDGEN_API_KEYS=" + api_keys);
   render.insert(render.end(),
                 {"/bin/sh", absl::StrCat(WORLDGEN_SOURCE_DIR, "/docker/nginx/render-config.sh"),
                  absl::StrCat("127.0.0.1:", *port)});

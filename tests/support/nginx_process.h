@@ -28,9 +28,11 @@ struct NginxTls {
 
 class NginxProcess {
  public:
-  // `upstreams`: the replicas' "host:port". Returns once nginx accepted its config and listens.
+  // `upstreams`: the replicas' "host:port"; `api_keys`: the path of a keys file
+  // (WORLDGEN_API_KEYS), or empty. Returns once nginx accepted its config and listens.
   static absl::StatusOr<std::unique_ptr<NginxProcess>> Start(
-      const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls = std::nullopt);
+      const std::vector<std::string>& upstreams, const std::optional<NginxTls>& tls = std::nullopt,
+      const std::string& api_keys = "");
   ~NginxProcess();  // Graceful stop (SIGQUIT: finish requests, then exit).
 
   int port() const { return port_; }
