@@ -5,6 +5,8 @@
 #include <atomic>
 #include <bit>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -17,6 +19,10 @@
 #include "absl/time/clock.h"
 #include "client/cli/load_generator.h"
 #include "client/worldgen_client.h"
+#include "grpcpp/generic/async_generic_service.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "tests/client/subprocess.h"
 #include "tests/e2e/e2e_paths.h"
 #include "tests/server/service_calls.h"
@@ -264,6 +270,57 @@ TEST(ApiKeyTest, OnlyGameServersWithAKnownKeyAreServedEachAsAClientOfItsOwn) {
             (std::set<std::string>{"127.0.0.1 key=survival-eu-3", "127.0.0.1 key=survival-eu-4"}));
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(CallLogLines((*replica)->output()).size(), 3u) << "a refused call reached the replica";
+}
+
+// A stand-in for a replica that keeps the headers of every call it gets and refuses the call.
+class HeaderRecorder : public grpc::CallbackGenericService {
+ public:
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [key, value] : ctx->client_metadata()) {
+        headers_.emplace(std::string(key.data(), key.size()),
+                         std::string(value.data(), value.size()));
+      }
+    }
+    return grpc::CallbackGenericService::CreateReactor(ctx);  // UNIMPLEMENTED
+  }
+  std::multimap<std::string, std::string> headers() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return headers_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<std::string, std::string> headers_;
+};
+
+// The key stays at the balancer: what reaches a replica is the key's name, not the key.
+TEST(ApiKeyTest, TheKeyStaysAtTheBalancer) {
+  HeaderRecorder recorder;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterCallbackGenericService(&recorder);
+  std::unique_ptr<grpc::Server> replica = builder.BuildAndStart();
+  ASSERT_NE(replica, nullptr);
+  auto dir = TempDir::Create("worldgen-api-keys");
+  ASSERT_TRUE(dir.ok());
+  const std::string keys = (*dir)->File("api-keys.map");
+  ASSERT_TRUE(WriteFile(keys, "\"Bearer 3f9a1c7e0b\" survival-eu-3;\n").ok());
+  auto nginx = NginxProcess::Start({absl::StrCat("127.0.0.1:", port)}, std::nullopt, keys);
+  ASSERT_TRUE(nginx.ok()) << nginx.status();
+  ClientOptions options = ThroughNginxOptions();
+  options.api_key = "3f9a1c7e0b";
+  auto client = Client::Connect((*nginx)->target(), options);
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ((*client)->DescribeWorld().status().code(), absl::StatusCode::kUnimplemented)
+      << (*nginx)->error_log();
+  const std::multimap<std::string, std::string> headers = recorder.headers();
+  EXPECT_EQ(headers.count("authorization"), 0u);
+  ASSERT_EQ(headers.count("x-worldgen-client"), 1u);
+  EXPECT_EQ(headers.find("x-worldgen-client")->second, "127.0.0.1 key=survival-eu-3");
+  replica->Shutdown();
 }
 
 // The replicas' fair share trusts x-worldgen-client because nginx sets it: a game server that
