@@ -15,15 +15,12 @@
 #include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -34,7 +31,7 @@
 #include "openssl/err.h"
 #include "openssl/pem.h"
 #include "openssl/x509.h"
-#include "proto/trace_context.h"
+#include "proto/call_headers.h"
 
 namespace worldgen {
 namespace {
@@ -63,24 +60,6 @@ absl::Status WithPushback(const grpc::Status& status, const grpc::ClientContext&
     result.SetPayload(kPushbackPayload, absl::Cord(absl::StrCat(millis)));
   }
   return result;
-}
-
-// The metric `name`'s duration in a Server-Timing value ("queued;dur=5.668, blend;dur=0.332", in
-// milliseconds), as the server's `server-timing` trailer gives it; zero when absent or malformed.
-absl::Duration ServerTiming(absl::string_view value, absl::string_view name) {
-  for (absl::string_view metric : absl::StrSplit(value, ',')) {
-    std::vector<absl::string_view> parts = absl::StrSplit(metric, ';');
-    if (absl::StripAsciiWhitespace(parts[0]) != name) continue;
-    for (size_t i = 1; i < parts.size(); ++i) {
-      absl::string_view param = absl::StripAsciiWhitespace(parts[i]);
-      double millis = 0;
-      if (absl::ConsumePrefix(&param, "dur=") && absl::SimpleAtod(param, &millis) && millis >= 0 &&
-          millis < 1e12) {
-        return absl::Microseconds(std::llround(millis * 1000));
-      }
-    }
-  }
-  return absl::ZeroDuration();
 }
 
 // The pushback WithPushback kept, if any.
@@ -473,12 +452,11 @@ absl::Status Client::StartAttempt(grpc::ClientContext& context, absl::Time deadl
 
 absl::Status Client::AttemptStatus(const grpc::Status& status, const grpc::ClientContext& context) {
   const auto& trailers = context.GetServerTrailingMetadata();
-  if (auto it = trailers.find("server-timing"); it != trailers.end()) {
-    const absl::string_view value(it->second.data(), it->second.size());
-    server_queued_ns_.fetch_add(absl::ToInt64Nanoseconds(ServerTiming(value, "queued")),
-                                std::memory_order_relaxed);
-    server_blend_ns_.fetch_add(absl::ToInt64Nanoseconds(ServerTiming(value, "blend")),
-                               std::memory_order_relaxed);
+  if (auto it = trailers.find(kServerTimingTrailer); it != trailers.end()) {
+    const ServerTiming timing =
+        ParseServerTiming(absl::string_view(it->second.data(), it->second.size()));
+    server_queued_ns_.fetch_add(absl::ToInt64Nanoseconds(timing.queued), std::memory_order_relaxed);
+    server_blend_ns_.fetch_add(absl::ToInt64Nanoseconds(timing.blend), std::memory_order_relaxed);
   }
   return WithPushback(status, context);
 }

@@ -14,7 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
-#include "proto/trace_context.h"
+#include "proto/call_headers.h"
 #include "server/service/fair_share.h"
 #include "worldgen/v1/call_log.pb.h"
 

@@ -17,7 +17,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/proto_buffer_writer.h"
-#include "proto/trace_context.h"
+#include "proto/call_headers.h"
 #include "server/scheduling/chunk_stream_policy.h"
 #include "server/service/queries.h"
 #include "server/service/wire_encoding.h"
@@ -49,17 +49,10 @@ grpc::Status PushbackStatus(grpc::CallbackServerContext* context, const absl::St
   return ToGrpcStatus(status);
 }
 
-// The trailer in which an admitted call tells its client where its time went on the server, in the
-// syntax of HTTP's Server-Timing header (W3C), durations in milliseconds:
-// "queued;dur=5.668, blend;dur=0.332" (CallTimes: its tasks' waits for a blend thread and their
-// blending, each summed over its tasks).
-constexpr char kServerTimingTrailer[] = "server-timing";
-
+// Tells an admitted call's client where its time went on the server (proto/call_headers.h).
 void AddServerTiming(grpc::CallbackServerContext* context, const CallTimes& times) {
-  context->AddTrailingMetadata(
-      kServerTimingTrailer,
-      absl::StrFormat("queued;dur=%.3f, blend;dur=%.3f", absl::ToDoubleMilliseconds(times.queued()),
-                      absl::ToDoubleMilliseconds(times.blend())));
+  context->AddTrailingMetadata(kServerTimingTrailer,
+                               FormatServerTiming({times.queued(), times.blend()}));
 }
 
 // The status of a call that stopped because the client went away or its deadline passed. A client

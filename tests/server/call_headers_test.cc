@@ -1,4 +1,4 @@
-#include "proto/trace_context.h"
+#include "proto/call_headers.h"
 
 #include <optional>
 #include <string>
@@ -16,7 +16,7 @@ std::string Value(const std::string& version, const std::string& trace, const st
   return version + "-" + trace + "-" + span + "-" + flags;
 }
 
-TEST(TraceContextTest, ReadsTheTraceAndSpanOfAValidTraceparent) {
+TEST(TraceparentTest, ReadsTheTraceAndSpanOfAValidTraceparent) {
   const std::optional<TraceParent> sampled = ParseTraceparent(Value("00", kTrace, kSpan, "01"));
   ASSERT_TRUE(sampled.has_value());
   EXPECT_EQ(sampled->trace_id, kTrace);
@@ -34,7 +34,7 @@ TEST(TraceContextTest, ReadsTheTraceAndSpanOfAValidTraceparent) {
 }
 
 // The spec drops an invalid traceparent whole: nothing of it is logged or sent.
-TEST(TraceContextTest, AnythingElseIsNone) {
+TEST(TraceparentTest, AnythingElseIsNone) {
   const std::string zeros32(32, '0'), zeros16(16, '0');
   for (const std::string& bad : {
            std::string(), std::string("00"),
@@ -51,6 +51,34 @@ TEST(TraceContextTest, AnythingElseIsNone) {
            "00_" + std::string(kTrace) + "-" + kSpan + "-01",  // wrong separator
        }) {
     EXPECT_FALSE(ParseTraceparent(bad).has_value()) << bad;
+  }
+}
+
+// The server writes the trailer and the client reads it: to the microsecond, whatever it holds.
+TEST(ServerTimingTest, WhatTheServerWritesTheClientReads) {
+  const ServerTiming timing{absl::Microseconds(5668), absl::Nanoseconds(332400)};
+  const std::string value = FormatServerTiming(timing);
+  EXPECT_EQ(value, "queued;dur=5.668, blend;dur=0.332");
+  const ServerTiming read = ParseServerTiming(value);
+  EXPECT_EQ(read.queued, absl::Microseconds(5668));
+  EXPECT_EQ(read.blend, absl::Microseconds(332));
+  const ServerTiming long_wait = ParseServerTiming(FormatServerTiming({absl::Seconds(90), {}}));
+  EXPECT_EQ(long_wait.queued, absl::Seconds(90));
+  EXPECT_EQ(long_wait.blend, absl::ZeroDuration());
+}
+
+// Other servers' syntax (another order, more metrics and parameters) is read; what is not a
+// duration counts as none.
+TEST(ServerTimingTest, ReadsTheHeaderSyntaxAndIgnoresWhatItCannotUse) {
+  ServerTiming read =
+      ParseServerTiming("db;dur=53, blend;desc=\"blending\";dur=0.25 ,queued ; dur=1.5");
+  EXPECT_EQ(read.queued, absl::Microseconds(1500));
+  EXPECT_EQ(read.blend, absl::Microseconds(250));
+  for (const char* bad : {"", "queued", "queued;dur=", "queued;dur=-1", "queued;dur=nan",
+                          "queued;dur=inf", "queued;dur=1e300", "queued;dur=5ms", "Queued;dur=5"}) {
+    read = ParseServerTiming(bad);
+    EXPECT_EQ(read.queued, absl::ZeroDuration()) << bad;
+    EXPECT_EQ(read.blend, absl::ZeroDuration()) << bad;
   }
 }
 

@@ -1,6 +1,14 @@
-#include "proto/trace_context.h"
+#include "proto/call_headers.h"
+
+#include <cmath>
+#include <vector>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace worldgen {
 namespace {
@@ -35,6 +43,34 @@ std::optional<TraceParent> ParseTraceparent(absl::string_view value) {
   }
   const int low_digit = flags[1] <= '9' ? flags[1] - '0' : flags[1] - 'a' + 10;
   return TraceParent{std::string(trace_id), std::string(span_id), (low_digit & 1) != 0};
+}
+
+std::string FormatServerTiming(const ServerTiming& timing) {
+  return absl::StrFormat("queued;dur=%.3f, blend;dur=%.3f",
+                         absl::ToDoubleMilliseconds(timing.queued),
+                         absl::ToDoubleMilliseconds(timing.blend));
+}
+
+ServerTiming ParseServerTiming(absl::string_view value) {
+  ServerTiming timing{absl::ZeroDuration(), absl::ZeroDuration()};
+  for (absl::string_view metric : absl::StrSplit(value, ',')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(metric, ';');
+    const absl::string_view name = absl::StripAsciiWhitespace(parts[0]);
+    absl::Duration* field = name == "queued"  ? &timing.queued
+                            : name == "blend" ? &timing.blend
+                                              : nullptr;
+    if (field == nullptr) continue;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      absl::string_view param = absl::StripAsciiWhitespace(parts[i]);
+      double millis = 0;
+      if (absl::ConsumePrefix(&param, "dur=") && absl::SimpleAtod(param, &millis) && millis >= 0 &&
+          millis < 1e12) {
+        *field = absl::Microseconds(std::llround(millis * 1000));
+        break;
+      }
+    }
+  }
+  return timing;
 }
 
 }  // namespace worldgen
