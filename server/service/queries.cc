@@ -36,6 +36,7 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
   };
   for (int i = 0; i < request.points_size(); ++i) {
     if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
+      if (times != nullptr) end_run(absl::Now());
       return absl::CancelledError("call cancelled");
     }
     const v1::Point& point = request.points(i);
@@ -53,6 +54,7 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
       std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n", point.x(),
                    point.z(), blend.status().ToString().c_str());
       std::fflush(stderr);
+      if (times != nullptr) end_run(absl::Now());
       return absl::InternalError(blend.status().message());
     }
     EncodePoint(*blend, options, response.add_samples());

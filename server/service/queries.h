@@ -22,7 +22,7 @@ inline constexpr int kPointsPerCancellationCheck = 64;
 
 // How many points of each kind SamplePoints blended and the time each kind took (blending and
 // encoding): the scheduler's two point estimates (CallScheduler::RecordPointCost and
-// RecordVolumePointCost) learn from them.
+// RecordVolumePointCost) learn from them, and their sum is the call's blend time (CallTimes).
 struct PointTimes {
   int64_t planar = 0;  // points without a y
   int64_t volume = 0;  // points with a y
@@ -35,7 +35,7 @@ int64_t VolumePoints(const v1::SampleWeightsRequest& request);
 // SampleWeights' work: every point blended and encoded in order; CANCELLED as soon as `cancelled`
 // says so (asked every kPointsPerCancellationCheck points), INTERNAL (logged) if the engine fails.
 // `times`, if not null, receives each kind's count and time (the clock is read where the kind
-// changes, so a request of one kind reads it twice).
+// changes, so a request of one kind reads it twice), up to where it stopped when it fails.
 absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
                                                        const v1::SampleWeightsRequest& request,
                                                        BiomeSampleCache* cache,

@@ -10,7 +10,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "engine/world.h"
@@ -546,10 +545,9 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       return;
     }
     PointTimes times;
-    const absl::Time start = absl::Now();
     absl::StatusOr<v1::SampleWeightsResponse> response = SamplePoints(
         *world, *request, deps_.cache, [context] { return context->IsCancelled(); }, &times);
-    record.times()->AddBlend(absl::Now() - start);
+    record.times()->AddBlend(times.planar_time + times.volume_time);
     if (absl::IsCancelled(response.status())) {
       reactor->Done(record, AbandonedStatus(*context));
       return;
