@@ -13,7 +13,9 @@
 #ifndef WORLDGEN_ENGINE_KERNEL_ROW_H_
 #define WORLDGEN_ENGINE_KERNEL_ROW_H_
 
+#if defined(__x86_64__)
 #include <emmintrin.h>
+#endif
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,10 +33,14 @@ inline constexpr size_t KernelStride(size_t size) {
   return (size + kKernelLanes - 1) / kKernelLanes * kKernelLanes;
 }
 
-// std::max(t, 0.0) exactly, NaN and -0.0 included, as one maxsd (src1 > src2 ? src1 : src2, here
-// 0.0 > t ? 0.0 : t); GCC writes std::max as a compare and a jump.
+// std::max(t, 0.0) exactly, NaN and -0.0 included: 0.0 > t ? 0.0 : t, on x86-64 as one maxsd
+// (src1 > src2 ? src1 : src2), for which GCC would write std::max as a compare and a jump.
 inline double NonNegative(double t) {
+#if defined(__x86_64__)
   return _mm_cvtsd_f64(_mm_max_sd(_mm_setzero_pd(), _mm_set_sd(t)));
+#else
+  return 0.0 > t ? 0.0 : t;
+#endif
 }
 
 // Offset from v to the nearest of lo..hi (0 inside), computed as the kernel computes the offset of

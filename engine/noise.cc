@@ -1,6 +1,8 @@
 #include "engine/noise.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <bit>
 #include <cmath>
 #include <cstring>

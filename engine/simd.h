@@ -1,14 +1,18 @@
 // Shared pieces of the engine's vectorized loops: GCC portable vector types and the
 // runtime-dispatch attribute.
 //
-// Vector code is written once against GCC's vector extensions and compiled for AVX2 and baseline
-// x86-64 (SSE2). Vector +, -, *, / and comparisons are exactly the IEEE scalar operations lane by
-// lane, so a loop that performs the scalar reference's operations in the same order gives the same
-// bits in every variant (the build uses -ffp-contract=off: no FMA).
+// Vector code is written once against GCC's vector extensions and compiled for AVX-512, AVX2 and
+// baseline x86-64 (SSE2), or, on other architectures (aarch64), for the baseline alone, which GCC
+// lowers to that architecture's vectors (NEON: two doubles per register). Vector +, -, *, / and
+// comparisons are exactly the IEEE scalar operations lane by lane, so a loop that performs the
+// scalar reference's operations in the same order gives the same bits in every variant (the build
+// uses -ffp-contract=off: no FMA).
 #ifndef WORLDGEN_ENGINE_SIMD_H_
 #define WORLDGEN_ENGINE_SIMD_H_
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -113,8 +117,9 @@ inline __attribute__((always_inline)) V Shuffle(V a, V b, I index) {
 // the ifunc resolver is instrumented and runs before the TSan runtime exists (it crashes the
 // dynamic loader), so sanitized builds get the baseline clone only; the output is identical.
 // Clang (only the libFuzzer build uses it) gets the baseline too: it rejects the 512-bit vector
-// arguments between the AVX-512 variants' helpers, which GCC inlines.
-#if defined(__SANITIZE_THREAD__) || defined(__clang__)
+// arguments between the AVX-512 variants' helpers, which GCC inlines. Other architectures than
+// x86-64 run the baseline, the one variant written without x86's instructions.
+#if defined(__SANITIZE_THREAD__) || defined(__clang__) || !defined(__x86_64__)
 #define WORLDGEN_TARGET_CLONES
 #define WORLDGEN_SIMD_DISPATCH 0
 #else

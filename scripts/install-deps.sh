@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages of the given groups from apt-packages.txt (the project's one package list).
-# Usage: scripts/install-deps.sh GROUP [GROUP...]      (groups: build test runtime docker fuzz plot profile)
+# Usage: scripts/install-deps.sh GROUP [GROUP...]      (groups: build test runtime docker fuzz plot profile reference aarch64)
 #        scripts/install-deps.sh --print GROUP...       (print the package names, install nothing)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,6 +26,11 @@ for p in $(printf '%s\n' "${pkgs[@]}" | sort -u); do
 done
 if [[ ${#missing[@]} -eq 0 ]]; then echo "install-deps: all ${#pkgs[@]} packages present"; exit 0; fi
 SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+# A package of another architecture (libabsl-dev:arm64) needs that architecture added to dpkg first.
+for arch in $(printf '%s\n' "${missing[@]}" | awk -F: 'NF == 2 { print $2 }' | sort -u); do
+  [[ $arch == "$(dpkg --print-architecture)" ]] || dpkg --print-foreign-architectures |
+    grep -qx "$arch" || $SUDO dpkg --add-architecture "$arch"
+done
 echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
