@@ -155,6 +155,18 @@ absl::StatusOr<std::string> ApiKeyFromFlags() {
   return std::string(absl::StripTrailingAsciiWhitespace(key));
 }
 
+// What identifies the CLI to the balancer, from the flags: TLS (TlsFromFlags) and the API key
+// (ApiKeyFromFlags), for the client every subcommand uses and for the viewer's.
+absl::Status CredentialsFromFlags(std::optional<ClientOptions::Tls>* tls, std::string* api_key) {
+  absl::StatusOr<std::optional<ClientOptions::Tls>> tls_flags = TlsFromFlags();
+  if (!tls_flags.ok()) return tls_flags.status();
+  absl::StatusOr<std::string> key = ApiKeyFromFlags();
+  if (!key.ok()) return key.status();
+  *tls = *std::move(tls_flags);
+  *api_key = *std::move(key);
+  return absl::OkStatus();
+}
+
 // The client every subcommand uses, built from the global flags.
 absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   ClientOptions options;
@@ -163,12 +175,7 @@ absl::StatusOr<std::unique_ptr<Client>> MakeClient() {
   options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   options.max_retries = absl::GetFlag(FLAGS_retries);
   options.user_agent = "worldgen-cli";  // The servers' call log tells the CLI from game servers.
-  absl::StatusOr<std::optional<ClientOptions::Tls>> tls = TlsFromFlags();
-  if (!tls.ok()) return tls.status();
-  options.tls = *std::move(tls);
-  absl::StatusOr<std::string> api_key = ApiKeyFromFlags();
-  if (!api_key.ok()) return api_key.status();
-  options.api_key = *std::move(api_key);
+  if (absl::Status s = CredentialsFromFlags(&options.tls, &options.api_key); !s.ok()) return s;
   return Client::Connect(absl::GetFlag(FLAGS_target), options);
 }
 
@@ -419,12 +426,9 @@ int RunView(const std::vector<std::string>& args) {
   options.max_tile_renders = absl::GetFlag(FLAGS_max_tile_renders);
   options.deadline = absl::Milliseconds(absl::GetFlag(FLAGS_deadline_ms));
   options.max_retries = absl::GetFlag(FLAGS_retries);
-  absl::StatusOr<std::optional<ClientOptions::Tls>> tls = TlsFromFlags();
-  if (!tls.ok()) return Usage(std::string(tls.status().message()));
-  options.tls = *std::move(tls);
-  absl::StatusOr<std::string> api_key = ApiKeyFromFlags();
-  if (!api_key.ok()) return Usage(std::string(api_key.status().message()));
-  options.api_key = *std::move(api_key);
+  if (absl::Status s = CredentialsFromFlags(&options.tls, &options.api_key); !s.ok()) {
+    return Usage(std::string(s.message()));
+  }
   if (options.max_tile_renders < 1 || options.max_tile_renders > 64) {
     return Usage("--max_tile_renders must be in [1, 64]");
   }
