@@ -35,8 +35,8 @@ void AddScaled(const Ordinate& o, double factor, Ordinate* sum) {
 // The distance from p to q from IEEE operations alone. Not std::hypot: glibc computes it one way
 // on x86-64 and another on aarch64, and the two disagree in the last bit for one pair in eight
 // (261,805 of 2 M random pairs within 200 blocks), which moved the weights of worlds blended with
-// `interpolation: 2` between the architectures.
-// Lattice coordinates are far from overflow, so the plain formula loses nothing.
+// `interpolation: 2` between the architectures. Lattice coordinates are far from overflow, so the
+// plain formula loses nothing.
 double Distance(const Point2& p, const Point2& q) {
   const double dx = p[0] - q[0], dz = p[1] - q[1];
   return std::sqrt(dx * dx + dz * dz);
