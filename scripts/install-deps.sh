@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages of the given groups from apt-packages.txt (the project's one package list).
 # Usage: scripts/install-deps.sh GROUP [GROUP...]      (groups: build test runtime docker fuzz plot profile reference aarch64)
-#        scripts/install-deps.sh --print GROUP...       (print the package names, install nothing)
+#        scripts/install-deps.sh --print GROUP...       (print the package names, install nothing;
+#                                                         also group aarch64-sysroot, never installed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 print_only=0
@@ -10,6 +11,11 @@ if [[ "${1:-}" == "--print" ]]; then print_only=1; shift; fi
 pkgs=()
 declare -A provides=()  # package -> a command that, already on PATH, makes installing it moot
 for group in "$@"; do
+  if [[ $group == aarch64-sysroot && $print_only -eq 0 ]]; then
+    # Installing them would remove the x86-64 prometheus-cpp and civetweb the build needs.
+    echo "install-deps: group aarch64-sysroot is unpacked by scripts/aarch64-server.sh, never installed" >&2
+    exit 2
+  fi
   mapfile -t found < <(awk -v g="$group" '$1 == g { print $2 }' "$here/apt-packages.txt")
   [[ ${#found[@]} -gt 0 ]] || { echo "install-deps: unknown group '$group'" >&2; exit 2; }
   pkgs+=("${found[@]}")
