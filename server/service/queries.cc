@@ -30,19 +30,22 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
   // The current run of points of one kind: when it began and whether its points have a y.
   absl::Time run_start = times != nullptr ? absl::Now() : absl::InfinitePast();
   bool run_volume = request.points_size() > 0 && request.points(0).has_y();
-  const auto end_run = [&](absl::Time now) {
+  // Charges the time since run_start to the current run's kind; does nothing without times.
+  const auto end_run = [&] {
+    if (times == nullptr) return;
+    const absl::Time now = absl::Now();
     (run_volume ? times->volume_time : times->planar_time) += now - run_start;
     run_start = now;
   };
   for (int i = 0; i < request.points_size(); ++i) {
     if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
-      if (times != nullptr) end_run(absl::Now());
+      end_run();
       return absl::CancelledError("call cancelled");
     }
     const v1::Point& point = request.points(i);
     if (times != nullptr) {
       if (point.has_y() != run_volume) {
-        end_run(absl::Now());
+        end_run();
         run_volume = point.has_y();
       }
       ++(run_volume ? times->volume : times->planar);
@@ -54,12 +57,12 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
       std::fprintf(stderr, "worldgen-server: SampleWeights point (%.17g, %.17g): %s\n", point.x(),
                    point.z(), blend.status().ToString().c_str());
       std::fflush(stderr);
-      if (times != nullptr) end_run(absl::Now());
+      end_run();
       return absl::InternalError(blend.status().message());
     }
     EncodePoint(*blend, options, response.add_samples());
   }
-  if (times != nullptr) end_run(absl::Now());
+  end_run();
   return response;
 }
 
