@@ -444,6 +444,14 @@ mkdir -p "$next_worlds"
 cp "$root"/docker/worlds/*.json "$next_worlds/"
 sed -i -E 's/"seed": *"[0-9]+"/"seed": "424242"/' "$next_worlds/steppe.json"
 chmod -R a+rX "$next_worlds"
+# Its file still pins the old fingerprint, so the check refuses the file itself, as a replica would.
+if check_out=$(check_worlds "$next_worlds" 2>&1); then
+  fail "worldgen check passed a reseeded world under its old pin: $(tail -n 3 <<<"$check_out")"
+fi
+grep -q 'steppe.json: world "steppe" has fingerprint .*not its expected_fingerprint' <<<"$check_out" ||
+  fail "worldgen check did not name the broken pin: $(tail -n 3 <<<"$check_out")"
+# The operator means the change: the pin goes (a new one would come from this check's output).
+sed -i '/"expectedFingerprint"/d' "$next_worlds/steppe.json"
 if check_out=$(check_worlds "$next_worlds" 2>&1); then
   fail "worldgen check passed a reseeded world: $(tail -n 3 <<<"$check_out")"
 fi
@@ -451,7 +459,7 @@ grep -qE '^steppe .* changed$' <<<"$check_out" ||
   fail "worldgen check did not name the reseeded world: $(tail -n 4 <<<"$check_out")"
 check_worlds "$next_worlds" --allow_changed=steppe >"$logs/check-allowed.txt" 2>&1 ||
   fail "worldgen check --allow_changed=steppe failed: $(tail_of "$logs/check-allowed.txt")"
-log "worldgen check through nginx: $n_worlds worlds same; a reseeded one changed, refused until allowed"
+log "worldgen check through nginx: $n_worlds worlds same; a reseeded one refused by its pin, then changed, refused until allowed"
 prom_all_up() {
   curl -fsS "http://$prom/api/v1/targets" | python3 -c '
 import json, sys

@@ -600,6 +600,22 @@ TEST(ShippedWorldsTest, DockerWorldsLoadAndBlend) {
       << "docker/worlds has no example world for HEIGHT_MODE_COASTAL";
 }
 
+// Every example world pins its fingerprint (expectedFingerprint), as docs/operations.md tells
+// operators to, and loads the way the server loads it, pin checked. So a change to the engine that
+// alters any example world's terrain fails here, naming the world and its new fingerprint, and
+// the change's author either fixes the engine or updates the pin on purpose.
+TEST(ShippedWorldsTest, EveryDockerWorldIsPinnedToTheFingerprintItHas) {
+  const std::string dir = (std::filesystem::path(WORLDGEN_SOURCE_DIR) / "docker/worlds").string();
+  absl::StatusOr<std::vector<WorldFile>> files = LoadWorldFiles({dir});
+  ASSERT_TRUE(files.ok()) << files.status();
+  for (const WorldFile& file : *files) {
+    EXPECT_THAT(file.expected_fingerprint, ::testing::MatchesRegex("[0-9a-f]{16}"))
+        << file.path << " sets no expectedFingerprint";
+  }
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry = WorldRegistry::Load({dir});
+  EXPECT_TRUE(registry.ok()) << registry.status();
+}
+
 // Each method's parameters are declared twice: in the engine (BlenderParamDef: range and default)
 // and in the proto comments operators read. The last comment line above each parameter's field must
 // be "Range [min, max], default d." with the engine's figures, and every field of a method's config
