@@ -5,8 +5,10 @@
 # workers). For a Kubernetes headless Service, whose A records are its ready pods: pods that come,
 # go or restart with a new address are followed; with the consistent hash only their regions move.
 # An empty answer keeps the last known replicas (nginx marks unreachable ones down by itself).
-# With TLS (render-config.sh's WORLDGEN_TLS_*), nginx is also reloaded when the certificate, key or
-# client CA files change (a Kubernetes Secret updated in place, e.g. by cert-manager's renewal).
+# nginx is also reloaded when a file it reads changes: with TLS (render-config.sh's WORLDGEN_TLS_*)
+# the certificate, key or client CA (a Kubernetes Secret updated in place, e.g. by cert-manager's
+# renewal), and with API keys (WORLDGEN_API_KEYS) the keys file, so a key taken out of its Secret
+# is refused within a minute or two (the kubelet's sync of Secret volumes) without a restart.
 #
 # Usage: follow-dns.sh LISTEN NAME:PORT
 # Environment: WORLDGEN_DNS_INTERVAL (default 2), WORLDGEN_RESOLVE (command printing the name's
@@ -32,10 +34,11 @@ upstreams() {
   $resolve_cmd "$name" 2>/dev/null | awk -v port="$port" 'NF { print $1 ":" port }' | sort -u |
     tr '\n' ' ' | sed 's/ $//'
 }
-# A checksum of the TLS files' contents ("" without TLS).
-tls_files() {
+# A checksum of the contents of the files nginx reads besides its config ("" without any).
+watched_files() {
   files=""
-  for f in "${WORLDGEN_TLS_CERT:-}" "${WORLDGEN_TLS_KEY:-}" "${WORLDGEN_TLS_CLIENT_CA:-}"; do
+  for f in "${WORLDGEN_TLS_CERT:-}" "${WORLDGEN_TLS_KEY:-}" "${WORLDGEN_TLS_CLIENT_CA:-}" \
+    "${WORLDGEN_API_KEYS:-}"; do
     [ -n "$f" ] && files="$files $f"
   done
   [ -z "$files" ] && return 0
@@ -55,7 +58,7 @@ while [ -z "$current" ]; do
 done
 render "$current"
 echo "follow-dns: upstreams $current" >&2
-certificates=$(tls_files)
+watched=$(watched_files)
 $nginx_cmd -g 'daemon off;' &
 nginx_pid=$!
 trap 'kill -QUIT "$nginx_pid" 2>/dev/null || true' TERM QUIT INT
@@ -71,17 +74,17 @@ while kill -0 "$nginx_pid" 2>/dev/null; do
       echo "follow-dns: reload for $next failed; still $current" >&2
     fi
   fi
-  now=$(tls_files)
-  if [ "$now" != "$certificates" ] && kill -0 "$nginx_pid" 2>/dev/null; then
+  now=$(watched_files)
+  if [ "$now" != "$watched" ] && kill -0 "$nginx_pid" 2>/dev/null; then
     # `nginx -s reload` loads the config and its files before it signals, and fails without
-    # signalling when they do not load (say, a key that does not match its certificate): nginx
-    # keeps serving the old ones.
+    # signalling when they do not load (say, a key that does not match its certificate, or a
+    # keys file that is not nginx syntax): nginx keeps serving the old ones.
     if $nginx_cmd -s reload; then
-      echo "follow-dns: TLS files changed; reloaded" >&2
+      echo "follow-dns: TLS or API key files changed; reloaded" >&2
     else
-      echo "follow-dns: TLS files changed but the reload failed; still the old ones" >&2
+      echo "follow-dns: TLS or API key files changed but the reload failed; still the old ones" >&2
     fi
-    certificates=$now
+    watched=$now
   fi
 done
 status=0

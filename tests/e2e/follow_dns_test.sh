@@ -6,7 +6,9 @@
 # replicas on an empty answer, and stop with nginx on SIGTERM. It serves TLS (WORLDGEN_TLS_*, files
 # from tests/support/make_certificates.sh): when the certificate and key files are replaced, as a
 # renewed Kubernetes Secret replaces them, it must reload and serve the new certificate; a key that
-# does not match its certificate must be refused, the certificate before it still served.
+# does not match its certificate must be refused, the certificate before it still served. It asks
+# for API keys (WORLDGEN_API_KEYS): a key taken out of the keys file, as an edited Secret takes it
+# out, must be refused after the reload that follows, and the key that replaced it served.
 # Usage: follow_dns_test.sh WORLDGEN_SERVER WORLDGEN_CLI REPO_ROOT
 set -euo pipefail
 server=$1
@@ -14,9 +16,25 @@ cli=$2
 root=$3
 tmp=$(mktemp -d)
 pids=()
+# The processes whose parent is $1, from /proc (their command names hold no spaces).
+children() {
+  local stat pid ppid
+  for stat in /proc/[0-9]*/stat; do
+    read -r pid _ _ ppid _ <"$stat" 2>/dev/null || continue
+    [[ $ppid == "$1" ]] && echo "$pid"
+  done
+  return 0
+}
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  [[ -f "$tmp/nginx.pid" ]] && kill -9 "$(cat "$tmp/nginx.pid")" 2>/dev/null || true
+  if [[ -f "$tmp/nginx.pid" ]]; then
+    # nginx's workers too: killed with their master, they would live on, holding the port. Found
+    # before the master goes (they are then init's), killed after (it would start new ones).
+    local master workers
+    master=$(cat "$tmp/nginx.pid")
+    workers=$(children "$master")
+    kill -9 "$master" $workers 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -36,10 +54,12 @@ eventually() {
   for _ in $(seq 50); do "$@" && return 0; sleep 0.2; done
   return 1
 }
-# One chunk through the balancer, trusting the authority $1 (default: the first one).
+# One chunk through the balancer, trusting the authority $1 (default: the first one), with the API
+# key in the file $key_file.
+key_file=$tmp/key-a
 call() {
   "$cli" --target="127.0.0.1:$lb_port" --tls_ca_file="${1:-$tmp/ca.pem}" --retries=0 \
-    --deadline_ms=3000 chunk 3 4 >/dev/null 2>&1
+    --api_key_file="$key_file" --deadline_ms=3000 chunk 3 4 >/dev/null 2>&1
 }
 # An authority $1 and a certificate $2 for 127.0.0.1 that it signs ($tmp/NAME.pem, $tmp/NAME.key).
 authority() {
@@ -48,6 +68,10 @@ authority() {
 }
 authority ca balancer
 authority renewed-ca renewed
+# Two game servers' keys; the balancer's keys file starts with the first only.
+echo 4c1f0a9e6b7d2e8f53a1c0b9d7e6f5a4 >"$tmp/key-a"
+echo 9b2e7d4a1c6f0e3b8a5d2c7f4e1b6a9d >"$tmp/key-b"
+echo '"Bearer 4c1f0a9e6b7d2e8f53a1c0b9d7e6f5a4" game-a;' >"$tmp/api-keys.map"
 
 port=$(free_port)
 lb_port=$(free_port)
@@ -77,6 +101,7 @@ chmod +x "$tmp/resolve.sh"
 echo "127.0.0.1" >"$tmp/answer"
 
 WORLDGEN_TLS_CERT="$tmp/balancer.pem" WORLDGEN_TLS_KEY="$tmp/balancer.key" \
+  WORLDGEN_API_KEYS="$tmp/api-keys.map" \
   WORLDGEN_DNS_INTERVAL=0.3 WORLDGEN_RESOLVE="$tmp/resolve.sh" \
   WORLDGEN_NGINX="/usr/sbin/nginx -p $tmp -c $tmp/nginx.conf" \
   WORLDGEN_NGINX_CONF="$tmp/conf.d/worldgen.conf" \
@@ -85,15 +110,6 @@ WORLDGEN_TLS_CERT="$tmp/balancer.pem" WORLDGEN_TLS_KEY="$tmp/balancer.key" \
 follow=$!
 pids+=("$follow")
 
-# The processes whose parent is $1, from /proc (their command names hold no spaces).
-children() {
-  local stat pid ppid
-  for stat in /proc/[0-9]*/stat; do
-    read -r pid _ _ ppid _ <"$stat" 2>/dev/null || continue
-    [[ $ppid == "$1" ]] && echo "$pid"
-  done
-  return 0
-}
 # Whether none of the processes $@ is left.
 all_gone() {
   local p
@@ -102,6 +118,7 @@ all_gone() {
 }
 
 eventually call || fail "no call went through the balancer"
+key_file=$tmp/key-b call && fail "a key the keys file does not hold was served"
 mapfile -t old_workers < <(children "$(cat "$tmp/nginx.pid")")
 echo "127.0.0.2" >"$tmp/answer"
 eventually grep -q "upstreams 127.0.0.2:$port\$" "$tmp/follow.log" || fail "the new answer was not followed"
@@ -119,14 +136,27 @@ call "$tmp/renewed-ca.pem" && fail "the renewed certificate was served before it
 mapfile -t old_workers < <(children "$(cat "$tmp/nginx.pid")")
 cp "$tmp/renewed.pem" "$tmp/balancer.pem"
 cp "$tmp/renewed.key" "$tmp/balancer.key"
-eventually grep -q "TLS files changed; reloaded" "$tmp/follow.log" || fail "the renewed files were not reloaded"
+reloads() { grep -c "files changed; reloaded" "$tmp/follow.log" || true; }
+eventually grep -q "files changed; reloaded" "$tmp/follow.log" || fail "the renewed files were not reloaded"
 eventually all_gone "${old_workers[@]}" || fail "nginx's old workers did not exit after the TLS reload"
 call "$tmp/renewed-ca.pem" || fail "the renewed certificate is not served after the reload"
 call && fail "the old certificate is still served after the reload"
+# A key revoked: the keys file now holds the second game server's key instead of the first's.
+reloaded=$(reloads)
+mapfile -t old_workers < <(children "$(cat "$tmp/nginx.pid")")
+# Replaced at once, as the kubelet swaps a Secret volume's files.
+echo '"Bearer 9b2e7d4a1c6f0e3b8a5d2c7f4e1b6a9d" game-b;' >"$tmp/api-keys.new"
+mv "$tmp/api-keys.new" "$tmp/api-keys.map"
+more_reloads() { [[ $(reloads) -gt $reloaded ]]; }
+eventually more_reloads || fail "the changed keys file was not reloaded"
+eventually all_gone "${old_workers[@]}" || fail "nginx's old workers did not exit after the keys reload"
+call "$tmp/renewed-ca.pem" && fail "the revoked key is still served after the reload"
+key_file=$tmp/key-b call "$tmp/renewed-ca.pem" || fail "the new key is not served after the reload"
+key_file=$tmp/key-b
 # A renewal gone wrong: a key that is not the certificate's. The reload is refused, and the
 # certificate before it is still served. (A refusal may already be logged: the check above can
 # have seen the new certificate before its key was copied.)
-refused() { grep -c "TLS files changed but the reload failed" "$tmp/follow.log" || true; }
+refused() { grep -c "files changed but the reload failed" "$tmp/follow.log" || true; }
 refusals=$(refused)
 cp "$tmp/ca.key" "$tmp/balancer.key"
 more_refusals() { [[ $(refused) -gt $refusals ]]; }
@@ -141,4 +171,4 @@ wait "$follow" || status=$?
 [[ $status -eq 0 ]] || fail "follow-dns.sh exited $status"
 kill -0 "$nginx_pid" 2>/dev/null && fail "nginx outlived follow-dns.sh"
 echo "follow-dns: followed 127.0.0.1 -> 127.0.0.2 with a reload, kept them on an empty answer," \
-  "served a renewed TLS certificate, stopped cleanly"
+  "served a renewed TLS certificate, refused a revoked API key, stopped cleanly"
