@@ -332,15 +332,15 @@ function ruleProblems(objects, alertsYaml) {
       }
     }
   }
-  // TLS at the balancer (render-config.sh's WORLDGEN_TLS_*): certificate and key together, a
-  // client CA only with them, every file in a mounted Secret (a path nothing mounts fails only
-  // when nginx starts in the cluster).
+  // TLS and API keys at the balancer (render-config.sh's WORLDGEN_TLS_*, WORLDGEN_API_KEYS):
+  // certificate and key together, a client CA only with them, every file in a mounted Secret (a
+  // path nothing mounts fails only when nginx starts in the cluster).
   for (const d of deployments) {
     const spec = d.spec.template.spec;
     for (const c of spec.containers) {
       const env = Object.fromEntries((c.env || []).map((e) => [e.name, e.value]));
-      const files = ["WORLDGEN_TLS_CERT", "WORLDGEN_TLS_KEY", "WORLDGEN_TLS_CLIENT_CA"]
-        .filter((k) => env[k]);
+      const files = ["WORLDGEN_TLS_CERT", "WORLDGEN_TLS_KEY", "WORLDGEN_TLS_CLIENT_CA",
+        "WORLDGEN_API_KEYS"].filter((k) => env[k]);
       if (files.length === 0) continue;
       if (!env.WORLDGEN_TLS_CERT !== !env.WORLDGEN_TLS_KEY) {
         p(d, "WORLDGEN_TLS_CERT and WORLDGEN_TLS_KEY go together");
@@ -421,6 +421,7 @@ function mutations(objects) {
     .flatMap((d) => d.spec.template.spec.containers).flatMap((c) => c.env || [])
     .find((e) => e.name === name);
   const tls = tlsEnv(objects, "WORLDGEN_TLS_KEY") !== undefined;
+  const keys = tlsEnv(objects, "WORLDGEN_API_KEYS") !== undefined;
   return [
     ["readiness probe on another port", (os) => { container(os).readinessProbe.grpc.port = 50052; },
       "readinessProbe"],
@@ -481,6 +482,16 @@ function mutations(objects) {
         const c = d.spec.template.spec.containers[0];
         c.env = c.env.filter((e) => e.name !== "WORLDGEN_TLS_KEY");
       }, "go together"],
+    ] : []),
+    ...(keys ? [
+      ["API keys file outside the mounted Secret",
+        (os) => { tlsEnv(os, "WORLDGEN_API_KEYS").value = "/etc/nginx/api-keys.map"; },
+        "WORLDGEN_API_KEYS /etc/nginx/api-keys.map is not in a mounted Secret"],
+      ["API keys Secret not mounted", (os) => {
+        const d = os.find((o) => o.kind === "Deployment" && o.metadata.name === "worldgen-balancer");
+        const c = d.spec.template.spec.containers[0];
+        c.volumeMounts = c.volumeMounts.filter((m) => m.name !== "api-keys");
+      }, "WORLDGEN_API_KEYS /etc/worldgen-keys/api-keys.map is not in a mounted Secret"],
     ] : []),
   ].map(([name, apply, want]) => {
     const copy = structuredClone(objects);
