@@ -113,31 +113,74 @@ absl::Status World::ValidatePoint(double x, double z) {
   return absl::OkStatus();
 }
 
+absl::Status World::ValidateChunkRequest(int64_t chunk_x, int64_t chunk_z, int size,
+                                         const BlendOptions& options) const {
+  if (absl::Status s = ValidateChunk(chunk_x, chunk_z, size); !s.ok()) return s;
+  if (!options.splat) return absl::OkStatus();
+  return ValidateSplatSize(static_cast<int>(spec_.biomes.size()), size);
+}
+
 absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, int size,
                                              const BlendOptions& options,
                                              BiomeSampleCache* cache) const {
-  if (absl::Status s = ValidateChunk(chunk_x, chunk_z, size); !s.ok()) return s;
-  const int biome_count = static_cast<int>(spec_.biomes.size());
-  if (options.splat) {
-    if (absl::Status s = ValidateSplatSize(biome_count, size); !s.ok()) return s;
-  }
-  ChunkBlend chunk;
-  chunk.chunk_x = chunk_x;
-  chunk.chunk_z = chunk_z;
-  chunk.size = size;
-  const int64_t x0 = chunk_x * size, z0 = chunk_z * size;
-  std::vector<IndexedLayer> layers;
-  chunk.single_biome = blender_->BlendColumns(x0, z0, size, cache, &layers);
-  if (options.splat) chunk.splat_textures = SplatTextures(layers, biome_count, size);
-  chunk.layers.reserve(layers.size());
-  for (IndexedLayer& layer : layers) {
-    chunk.layers.push_back(
-        {spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
-  }
+  if (absl::Status s = ValidateChunkRequest(chunk_x, chunk_z, size, options); !s.ok()) return s;
+  Block block;
+  BlendBlock(chunk_x * size, chunk_z * size, size, options, cache, &block);
+  return FinishChunk(chunk_x, chunk_z, size, options, std::move(block));
+}
 
+absl::StatusOr<ChunkBlend> World::BlendChunkInPieces(
+    int64_t chunk_x, int64_t chunk_z, int size, const BlendOptions& options,
+    BiomeSampleCache* cache, absl::FunctionRef<void()> between_pieces) const {
+  if (size <= kChunkPiece || size % kChunkPiece != 0) {
+    return BlendChunk(chunk_x, chunk_z, size, options, cache);
+  }
+  if (absl::Status s = ValidateChunkRequest(chunk_x, chunk_z, size, options); !s.ok()) return s;
+  const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
+  Block whole;
+  if (options.heights) whole.heights.assign(columns, 0.0f);
+  if (options.source_biome) whole.source_biome.assign(columns, 0);
+  const int pieces = size / kChunkPiece;
+  for (int pz = 0; pz < pieces; ++pz) {
+    for (int px = 0; px < pieces; ++px) {
+      const int lx0 = px * kChunkPiece, lz0 = pz * kChunkPiece;
+      Block piece;
+      BlendBlock(chunk_x * size + lx0, chunk_z * size + lz0, kChunkPiece, options, cache, &piece);
+      // Row by row into the whole chunk: piece row r is chunk row lz0 + r from column lx0.
+      auto place = [&](const auto& from, auto& to) {
+        for (int r = 0; r < kChunkPiece; ++r) {
+          std::copy_n(from.begin() + static_cast<ptrdiff_t>(r) * kChunkPiece, kChunkPiece,
+                      to.begin() + ColumnIndex(size, lx0, lz0 + r));
+        }
+      };
+      for (const IndexedLayer& layer : piece.layers) {
+        // The whole chunk's layers stay in ascending biome index, as BlendColumns returns them.
+        auto at =
+            std::lower_bound(whole.layers.begin(), whole.layers.end(), layer.biome,
+                             [](const IndexedLayer& l, int biome) { return l.biome < biome; });
+        if (at == whole.layers.end() || at->biome != layer.biome) {
+          at = whole.layers.insert(at, IndexedLayer{layer.biome, std::vector<float>(columns)});
+        }
+        place(layer.weights, at->weights);
+      }
+      if (options.heights) place(piece.heights, whole.heights);
+      if (options.source_biome) place(piece.source_biome, whole.source_biome);
+      if (px + 1 < pieces || pz + 1 < pieces) between_pieces();
+    }
+  }
+  whole.single_biome = whole.layers.size() == 1 &&
+                       std::all_of(whole.layers[0].weights.begin(), whole.layers[0].weights.end(),
+                                   [](float w) { return w == 1.0f; });
+  return FinishChunk(chunk_x, chunk_z, size, options, std::move(whole));
+}
+
+void World::BlendBlock(int64_t x0, int64_t z0, int size, const BlendOptions& options,
+                       BiomeSampleCache* cache, Block* out) const {
+  std::vector<IndexedLayer>& layers = out->layers;
+  out->single_biome = blender_->BlendColumns(x0, z0, size, cache, &layers);
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
   if (options.heights && interpolated_heights_ != nullptr) {
-    interpolated_heights_->Heights(x0, z0, size, &chunk.heights);
+    interpolated_heights_->Heights(x0, z0, size, &out->heights);
   } else if (options.heights) {
     // Per column, h = 0.0, then h += w * height for each layer with w != 0, layers in ascending id
     // order: BlendPoint's sum, operation for operation. It runs layer by layer so that each layer's
@@ -150,7 +193,7 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
     std::vector<CoastSums> coast_sums(coastal ? columns : 0);
     std::vector<uint32_t> reached(columns);
     for (size_t k = 0; k < layers.size(); ++k) {
-      const std::vector<float>& w = chunk.layers[k].weights;
+      const std::vector<float>& w = layers[k].weights;
       size_t n = 0;
       for (int lz = 0; lz < size; ++lz) {
         for (int lx = 0; lx < size; ++lx) {
@@ -176,26 +219,46 @@ absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, i
         }
       }
     }
-    chunk.heights.resize(columns);
+    out->heights.resize(columns);
     if (coastal) {
       std::vector<double> distance;
       coast_->SignedDistances(x0, z0, size, cache, &distance);
       for (size_t col = 0; col < columns; ++col) {
-        chunk.heights[col] = coast_->Height(coast_sums[col], distance[col]);
+        out->heights[col] = coast_->Height(coast_sums[col], distance[col]);
       }
     } else {
-      for (size_t col = 0; col < columns; ++col) chunk.heights[col] = static_cast<float>(h[col]);
+      for (size_t col = 0; col < columns; ++col) out->heights[col] = static_cast<float>(h[col]);
     }
   }
   if (options.source_biome) {
-    chunk.source_biome.resize(columns);
+    out->source_biome.resize(columns);
     for (int lz = 0; lz < size; ++lz) {
       for (int lx = 0; lx < size; ++lx) {
-        chunk.source_biome[static_cast<size_t>(ColumnIndex(size, lx, lz))] =
+        out->source_biome[static_cast<size_t>(ColumnIndex(size, lx, lz))] =
             SourceBiomeAt(static_cast<double>(x0 + lx), static_cast<double>(z0 + lz));
       }
     }
   }
+}
+
+ChunkBlend World::FinishChunk(int64_t chunk_x, int64_t chunk_z, int size,
+                              const BlendOptions& options, Block block) const {
+  ChunkBlend chunk;
+  chunk.chunk_x = chunk_x;
+  chunk.chunk_z = chunk_z;
+  chunk.size = size;
+  chunk.single_biome = block.single_biome;
+  if (options.splat) {
+    chunk.splat_textures = SplatTextures(block.layers, static_cast<int>(spec_.biomes.size()), size);
+  }
+  chunk.layers.reserve(block.layers.size());
+  for (IndexedLayer& layer : block.layers) {
+    chunk.layers.push_back(
+        {spec_.biomes[static_cast<size_t>(layer.biome)].id, std::move(layer.weights)});
+  }
+  chunk.heights = std::move(block.heights);
+  chunk.source_biome = std::move(block.source_biome);
+  const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
   if (options.dominant_biome) DominantBiomes(chunk.layers, columns, &chunk.dominant_biome);
   return chunk;
 }

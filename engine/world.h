@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/biome_sample_cache.h"
@@ -54,6 +56,22 @@ class World {
                                         const BlendOptions& options,
                                         BiomeSampleCache* cache = nullptr) const;
 
+  // Chunks blended piece by piece (BlendChunkInPieces) are made of square pieces this wide.
+  static constexpr int kChunkPiece = 64;
+  // BlendChunk, blended in pieces of kChunkPiece x kChunkPiece columns when `size` is a larger
+  // multiple of it (else whole, as BlendChunk), calling `between_pieces` after every piece but the
+  // last. The engine holds nothing of its own there (no lock, no cache entry, no thread-local
+  // state in use), so it may blend other work on this thread: that is what it is for, letting a
+  // server run a short call's work inside a long chunk's. The answer is BlendChunk's bit for bit
+  // (the blenders' contract: the weights at a column do not depend on the block around it), except
+  // single_biome, which is true exactly when the one layer weighs 1.0f at every column;
+  // BlendChunk's may be false there when other biomes' samples were near but reached no column.
+  // Errors as BlendChunk, before any piece.
+  absl::StatusOr<ChunkBlend> BlendChunkInPieces(int64_t chunk_x, int64_t chunk_z, int size,
+                                                const BlendOptions& options,
+                                                BiomeSampleCache* cache,
+                                                absl::FunctionRef<void()> between_pieces) const;
+
   // Blends the single point (x, z), directly from the lattice (no chunk). `cache` may be null.
   absl::StatusOr<PointBlend> BlendPoint(double x, double z, const BlendOptions& options,
                                         BiomeSampleCache* cache = nullptr) const;
@@ -90,7 +108,25 @@ class World {
   const ScatteredVolumeBlender* volume_blender() const { return volume_blender_.get(); }
 
  private:
+  // What BlendBlock blends of a block of columns: the blender's layers (dense biome indices) and,
+  // as options ask, heights and source biomes, in ColumnIndex layout.
+  struct Block {
+    bool single_biome = false;
+    std::vector<IndexedLayer> layers;
+    std::vector<float> heights;
+    std::vector<uint32_t> source_biome;
+  };
+
   World() = default;
+  // ValidateChunk, and ValidateSplatSize when options.splat.
+  absl::Status ValidateChunkRequest(int64_t chunk_x, int64_t chunk_z, int size,
+                                    const BlendOptions& options) const;
+  // The size x size columns whose lowest corner is (x0, z0).
+  void BlendBlock(int64_t x0, int64_t z0, int size, const BlendOptions& options,
+                  BiomeSampleCache* cache, Block* out) const;
+  // The chunk of a blended block: its splat textures and dominant biomes, its layers by biome id.
+  ChunkBlend FinishChunk(int64_t chunk_x, int64_t chunk_z, int size, const BlendOptions& options,
+                         Block block) const;
   WorldSpec spec_;
   uint64_t uid_ = 0;
   std::unique_ptr<BiomeSource> source_;

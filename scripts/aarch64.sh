@@ -27,6 +27,7 @@ slow=(
   'ScatteredBlenderTest.SmoothMesh*' 'LerpedGridBlenderTest.TheBSpline*'
   'ParameterVoronoiBlenderTest.WeightsAreContinuous*' 'PowellSabinTest.IsC1*'
   'VolumeContractTest.CellsEqualPoints*' 'CaveBiomeSourceTest.CaveShares*'
+  '*ChunkInPiecesIsTheWholeChunkBitForBit/*' 'WorldTest.ChunkInPieces*'
 )
 tests="$root/build-aarch64/tests/engine_tests"
 if [[ $# -eq 0 ]]; then

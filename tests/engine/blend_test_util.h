@@ -67,6 +67,45 @@ using worldgen::Fnv1a;
 using worldgen::HashChunk;
 using worldgen::HashVolume;
 
+// World::BlendChunkInPieces against World::BlendChunk on chunk (cx, cz) of `size` (a multiple of
+// World::kChunkPiece above it) with every option: the same layers, heights, dominant and source
+// biomes and splat textures bit for bit, single_biome exactly for a lone layer of 1.0f (implied by
+// BlendChunk's), and the hook called once between each two pieces.
+inline void ExpectPiecesEqualTheWholeChunk(const World& world, int64_t cx, int64_t cz, int size) {
+  SCOPED_TRACE(::testing::Message() << "chunk " << cx << "," << cz << " of size " << size);
+  const BlendOptions all{
+      .heights = true, .dominant_biome = true, .source_biome = true, .splat = true};
+  const ChunkBlend whole = *world.BlendChunk(cx, cz, size, all);
+  int calls = 0;
+  const ChunkBlend pieces = *world.BlendChunkInPieces(cx, cz, size, all, nullptr, [&] { ++calls; });
+  const int per_side = size / World::kChunkPiece;
+  EXPECT_EQ(calls, per_side * per_side - 1);
+  ASSERT_EQ(pieces.layers.size(), whole.layers.size());
+  for (size_t k = 0; k < whole.layers.size(); ++k) {
+    ASSERT_EQ(pieces.layers[k].biome_id, whole.layers[k].biome_id);
+    const std::vector<float>& a = pieces.layers[k].weights;
+    const std::vector<float>& b = whole.layers[k].weights;
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t col = 0; col < b.size(); ++col) {
+      ASSERT_EQ(FloatBits(a[col]), FloatBits(b[col]))
+          << "biome " << whole.layers[k].biome_id << " column " << col;
+    }
+  }
+  ASSERT_EQ(pieces.heights.size(), whole.heights.size());
+  for (size_t col = 0; col < whole.heights.size(); ++col) {
+    ASSERT_EQ(FloatBits(pieces.heights[col]), FloatBits(whole.heights[col])) << "column " << col;
+  }
+  EXPECT_EQ(pieces.dominant_biome, whole.dominant_biome);
+  EXPECT_EQ(pieces.source_biome, whole.source_biome);
+  EXPECT_EQ(pieces.splat_textures, whole.splat_textures);
+  const bool lone_layer_of_one =
+      whole.layers.size() == 1 &&
+      std::all_of(whole.layers[0].weights.begin(), whole.layers[0].weights.end(),
+                  [](float w) { return w == 1.0f; });
+  EXPECT_EQ(pieces.single_biome, lone_layer_of_one);
+  if (whole.single_biome) EXPECT_TRUE(pieces.single_biome);
+}
+
 // `points` equal `expected` in order: positions bit for bit and biomes.
 inline void ExpectSamePoints(const std::vector<SamplingPoint>& points,
                              const std::vector<SamplingPoint>& expected) {

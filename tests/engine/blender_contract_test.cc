@@ -1,6 +1,7 @@
 // The Blender contract (engine/blender.h), checked for every method in the engine's table on the
 // default world's biome map with the method's default parameters: partition of unity, range,
-// sparsity, continuity, chunk == point bit-for-bit, chunk-size, thread and cache independence,
+// sparsity, continuity, chunk == point bit-for-bit, chunk-size, thread and cache independence, a
+// chunk blended in pieces equal to the whole,
 // single-biome chunks, sampling points, cave biomes kept off the surface (on a world with caves),
 // golden outputs; and, at the ends of every parameter's range, the invariants at the world's
 // corners (BlenderExtremesTest). A new method is covered by adding it to the table.
@@ -260,6 +261,25 @@ TEST_P(BlenderContractTest, ChunkSizeDoesNotChangeResults) {
       }
     }
   }
+}
+
+// A chunk blended piece by piece (World::BlendChunkInPieces, how a server lets short calls run
+// inside a long chunk's work) is the chunk blended whole, bit for bit: a border region, one far
+// out, and a chunk of 3 x 3 pieces; and a single-biome chunk, whose pieces are all single (but with
+// uniform_biomes, whose cells each draw a biome of their own, so no 128 x 128 block is one biome).
+TEST_P(BlenderContractTest, ChunkInPiecesIsTheWholeChunkBitForBit) {
+  const World& world = ContractWorld();
+  testing::ExpectPiecesEqualTheWholeChunk(world, -1, 0, 128);
+  testing::ExpectPiecesEqualTheWholeChunk(world, 37, -191, 128);
+  testing::ExpectPiecesEqualTheWholeChunk(world, 5, 2, 192);
+  if (GetParam().name == "jittered_cells_uniform") return;
+  for (uint64_t k = 0; k < 400; ++k) {
+    const int64_t cx = TestCoordinate(k, 14, -600, 600), cz = TestCoordinate(k, 15, -600, 600);
+    if (!world.BlendChunk(cx, cz, 128, {})->single_biome) continue;
+    testing::ExpectPiecesEqualTheWholeChunk(world, cx, cz, 128);
+    return;
+  }
+  ADD_FAILURE() << "no single-biome chunk of 128 found";
 }
 
 std::vector<std::pair<int64_t, int64_t>> ChunkList(int n) {

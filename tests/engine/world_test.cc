@@ -265,6 +265,33 @@ TEST(WorldTest, PerBiomeRadiusKeepsPartitionOfUnityAndDeterminism) {
 
 // The raw map view: each column's source biome is the biome source's own answer there, the same
 // from a chunk of any size and from a point query.
+// Blended in pieces (BlendChunkInPieces), a chunk keeps its heights in every height mode:
+// coastlines (whose distances come from a search around each block), seed 004's interpolation
+// between chunk corners, and a cave world's surface. The blenders' own equality is the contract
+// suite's (ChunkInPiecesIsTheWholeChunkBitForBit). Sizes that are no larger multiple of a piece
+// are blended whole, the hook never called.
+TEST(WorldTest, ChunkInPiecesKeepsEveryHeightMode) {
+  WorldSpec interpolated = DefaultWorldSpec();
+  interpolated.heights.mode = HeightMode::kChunkInterpolated;
+  for (const WorldSpec& spec :
+       {testing::CoastalWorldSpec(), interpolated, testing::CaveWorldSpec()}) {
+    SCOPED_TRACE(spec.name);
+    const std::shared_ptr<const World> world = *World::Create(spec);
+    testing::ExpectPiecesEqualTheWholeChunk(*world, 2, -3, 128);
+    testing::ExpectPiecesEqualTheWholeChunk(*world, -40, 17, 128);
+  }
+  int calls = 0;
+  for (int size : {16, 64, 96}) {
+    ASSERT_TRUE(DefaultWorld().BlendChunkInPieces(1, 1, size, {}, nullptr, [&] { ++calls; }).ok());
+  }
+  EXPECT_EQ(calls, 0);
+  // Errors before any piece.
+  EXPECT_FALSE(DefaultWorld()
+                   .BlendChunkInPieces(int64_t{1} << 40, 0, 128, {}, nullptr, [&] { ++calls; })
+                   .ok());
+  EXPECT_EQ(calls, 0);
+}
+
 TEST(WorldTest, SourceBiomeIsTheUnblendedMapAtEachColumn) {
   const World& world = DefaultWorld();
   const BlendOptions raw{.source_biome = true};
