@@ -471,39 +471,67 @@ void CallScheduler::RunNextLocked(std::unique_lock<std::mutex>& lock) {
     const bool interactive_turn =
         !interactive_.turns.empty() &&
         (background_.turns.empty() || interactive_picks_in_a_row_ < kBackgroundTurn - 1);
-    Shares& shares = interactive_turn ? interactive_ : background_;
-    if (shares.turns.empty()) return;  // The token of a task dropped with its call.
-    Client* client = shares.turns.begin()->second;
-    shares.turns.erase(shares.turns.begin());
-    shares.clock = client->started_columns;
-    Call* call = nullptr;
-    if (interactive_turn) {
-      call = client->runnable.front();
-      client->runnable.pop_front();
-      ++interactive_picks_in_a_row_;
-    } else {
-      call = client->by_deadline.at(*client->queued.begin());
-      interactive_picks_in_a_row_ = 0;
+    if ((interactive_turn ? interactive_ : background_).turns.empty()) {
+      return;  // The token of a task dropped with its call, or of one run in another's slot.
     }
-    Call::Queued queued = std::move(call->lane_.front());
-    call->lane_.pop_front();
-    --queued_tasks_;
-    StartedLocked(call, absl::Now() - queued.since);
-    if (interactive_turn) {
-      if (!call->lane_.empty()) client->runnable.push_back(call);
-      if (!client->runnable.empty()) QueueTurnLocked(shares, *client);
-    } else {
-      if (call->lane_.empty()) client->queued.erase(call->order_);
-      if (!client->queued.empty()) QueueTurnLocked(shares, *client);
-    }
+    absl::AnyInvocable<void()&&> task = TakeNextLocked(interactive_turn);
     lock.unlock();
-    std::move(queued.task)();
+    std::move(task)();
     lock.lock();
     --running_tasks_;
     // A deferred token's task: run it on this thread now rather than hand it to another.
     if (deferred_tokens_ == 0) return;
     --deferred_tokens_;
   }
+}
+
+absl::AnyInvocable<void() &&> CallScheduler::TakeNextLocked(bool interactive) {
+  Shares& shares = interactive ? interactive_ : background_;
+  Client* client = shares.turns.begin()->second;
+  shares.turns.erase(shares.turns.begin());
+  shares.clock = client->started_columns;
+  Call* call = nullptr;
+  if (interactive) {
+    call = client->runnable.front();
+    client->runnable.pop_front();
+    ++interactive_picks_in_a_row_;
+  } else {
+    call = client->by_deadline.at(*client->queued.begin());
+    interactive_picks_in_a_row_ = 0;
+  }
+  Call::Queued queued = std::move(call->lane_.front());
+  call->lane_.pop_front();
+  --queued_tasks_;
+  StartedLocked(call, absl::Now() - queued.since);
+  if (interactive) {
+    if (!call->lane_.empty()) client->runnable.push_back(call);
+    if (!client->runnable.empty()) QueueTurnLocked(shares, *client);
+  } else {
+    if (call->lane_.empty()) client->queued.erase(call->order_);
+    if (!client->queued.empty()) QueueTurnLocked(shares, *client);
+  }
+  return std::move(queued.task);
+}
+
+absl::Duration CallScheduler::RunWaitingInteractive() {
+  // Set while this thread runs tasks lent to: a call from inside one of them lends nothing.
+  thread_local bool lending = false;
+  if (lending) return absl::ZeroDuration();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (interactive_.turns.empty()) return absl::ZeroDuration();
+  const absl::Time start = absl::Now();
+  lending = true;
+  for (int ran = 0; ran < kBackgroundTurn - 1 && !interactive_.turns.empty(); ++ran) {
+    absl::AnyInvocable<void()&&> task = TakeNextLocked(/*interactive=*/true);
+    // It runs in the calling task's slot, which that task keeps: no more tasks run than threads.
+    // Its pool token finds nothing to run, or another task that was waiting.
+    --running_tasks_;
+    lock.unlock();
+    std::move(task)();
+    lock.lock();
+  }
+  lending = false;
+  return absl::Now() - start;
 }
 
 void CallScheduler::WaitHistogram::Add(absl::Duration waited) {

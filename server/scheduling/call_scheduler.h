@@ -69,6 +69,8 @@
 // except that background work gets every kBackgroundTurn-th pick while any is waiting, so it never
 // starves. So a one-chunk call never waits behind a 1024-chunk stream, a big stream keeps at least
 // a quarter of the threads, and one game server's bulk work does not queue another's behind it.
+// Tasks are not preempted, but a long background task lends its thread to waiting interactive
+// tasks between its pieces (RunWaitingInteractive), so they wait for a piece, not for all of it.
 //
 // Retry-after: every refusal (and a shed call's status) carries the time after which the same call
 // would likely be admitted: the work ahead of it drained (deadline), the excess over the bound
@@ -215,6 +217,17 @@ class CallScheduler {
   // The same for a task that blended `cells` 3D cells (CallShape::cells_per_task).
   void RecordCellCost(int64_t cells, absl::Duration elapsed);
 
+  // Lends the calling thread to waiting interactive work: a running task of a background call
+  // calls this where it holds nothing another task could wait for (between the pieces of a big
+  // chunk, World::BlendChunkInPieces; between runs of points). Runs up to kBackgroundTurn - 1
+  // interactive tasks that are waiting for a thread, on this thread, in the order the pool would
+  // have run them, and returns how long they took (zero, without reading the clock, when none
+  // waits): the caller leaves that out of its own cost. They run in the calling task's slot, so no
+  // more tasks run at once than the pool has threads; their waits are counted as usual. Called
+  // from inside a task it runs, it runs nothing. So a one-chunk call waits for one piece of a bulk
+  // chunk at most, not for the whole of it.
+  absl::Duration RunWaitingInteractive();
+
   // How long started tasks waited for a pool thread (from Submit to their start; 0 for a task that
   // SubmitOrRunHere ran at once), counted per bucket: the histogram
   // worldgen_queue_wait_seconds{class} of the metrics.
@@ -345,6 +358,9 @@ class CallScheduler {
   // Runs the task the policy picks now (one pool token).
   void RunNext();
   void RunNextLocked(std::unique_lock<std::mutex>& lock);
+  // Takes the task the turns of the class (interactive or background) give next, which must have
+  // one queued, and counts it as started (StartedLocked).
+  absl::AnyInvocable<void() &&> TakeNextLocked(bool interactive);
   // Counts one task of `call` as started (no longer pending for admission's estimate), after it
   // waited `waited` for a thread.
   void StartedLocked(Call* call, absl::Duration waited);

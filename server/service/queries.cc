@@ -20,6 +20,7 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
                                                        const v1::SampleWeightsRequest& request,
                                                        BiomeSampleCache* cache,
                                                        absl::FunctionRef<bool()> cancelled,
+                                                       absl::FunctionRef<absl::Duration()> lend,
                                                        PointTimes* times) {
   BlendOptions options;
   options.heights = request.include_heights();
@@ -38,6 +39,7 @@ absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
     run_start = now;
   };
   for (int i = 0; i < request.points_size(); ++i) {
+    if (i > 0 && i % kPointsPerLend == 0) run_start += lend();  // Not this run's time.
     if (i % kPointsPerCancellationCheck == 0 && cancelled()) {
       end_run();
       return absl::CancelledError("call cancelled");

@@ -19,6 +19,9 @@ namespace worldgen {
 
 // SampleWeights checks for cancellation before every this many points.
 inline constexpr int kPointsPerCancellationCheck = 64;
+// And offers its thread to other work (SamplePoints' `lend`) after every this many: 8 points far
+// apart, each its own gather, are a few hundred microseconds (docs/performance.md).
+inline constexpr int kPointsPerLend = 8;
 
 // How many points of each kind SamplePoints blended and the time each kind took (blending and
 // encoding): the scheduler's two point estimates (CallScheduler::RecordPointCost and
@@ -34,12 +37,16 @@ int64_t VolumePoints(const v1::SampleWeightsRequest& request);
 
 // SampleWeights' work: every point blended and encoded in order; CANCELLED as soon as `cancelled`
 // says so (asked every kPointsPerCancellationCheck points), INTERNAL (logged) if the engine fails.
-// `times`, if not null, receives each kind's count and time (the clock is read where the kind
-// changes, so a request of one kind reads it twice), up to where it stopped when it fails.
+// `lend` is called after every kPointsPerLend points, holding nothing of the engine's, and returns
+// how long it ran other work (a background call's CallScheduler::RunWaitingInteractive); that time
+// is left out of `times`. `times`, if not null, receives each kind's count and time (the clock is
+// read where the kind changes, so a request of one kind reads it twice), up to where it stopped
+// when it fails.
 absl::StatusOr<v1::SampleWeightsResponse> SamplePoints(const World& world,
                                                        const v1::SampleWeightsRequest& request,
                                                        BiomeSampleCache* cache,
                                                        absl::FunctionRef<bool()> cancelled,
+                                                       absl::FunctionRef<absl::Duration()> lend,
                                                        PointTimes* times = nullptr);
 
 // ListSamplingPoints' work: the world blender's sampling points in `box` (validated), biome ids

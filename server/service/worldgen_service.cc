@@ -276,6 +276,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         selection_(std::move(selection)),
         options_(options),
         record_(record),
+        lends_thread_(call->call_class() == CallClass::kBackground),
         policy_(std::move(call), selection_.count(), buffer_chunks,
                 ChunkStreamPolicy::Hooks{
                     [this](int64_t index, ChunkStreamPolicy::Produced done) {
@@ -361,6 +362,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   // Blends and encodes one chunk, and records what it cost (metrics, admission's estimate).
   absl::StatusOr<ChunkStreamPolicy::Reply> Blend(const ChunkSelection::Coord& coord) {
     const absl::Time start = absl::Now();
+    absl::Duration lent;  // This thread's time in other calls' tasks.
     const auto& vertical = selection_.vertical();
     v1::ChunkData data;
     absl::Status status;
@@ -371,9 +373,16 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       status = blend.status();
       if (blend.ok()) EncodeVolume(*blend, &data);
     } else {
+      // Between pieces this thread may run other calls' tasks; their time is not this chunk's.
       absl::StatusOr<ChunkBlend> blend =
-          world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
+          lends_thread_
+              ? world_->BlendChunkInPieces(
+                    coord.x, coord.z, selection_.size(), options_, deps_.cache,
+                    [&] { lent += deps_.scheduler->RunWaitingInteractive(); })
+              : world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
       status = blend.status();
+      // Encoding a big chunk takes about as long as a piece: waiting tasks go first.
+      if (lends_thread_) lent += deps_.scheduler->RunWaitingInteractive();
       if (blend.ok()) EncodeChunk(*blend, &data);
     }
     if (!status.ok()) {
@@ -384,7 +393,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       return status;
     }
     auto bytes = std::make_shared<const std::string>(data.SerializeAsString());
-    const absl::Duration elapsed = absl::Now() - start;
+    const absl::Duration elapsed = absl::Now() - start - lent;
     deps_.metrics->RecordChunk(elapsed);
     record_.times()->AddBlend(elapsed);
     if (vertical) {
@@ -401,6 +410,9 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   const ChunkSelection selection_;
   const BlendOptions options_;
   const CallRecord record_;
+  // A background call's: its big chunks are blended in pieces, and between them waiting
+  // interactive tasks run on its thread (CallScheduler::RunWaitingInteractive).
+  const bool lends_thread_;
   grpc::ByteBuffer writing_;  // The reply being written (one at a time).
   // The scheduler call after the policy handed it over with the last reply: its reservation covers
   // that reply until OnDone.
@@ -545,8 +557,12 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
       return;
     }
     PointTimes times;
+    // A background call's thread runs waiting interactive tasks between its points.
+    const bool lends = reactor->call()->call_class() == CallClass::kBackground;
     absl::StatusOr<v1::SampleWeightsResponse> response = SamplePoints(
-        *world, *request, deps_.cache, [context] { return context->IsCancelled(); }, &times);
+        *world, *request, deps_.cache, [context] { return context->IsCancelled(); },
+        [&] { return lends ? deps_.scheduler->RunWaitingInteractive() : absl::ZeroDuration(); },
+        &times);
     record.times()->AddBlend(times.planar_time + times.volume_time);
     if (absl::IsCancelled(response.status())) {
       reactor->Done(record, AbandonedStatus(*context));

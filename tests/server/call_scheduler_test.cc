@@ -738,6 +738,73 @@ TEST(CallSchedulerTest, SubmitOrRunHereRunsOnTheCallerOnlyWhenAPoolThreadIsIdle)
   EXPECT_EQ(scheduler.stats().pending_columns, 0);
 }
 
+// A running background task lends its thread between the pieces of its work: the interactive
+// tasks waiting meanwhile run on it, at most kBackgroundTurn - 1 per call, in turn order, and no
+// background task does; a task run there lends nothing itself; with nothing waiting, nothing runs.
+TEST(CallSchedulerTest, ABackgroundTaskLendsItsThreadToWaitingInteractiveTasks) {
+  BlendPool pool(1);
+  CallScheduler scheduler(&pool, Options(100));
+  auto bulk = *scheduler.Admit(Shape(1, 1000), kNow);
+  auto other_bulk = *scheduler.Admit(Shape(1, 1000), kNow);
+  auto one = *scheduler.Admit(Shape(5, 10), kNow);
+  ASSERT_EQ(bulk->call_class(), CallClass::kBackground);
+  ASSERT_EQ(one->call_class(), CallClass::kInteractive);
+  std::latch bulk_started(1), all_queued(1), all_ran(1);
+  std::mutex mu;
+  std::vector<int> order;
+  std::vector<std::thread::id> threads;
+  bool other_bulk_ran = false, other_bulk_ran_while_lending = false;
+  absl::Duration nested = absl::InfiniteDuration();
+  std::vector<size_t> ran_after;  // how many interactive tasks had run after each lending
+  absl::Duration idle = absl::InfiniteDuration(), first = absl::ZeroDuration();
+  std::thread::id bulk_thread;
+  bulk->Submit([&] {
+    bulk_thread = std::this_thread::get_id();
+    idle = scheduler.RunWaitingInteractive();  // Nothing waits yet.
+    bulk_started.count_down();
+    all_queued.wait();
+    first = scheduler.RunWaitingInteractive();
+    for (int lent = 0; lent < 2; ++lent) {
+      if (lent > 0) scheduler.RunWaitingInteractive();
+      std::lock_guard<std::mutex> lock(mu);
+      ran_after.push_back(order.size());
+      other_bulk_ran_while_lending |= other_bulk_ran;
+    }
+  });
+  bulk_started.wait();
+  other_bulk->Submit([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    other_bulk_ran = true;
+  });
+  for (int i = 0; i < 5; ++i) {
+    one->Submit([&, i] {
+      // Lends nothing from inside a task it was lent for.
+      if (i == 0) nested = scheduler.RunWaitingInteractive();
+      std::lock_guard<std::mutex> lock(mu);
+      order.push_back(i);
+      threads.push_back(std::this_thread::get_id());
+      if (order.size() == 5) all_ran.count_down();
+    });
+  }
+  all_queued.count_down();
+  all_ran.wait();
+  pool.Shutdown();
+  EXPECT_EQ(idle, absl::ZeroDuration());
+  EXPECT_GT(first, absl::ZeroDuration());
+  EXPECT_EQ(nested, absl::ZeroDuration());
+  EXPECT_EQ(ran_after, (std::vector<size_t>{3, 5}));
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+  for (const std::thread::id& thread : threads) EXPECT_EQ(thread, bulk_thread);
+  EXPECT_FALSE(other_bulk_ran_while_lending);
+  EXPECT_TRUE(other_bulk_ran);  // After the bulk task, by its own pool token.
+  const CallScheduler::Stats stats = scheduler.stats();
+  int64_t interactive_started = 0;
+  for (int64_t c : stats.interactive_waits.counts) interactive_started += c;
+  EXPECT_EQ(interactive_started, 5);
+  EXPECT_EQ(stats.pending_columns, 0);
+  EXPECT_EQ(stats.queued_tasks, 0);
+}
+
 TEST(CallSchedulerTest, SubmitOrRunHereQueuesBehindWaitingTasksInPolicyOrder) {
   GatedScheduler gated(Options(100));
   auto stream = *gated.scheduler().Admit(Shape(1000, 64), kNow);

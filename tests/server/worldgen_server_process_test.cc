@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -38,6 +40,7 @@
 #include "reflection_probe.grpc.pb.h"
 #include "server/service/wire_encoding.h"
 #include "tests/support/call_log_lines.h"
+#include "tests/support/scratch_dir_test.h"
 #include "tests/support/server_process.h"
 #include "tests/support/worldgen_calls.h"
 #include "worldgen/v1/worldgen.grpc.pb.h"
@@ -544,17 +547,23 @@ TEST(WorldGenServerProcessTest, TheCallLogAndMetricsSayHowLongCallsWaitedForABle
 
   std::vector<v1::CallLogLine> lines = AwaitCallLogLines(*server, kCalls + 2);
   ASSERT_EQ(lines.size(), size_t{kCalls + 2}) << server->output();
-  double most_queued = 0;
+  double most_queued = 0, most_took = 0, bulk_blend_ms = 0;
   for (const v1::CallLogLine& line : lines) {
     EXPECT_GT(line.blend_ms(), 0) << "every chunk and point here was blended, none cached";
     if (line.method() == "SampleWeights") continue;
     if (line.items() == 64) {
       // 64 tasks queued one behind another on one thread.
       EXPECT_GT(line.queued_ms(), 0);
+      bulk_blend_ms = line.blend_ms();
     } else {
       most_queued = std::max(most_queued, line.queued_ms());
+      most_took = std::max(most_took, line.duration_ms());
     }
   }
+  std::fprintf(stderr,
+               "figure one-chunk calls beside a bulk stream: at most %.2f ms waiting for the "
+               "thread, %.2f ms in all; the bulk stream's chunks %.2f ms each\n",
+               most_queued, most_took, bulk_blend_ms / 64);
   // A one-chunk call arriving while a bulk chunk blends waits for it (one that found the thread
   // idle, between two bulk chunks, waited for nothing).
   EXPECT_GT(most_queued, 0);
@@ -571,6 +580,61 @@ TEST(WorldGenServerProcessTest, TheCallLogAndMetricsSayHowLongCallsWaitedForABle
         << label;
     EXPECT_GT(MetricValue(m, "worldgen_queue_wait_seconds_sum", {{"class", label}}), 0) << label;
   }
+}
+
+// On one blend thread, a one-chunk call that arrives while a bulk chunk blends is answered before
+// that chunk is done: the bulk task runs it between its pieces (World::BlendChunkInPieces,
+// CallScheduler::RunWaitingInteractive) instead of making it wait for the whole chunk. The bulk
+// chunk's bytes are those of the same chunk blended whole (where it is interactive). The bulk
+// chunk is 256 x 256 of the full-resolution blur at radius 48 with heights, about 0.3 s here, so
+// it outlasts detecting its start, the one-chunk call and a scrape many times over.
+class ChunkPiecesProcessTest : public ScratchDirTest {};
+
+TEST_F(ChunkPiecesProcessTest, AOneChunkCallRunsBetweenThePiecesOfABulkChunk) {
+  std::ifstream in(std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/highlands.json");
+  std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = R"("fullResolution": { "blendRadius": 12 })";
+  ASSERT_TRUE(absl::StrContains(config, from));
+  absl::StrReplaceAll({{from, R"("fullResolution": { "blendRadius": 48 })"}}, &config);
+  config = std::regex_replace(config, std::regex(R"(\n *"expectedFingerprint": "[0-9a-f]+",)"), "");
+  const std::string worlds = absl::StrCat("--world_config=", Write("slow.json", config));
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1", worlds});
+  // Where the same chunk is interactive, so blended whole.
+  std::unique_ptr<ServerProcess> whole =
+      StartServer({"--blend_threads=1", "--interactive_max_columns=65536", worlds});
+  ASSERT_TRUE(server && whole);
+  auto stub = Connect(server->target());
+  v1::GenerateChunkRequest bulk = ListRequest({{3, -2}}, 256);
+  bulk.set_world("highlands");
+  bulk.set_include_heights(true);
+  StreamResult bulk_result;
+  std::thread bulk_reader([&] { bulk_result = GenerateAll(*stub, bulk); });
+  auto chunks_blended = [&] {
+    return MetricValue(Scrape(*server), "worldgen_chunks_generated_total");
+  };
+  while (MetricValue(Scrape(*server), "worldgen_queue_wait_seconds_count",
+                     {{"class", "background"}}) < 1) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(chunks_blended(), 0);
+  v1::GenerateChunkRequest one = ListRequest({{40, 7}}, 16);
+  one.set_world("highlands");
+  one.set_include_heights(true);
+  ASSERT_TRUE(GenerateAll(*stub, one).status.ok());
+  EXPECT_EQ(chunks_blended(), 1) << "the one-chunk call waited for the whole bulk chunk";
+  bulk_reader.join();
+  ASSERT_TRUE(bulk_result.status.ok()) << bulk_result.status.error_message();
+  auto whole_stub = Connect(whole->target());
+  const StreamResult reference = GenerateAll(*whole_stub, bulk);
+  ASSERT_TRUE(reference.status.ok());
+  ASSERT_EQ(bulk_result.chunks.size(), 1u);
+  ASSERT_EQ(reference.chunks.size(), 1u);
+  EXPECT_TRUE(bulk_result.chunks[0].SerializeAsString() == reference.chunks[0].SerializeAsString())
+      << "the chunk blended in pieces differs from the chunk blended whole";
+  WaitUntilIdle(*server);
+  EXPECT_EQ(
+      MetricValue(Scrape(*server), "worldgen_queue_wait_seconds_count", {{"class", "interactive"}}),
+      1);
 }
 
 TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
