@@ -10,6 +10,7 @@
 //                                    `points` random points of a 32,768-block square: 4,096 spread
 //                                    their tiles over ~40 MB (mostly DRAM), 256 keep them in the
 //                                    CPU caches
+//   BM_BigChunk/size                 chunks of 32 to 256 with heights (per column must not grow)
 //   BM_ChunkWithHeights/coastal      16x16 chunk with heights and dominant biomes, cached samples;
 //                                    coastal 1: HeightMode::kCoastal (the raw map read over the
 //                                    chunk padded by the coast width, a distance transform)
@@ -139,6 +140,28 @@ BENCHMARK(BM_ChunkSize)
     ->ArgNames({"gi", "r", "size", "cached"})
     ->ArgsProduct({{8}, {24}, {16, 32, 64}, {1}})
     ->ArgsProduct({{4}, {48}, {16, 32, 64}, {1}});
+
+// Chunks of 32 to 256 with heights and dominant biomes on the anchor world at (8, 24), cached
+// samples: per column it must not grow with the size (chunks above 32 are blended in pieces of 32,
+// World::kChunkPiece; blended whole, 256 cost 1.7 times 32 per column).
+void BM_BigChunk(benchmark::State& state) {
+  const int size = static_cast<int>(state.range(0));
+  const auto world = MakeWorld(8, 24);
+  const auto chunks = SpreadChunks(size, 64);
+  BiomeSampleCache cache(1 << 30);
+  const BlendOptions options{.heights = true, .dominant_biome = true};
+  for (auto [cx, cz] : chunks)
+    benchmark::DoNotOptimize(world->BlendChunk(cx, cz, size, {}, &cache));
+  size_t next = 0;
+  for (auto _ : state) {
+    auto [cx, cz] = chunks[next++ % chunks.size()];
+    benchmark::DoNotOptimize(world->BlendChunk(cx, cz, size, options, &cache));
+  }
+  state.counters["per_column"] = benchmark::Counter(
+      static_cast<double>(size) * size,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_BigChunk)->ArgNames({"size"})->Arg(32)->Arg(64)->Arg(128)->Arg(256);
 
 // The anchor world at (8, 24); coastal: with HeightMode::kCoastal, its ocean water and its other
 // three biomes land above sea level 58 (engine/coast.h).

@@ -27,7 +27,8 @@ struct ChunkBlend {
   int64_t chunk_z = 0;
   int size = 0;
   // True when every lattice sample near the chunk has the same biome: then `layers` has exactly one
-  // entry whose weights are all exactly 1.0f.
+  // entry whose weights are all exactly 1.0f. For a chunk blended in pieces (World::BlendChunk),
+  // true exactly when that is so.
   bool single_biome = false;
   std::vector<BiomeLayer> layers;
   std::vector<float> heights;            // Blended height per column (if requested), else empty.

@@ -123,19 +123,18 @@ absl::Status World::ValidateChunkRequest(int64_t chunk_x, int64_t chunk_z, int s
 absl::StatusOr<ChunkBlend> World::BlendChunk(int64_t chunk_x, int64_t chunk_z, int size,
                                              const BlendOptions& options,
                                              BiomeSampleCache* cache) const {
-  if (absl::Status s = ValidateChunkRequest(chunk_x, chunk_z, size, options); !s.ok()) return s;
-  Block block;
-  BlendBlock(chunk_x * size, chunk_z * size, size, options, cache, &block);
-  return FinishChunk(chunk_x, chunk_z, size, options, std::move(block));
+  return BlendChunkInPieces(chunk_x, chunk_z, size, options, cache, [] {});
 }
 
 absl::StatusOr<ChunkBlend> World::BlendChunkInPieces(
     int64_t chunk_x, int64_t chunk_z, int size, const BlendOptions& options,
     BiomeSampleCache* cache, absl::FunctionRef<void()> between_pieces) const {
-  if (size <= kChunkPiece || size % kChunkPiece != 0) {
-    return BlendChunk(chunk_x, chunk_z, size, options, cache);
-  }
   if (absl::Status s = ValidateChunkRequest(chunk_x, chunk_z, size, options); !s.ok()) return s;
+  if (size <= kChunkPiece || size % kChunkPiece != 0) {  // Blended whole.
+    Block block;
+    BlendBlock(chunk_x * size, chunk_z * size, size, options, cache, &block);
+    return FinishChunk(chunk_x, chunk_z, size, options, std::move(block));
+  }
   const size_t columns = static_cast<size_t>(size) * static_cast<size_t>(size);
   Block whole;
   if (options.heights) whole.heights.assign(columns, 0.0f);

@@ -52,21 +52,25 @@ class World {
 
   // Blends chunk (chunk_x, chunk_z) of size x size columns. `cache` may be null. INVALID_ARGUMENT
   // as ValidateChunk, or as ValidateSplatSize (engine/splat.h) if options.splat.
+  //
+  // A chunk wider than kChunkPiece and a multiple of it is blended in square pieces of that width,
+  // one after another, and put together: a whole big chunk's working set (its heights' noise
+  // batches above all) outgrows the CPU's caches: 69.6 against 36.3 ns per column at 256 with
+  // heights (bench/blend_bench.cc BM_BigChunk, AMD EPYC). The answer is the same bit for bit,
+  // since the weights at a column do not depend on the block around it (the blenders' contract),
+  // but for single_biome: for such a chunk it is true exactly when its one layer weighs 1.0f at
+  // every column, where a chunk blended whole may leave it false (other biomes' samples were near
+  // but reached no column). The wire encoding reads it that way for every chunk.
   absl::StatusOr<ChunkBlend> BlendChunk(int64_t chunk_x, int64_t chunk_z, int size,
                                         const BlendOptions& options,
                                         BiomeSampleCache* cache = nullptr) const;
 
-  // Chunks blended piece by piece (BlendChunkInPieces) are made of square pieces this wide.
-  static constexpr int kChunkPiece = 64;
-  // BlendChunk, blended in pieces of kChunkPiece x kChunkPiece columns when `size` is a larger
-  // multiple of it (else whole, as BlendChunk), calling `between_pieces` after every piece but the
-  // last. The engine holds nothing of its own there (no lock, no cache entry, no thread-local
-  // state in use), so it may blend other work on this thread: that is what it is for, letting a
-  // server run a short call's work inside a long chunk's. The answer is BlendChunk's bit for bit
-  // (the blenders' contract: the weights at a column do not depend on the block around it), except
-  // single_biome, which is true exactly when the one layer weighs 1.0f at every column;
-  // BlendChunk's may be false there when other biomes' samples were near but reached no column.
-  // Errors as BlendChunk, before any piece.
+  // The width of the pieces BlendChunk blends a big chunk in.
+  static constexpr int kChunkPiece = 32;
+  // BlendChunk, calling `between_pieces` after every piece but the last (never for a chunk blended
+  // whole). The engine holds nothing of its own there (no lock, no cache entry, no thread-local
+  // state in use), so it may blend other work on this thread: a server runs short calls' work
+  // there instead of making it wait for a long chunk. Errors before any piece.
   absl::StatusOr<ChunkBlend> BlendChunkInPieces(int64_t chunk_x, int64_t chunk_z, int size,
                                                 const BlendOptions& options,
                                                 BiomeSampleCache* cache,

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -67,43 +69,70 @@ using worldgen::Fnv1a;
 using worldgen::HashChunk;
 using worldgen::HashVolume;
 
-// World::BlendChunkInPieces against World::BlendChunk on chunk (cx, cz) of `size` (a multiple of
-// World::kChunkPiece above it) with every option: the same layers, heights, dominant and source
-// biomes and splat textures bit for bit, single_biome exactly for a lone layer of 1.0f (implied by
-// BlendChunk's), and the hook called once between each two pieces.
+// A chunk blended in pieces (World::BlendChunk on chunk (cx, cz) of `size`, a multiple of
+// World::kChunkPiece above it) against the same columns blended as chunks of 16, each whole, with
+// every option: the same weights per column and biome, heights, dominant and source biomes and
+// splat texels, bit for bit; the layers those of biomes with a weight somewhere; single_biome
+// exactly for a lone layer of 1.0f (so whenever every chunk of 16 was flagged one biome); and
+// BlendChunkInPieces the same, its hook called once between each two pieces.
 inline void ExpectPiecesEqualTheWholeChunk(const World& world, int64_t cx, int64_t cz, int size) {
   SCOPED_TRACE(::testing::Message() << "chunk " << cx << "," << cz << " of size " << size);
   const BlendOptions all{
       .heights = true, .dominant_biome = true, .source_biome = true, .splat = true};
-  const ChunkBlend whole = *world.BlendChunk(cx, cz, size, all);
+  const ChunkBlend big = *world.BlendChunk(cx, cz, size, all);
   int calls = 0;
-  const ChunkBlend pieces = *world.BlendChunkInPieces(cx, cz, size, all, nullptr, [&] { ++calls; });
+  const ChunkBlend hooked = *world.BlendChunkInPieces(cx, cz, size, all, nullptr, [&] { ++calls; });
   const int per_side = size / World::kChunkPiece;
   EXPECT_EQ(calls, per_side * per_side - 1);
-  ASSERT_EQ(pieces.layers.size(), whole.layers.size());
-  for (size_t k = 0; k < whole.layers.size(); ++k) {
-    ASSERT_EQ(pieces.layers[k].biome_id, whole.layers[k].biome_id);
-    const std::vector<float>& a = pieces.layers[k].weights;
-    const std::vector<float>& b = whole.layers[k].weights;
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t col = 0; col < b.size(); ++col) {
-      ASSERT_EQ(FloatBits(a[col]), FloatBits(b[col]))
-          << "biome " << whole.layers[k].biome_id << " column " << col;
+  EXPECT_EQ(HashChunk(hooked), HashChunk(big));
+  std::set<uint32_t> reached;  // biomes with a weight somewhere, from the chunks of 16
+  bool all_flagged = true;
+  std::set<uint32_t> flagged_biomes;
+  constexpr int kTile = 16;
+  const int textures = static_cast<int>(big.splat_textures.size());
+  for (int tz = 0; tz < size / kTile; ++tz) {
+    for (int tx = 0; tx < size / kTile; ++tx) {
+      const ChunkBlend tile =
+          *world.BlendChunk(cx * (size / kTile) + tx, cz * (size / kTile) + tz, kTile, all);
+      all_flagged &= tile.single_biome;
+      if (tile.single_biome) flagged_biomes.insert(tile.layers[0].biome_id);
+      ASSERT_EQ(static_cast<int>(tile.splat_textures.size()), textures);
+      for (int lz = 0; lz < kTile; ++lz) {
+        for (int lx = 0; lx < kTile; ++lx) {
+          const size_t t = static_cast<size_t>(ColumnIndex(kTile, lx, lz));
+          const size_t b = static_cast<size_t>(ColumnIndex(size, tx * kTile + lx, tz * kTile + lz));
+          std::map<uint32_t, uint32_t> from_tile, from_big;
+          for (const BiomeLayer& layer : tile.layers) {
+            if (layer.weights[t] != 0.0f) from_tile[layer.biome_id] = FloatBits(layer.weights[t]);
+            if (layer.weights[t] != 0.0f) reached.insert(layer.biome_id);
+          }
+          for (const BiomeLayer& layer : big.layers) {
+            if (layer.weights[b] != 0.0f) from_big[layer.biome_id] = FloatBits(layer.weights[b]);
+          }
+          ASSERT_EQ(from_big, from_tile) << "column " << b;
+          ASSERT_EQ(FloatBits(big.heights[b]), FloatBits(tile.heights[t])) << "column " << b;
+          ASSERT_EQ(big.dominant_biome[b], tile.dominant_biome[t]) << "column " << b;
+          ASSERT_EQ(big.source_biome[b], tile.source_biome[t]) << "column " << b;
+          for (int k = 0; k < textures; ++k) {
+            for (int c = 0; c < 4; ++c) {
+              ASSERT_EQ(big.splat_textures[static_cast<size_t>(k)][4 * b + c],
+                        tile.splat_textures[static_cast<size_t>(k)][4 * t + c])
+                  << "texture " << k << " column " << b;
+            }
+          }
+        }
+      }
     }
   }
-  ASSERT_EQ(pieces.heights.size(), whole.heights.size());
-  for (size_t col = 0; col < whole.heights.size(); ++col) {
-    ASSERT_EQ(FloatBits(pieces.heights[col]), FloatBits(whole.heights[col])) << "column " << col;
-  }
-  EXPECT_EQ(pieces.dominant_biome, whole.dominant_biome);
-  EXPECT_EQ(pieces.source_biome, whole.source_biome);
-  EXPECT_EQ(pieces.splat_textures, whole.splat_textures);
+  std::set<uint32_t> layers;
+  for (const BiomeLayer& layer : big.layers) layers.insert(layer.biome_id);
+  EXPECT_EQ(layers, reached);
   const bool lone_layer_of_one =
-      whole.layers.size() == 1 &&
-      std::all_of(whole.layers[0].weights.begin(), whole.layers[0].weights.end(),
+      big.layers.size() == 1 &&
+      std::all_of(big.layers[0].weights.begin(), big.layers[0].weights.end(),
                   [](float w) { return w == 1.0f; });
-  EXPECT_EQ(pieces.single_biome, lone_layer_of_one);
-  if (whole.single_biome) EXPECT_TRUE(pieces.single_biome);
+  EXPECT_EQ(big.single_biome, lone_layer_of_one);
+  if (all_flagged && flagged_biomes.size() == 1) EXPECT_TRUE(big.single_biome);
 }
 
 // `points` equal `expected` in order: positions bit for bit and biomes.

@@ -263,10 +263,10 @@ TEST_P(BlenderContractTest, ChunkSizeDoesNotChangeResults) {
   }
 }
 
-// A chunk blended piece by piece (World::BlendChunkInPieces, how a server lets short calls run
-// inside a long chunk's work) is the chunk blended whole, bit for bit: a border region, one far
-// out, and a chunk of 3 x 3 pieces; and a single-biome chunk, whose pieces are all single (but with
-// uniform_biomes, whose cells each draw a biome of their own, so no 128 x 128 block is one biome).
+// A big chunk, which World::BlendChunk blends in pieces, is its columns blended as chunks of 16,
+// bit for bit: a border region, one far out, a chunk of 6 x 6 pieces, and a single-biome chunk
+// (but with uniform_biomes, whose cells each draw a biome of their own, so that no 128 x 128 block
+// is one biome).
 TEST_P(BlenderContractTest, ChunkInPiecesIsTheWholeChunkBitForBit) {
   const World& world = ContractWorld();
   testing::ExpectPiecesEqualTheWholeChunk(world, -1, 0, 128);
