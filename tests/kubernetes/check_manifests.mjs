@@ -417,11 +417,13 @@ async function check(objects, alertsYaml) {
 function mutations(objects) {
   const server = (os) => os.find((o) => o.kind === "Deployment" && o.metadata.name === "worldgen");
   const container = (os) => server(os).spec.template.spec.containers[0];
-  const tlsEnv = (os, name) => os.filter((o) => o.kind === "Deployment")
+  const balancer = (os) => os.find((o) => o.kind === "Deployment" &&
+    o.metadata.name === "worldgen-balancer").spec.template.spec.containers[0];
+  const envVar = (os, name) => os.filter((o) => o.kind === "Deployment")
     .flatMap((d) => d.spec.template.spec.containers).flatMap((c) => c.env || [])
     .find((e) => e.name === name);
-  const tls = tlsEnv(objects, "WORLDGEN_TLS_KEY") !== undefined;
-  const keys = tlsEnv(objects, "WORLDGEN_API_KEYS") !== undefined;
+  const tls = envVar(objects, "WORLDGEN_TLS_KEY") !== undefined;
+  const keys = envVar(objects, "WORLDGEN_API_KEYS") !== undefined;
   return [
     ["readiness probe on another port", (os) => { container(os).readinessProbe.grpc.port = 50052; },
       "readinessProbe"],
@@ -475,21 +477,19 @@ function mutations(objects) {
         d.spec.template.spec.containers[0].volumeMounts = [];
       }, "/etc/worldgen-probe/tls.crt is not in a mounted Secret"],
       ["TLS key outside the mounted Secret",
-        (os) => { tlsEnv(os, "WORLDGEN_TLS_KEY").value = "/etc/nginx/tls.key"; },
+        (os) => { envVar(os, "WORLDGEN_TLS_KEY").value = "/etc/nginx/tls.key"; },
         "WORLDGEN_TLS_KEY /etc/nginx/tls.key is not in a mounted Secret"],
       ["TLS certificate without its key", (os) => {
-        const d = os.find((o) => o.kind === "Deployment" && o.metadata.name === "worldgen-balancer");
-        const c = d.spec.template.spec.containers[0];
+        const c = balancer(os);
         c.env = c.env.filter((e) => e.name !== "WORLDGEN_TLS_KEY");
       }, "go together"],
     ] : []),
     ...(keys ? [
       ["API keys file outside the mounted Secret",
-        (os) => { tlsEnv(os, "WORLDGEN_API_KEYS").value = "/etc/nginx/api-keys.map"; },
+        (os) => { envVar(os, "WORLDGEN_API_KEYS").value = "/etc/nginx/api-keys.map"; },
         "WORLDGEN_API_KEYS /etc/nginx/api-keys.map is not in a mounted Secret"],
       ["API keys Secret not mounted", (os) => {
-        const d = os.find((o) => o.kind === "Deployment" && o.metadata.name === "worldgen-balancer");
-        const c = d.spec.template.spec.containers[0];
+        const c = balancer(os);
         c.volumeMounts = c.volumeMounts.filter((m) => m.name !== "api-keys");
       }, "WORLDGEN_API_KEYS /etc/worldgen-keys/api-keys.map is not in a mounted Secret"],
     ] : []),
