@@ -132,7 +132,9 @@ inline void ExpectPiecesEqualTheWholeChunk(const World& world, int64_t cx, int64
       std::all_of(big.layers[0].weights.begin(), big.layers[0].weights.end(),
                   [](float w) { return w == 1.0f; });
   EXPECT_EQ(big.single_biome, lone_layer_of_one);
-  if (all_flagged && flagged_biomes.size() == 1) EXPECT_TRUE(big.single_biome);
+  if (all_flagged && flagged_biomes.size() == 1) {
+    EXPECT_TRUE(big.single_biome);
+  }
 }
 
 // `points` equal `expected` in order: positions bit for bit and biomes.
