@@ -219,9 +219,9 @@ class CallScheduler {
 
   // Lends the calling thread to waiting interactive work: a running task of a background call
   // calls this where it holds nothing another task could wait for (between the pieces of a big
-  // chunk, World::BlendChunkInPieces; between runs of points). Runs up to kBackgroundTurn - 1
-  // interactive tasks that are waiting for a thread, on this thread, in the order the pool would
-  // have run them, and returns how long they took (zero, without reading the clock, when none
+  // chunk, World::BlendChunkInPieces; every few points of a point call). Runs up to kBackgroundTurn
+  // - 1 interactive tasks that are waiting for a thread, on this thread, in the order the pool
+  // would have run them, and returns how long they took (zero, without reading the clock, when none
   // waits): the caller leaves that out of its own cost. They run in the calling task's slot, so no
   // more tasks run at once than the pool has threads; their waits are counted as usual. Called
   // from inside a task it runs, it runs nothing. So a one-chunk call waits for one piece of a bulk

@@ -585,9 +585,9 @@ TEST(WorldGenServerProcessTest, TheCallLogAndMetricsSayHowLongCallsWaitedForABle
 // On one blend thread, a one-chunk call that arrives while a bulk chunk blends is answered before
 // that chunk is done: the bulk task runs it between its pieces (World::BlendChunkInPieces,
 // CallScheduler::RunWaitingInteractive) instead of making it wait for the whole chunk. The bulk
-// chunk's bytes are those of the same chunk blended whole (where it is interactive). The bulk
-// chunk is 256 x 256 of the full-resolution blur at radius 48 with heights, about 0.3 s here, so
-// it outlasts detecting its start, the one-chunk call and a scrape many times over.
+// chunk's bytes are those of the same chunk on a server that lends nothing (where the chunk is
+// interactive). It is 256 x 256 of the full-resolution blur at radius 48 with heights, about
+// 0.1 s here, so it outlasts detecting its start, the one-chunk call and a scrape many times over.
 class ChunkPiecesProcessTest : public ScratchDirTest {};
 
 TEST_F(ChunkPiecesProcessTest, AOneChunkCallRunsBetweenThePiecesOfABulkChunk) {
@@ -599,7 +599,7 @@ TEST_F(ChunkPiecesProcessTest, AOneChunkCallRunsBetweenThePiecesOfABulkChunk) {
   config = std::regex_replace(config, std::regex(R"(\n *"expectedFingerprint": "[0-9a-f]+",)"), "");
   const std::string worlds = absl::StrCat("--world_config=", Write("slow.json", config));
   std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1", worlds});
-  // Where the same chunk is interactive, so blended whole.
+  // Where the same chunk is interactive, so its task lends nothing.
   std::unique_ptr<ServerProcess> whole =
       StartServer({"--blend_threads=1", "--interactive_max_columns=65536", worlds});
   ASSERT_TRUE(server && whole);
