@@ -513,10 +513,10 @@ absl::AnyInvocable<void() &&> CallScheduler::TakeNextLocked(bool interactive) {
   return std::move(queued.task);
 }
 
-absl::Duration CallScheduler::RunWaitingInteractive() {
+absl::Duration CallScheduler::RunWaitingInteractive(CallClass lender) {
   // Set while this thread runs tasks lent to: a call from inside one of them lends nothing.
   thread_local bool lending = false;
-  if (lending) return absl::ZeroDuration();
+  if (lender != CallClass::kBackground || lending) return absl::ZeroDuration();
   std::unique_lock<std::mutex> lock(mu_);
   if (interactive_.turns.empty()) return absl::ZeroDuration();
   const absl::Time start = absl::Now();

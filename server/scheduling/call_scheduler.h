@@ -217,16 +217,17 @@ class CallScheduler {
   // The same for a task that blended `cells` 3D cells (CallShape::cells_per_task).
   void RecordCellCost(int64_t cells, absl::Duration elapsed);
 
-  // Lends the calling thread to waiting interactive work: a running task of a background call
-  // calls this where it holds nothing another task could wait for (between the pieces of a big
-  // chunk, World::BlendChunkInPieces; every few points of a point call). Runs up to kBackgroundTurn
+  // Lends the calling thread to waiting interactive work: a running task calls this with its call's
+  // class where it holds nothing another task could wait for (between the pieces of a big chunk,
+  // World::BlendChunkInPieces; every few points of a point call). Only a background call lends: for
+  // an interactive `lender` this runs nothing and returns zero. Runs up to kBackgroundTurn
   // - 1 interactive tasks that are waiting for a thread, on this thread, in the order the pool
   // would have run them, and returns how long they took (zero, without reading the clock, when none
   // waits): the caller leaves that out of its own cost. They run in the calling task's slot, so no
   // more tasks run at once than the pool has threads; their waits are counted as usual. Called
   // from inside a task it runs, it runs nothing. So a one-chunk call waits for one piece of a bulk
   // chunk at most, not for the whole of it.
-  absl::Duration RunWaitingInteractive();
+  absl::Duration RunWaitingInteractive(CallClass lender);
 
   // How long started tasks waited for a pool thread (from Submit to their start; 0 for a task that
   // SubmitOrRunHere ran at once), counted per bucket: the histogram

@@ -276,7 +276,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
         selection_(std::move(selection)),
         options_(options),
         record_(record),
-        lends_thread_(call->call_class() == CallClass::kBackground),
+        call_class_(call->call_class()),
         policy_(std::move(call), selection_.count(), buffer_chunks,
                 ChunkStreamPolicy::Hooks{
                     [this](int64_t index, ChunkStreamPolicy::Produced done) {
@@ -373,16 +373,14 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
       status = blend.status();
       if (blend.ok()) EncodeVolume(*blend, &data);
     } else {
-      // Between pieces this thread may run other calls' tasks; their time is not this chunk's.
-      absl::StatusOr<ChunkBlend> blend =
-          lends_thread_
-              ? world_->BlendChunkInPieces(
-                    coord.x, coord.z, selection_.size(), options_, deps_.cache,
-                    [&] { lent += deps_.scheduler->RunWaitingInteractive(); })
-              : world_->BlendChunk(coord.x, coord.z, selection_.size(), options_, deps_.cache);
+      // Between pieces a background call's thread may run other calls' tasks; their time is not
+      // this chunk's.
+      auto lend = [&] { lent += deps_.scheduler->RunWaitingInteractive(call_class_); };
+      absl::StatusOr<ChunkBlend> blend = world_->BlendChunkInPieces(
+          coord.x, coord.z, selection_.size(), options_, deps_.cache, lend);
       status = blend.status();
       // Encoding a big chunk takes about as long as a piece: waiting tasks go first.
-      if (lends_thread_) lent += deps_.scheduler->RunWaitingInteractive();
+      lend();
       if (blend.ok()) EncodeChunk(*blend, &data);
     }
     if (!status.ok()) {
@@ -410,9 +408,9 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   const ChunkSelection selection_;
   const BlendOptions options_;
   const CallRecord record_;
-  // A background call's: its big chunks are blended in pieces, and between them waiting
-  // interactive tasks run on its thread (CallScheduler::RunWaitingInteractive).
-  const bool lends_thread_;
+  // The call's class: a background call's thread runs waiting interactive tasks between the pieces
+  // of its chunks (CallScheduler::RunWaitingInteractive).
+  const CallClass call_class_;
   grpc::ByteBuffer writing_;  // The reply being written (one at a time).
   // The scheduler call after the policy handed it over with the last reply: its reservation covers
   // that reply until OnDone.
@@ -558,11 +556,10 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
     }
     PointTimes times;
     // A background call's thread runs waiting interactive tasks between its points.
-    const bool lends = reactor->call()->call_class() == CallClass::kBackground;
+    const CallClass call_class = reactor->call()->call_class();
     absl::StatusOr<v1::SampleWeightsResponse> response = SamplePoints(
         *world, *request, deps_.cache, [context] { return context->IsCancelled(); },
-        [&] { return lends ? deps_.scheduler->RunWaitingInteractive() : absl::ZeroDuration(); },
-        &times);
+        [&] { return deps_.scheduler->RunWaitingInteractive(call_class); }, &times);
     record.times()->AddBlend(times.planar_time + times.volume_time);
     if (absl::IsCancelled(response.status())) {
       reactor->Done(record, AbandonedStatus(*context));

@@ -740,7 +740,8 @@ TEST(CallSchedulerTest, SubmitOrRunHereRunsOnTheCallerOnlyWhenAPoolThreadIsIdle)
 
 // A running background task lends its thread between the pieces of its work: the interactive
 // tasks waiting meanwhile run on it, at most kBackgroundTurn - 1 per call, in turn order, and no
-// background task does; a task run there lends nothing itself; with nothing waiting, nothing runs.
+// background task does; a task run there lends nothing itself; with nothing waiting, nothing runs;
+// an interactive task lends nothing.
 TEST(CallSchedulerTest, ABackgroundTaskLendsItsThreadToWaitingInteractiveTasks) {
   BlendPool pool(1);
   CallScheduler scheduler(&pool, Options(100));
@@ -757,15 +758,22 @@ TEST(CallSchedulerTest, ABackgroundTaskLendsItsThreadToWaitingInteractiveTasks) 
   absl::Duration nested = absl::InfiniteDuration();
   std::vector<size_t> ran_after;  // how many interactive tasks had run after each lending
   absl::Duration idle = absl::InfiniteDuration(), first = absl::ZeroDuration();
+  absl::Duration interactive_lender = absl::InfiniteDuration();
+  size_t ran_for_interactive_lender = 99;
   std::thread::id bulk_thread;
   bulk->Submit([&] {
     bulk_thread = std::this_thread::get_id();
-    idle = scheduler.RunWaitingInteractive();  // Nothing waits yet.
+    idle = scheduler.RunWaitingInteractive(CallClass::kBackground);  // Nothing waits yet.
     bulk_started.count_down();
     all_queued.wait();
-    first = scheduler.RunWaitingInteractive();
+    interactive_lender = scheduler.RunWaitingInteractive(CallClass::kInteractive);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ran_for_interactive_lender = order.size();
+    }
+    first = scheduler.RunWaitingInteractive(CallClass::kBackground);
     for (int lent = 0; lent < 2; ++lent) {
-      if (lent > 0) scheduler.RunWaitingInteractive();
+      if (lent > 0) scheduler.RunWaitingInteractive(CallClass::kBackground);
       std::lock_guard<std::mutex> lock(mu);
       ran_after.push_back(order.size());
       other_bulk_ran_while_lending |= other_bulk_ran;
@@ -779,7 +787,7 @@ TEST(CallSchedulerTest, ABackgroundTaskLendsItsThreadToWaitingInteractiveTasks) 
   for (int i = 0; i < 5; ++i) {
     one->Submit([&, i] {
       // Lends nothing from inside a task it was lent for.
-      if (i == 0) nested = scheduler.RunWaitingInteractive();
+      if (i == 0) nested = scheduler.RunWaitingInteractive(CallClass::kBackground);
       std::lock_guard<std::mutex> lock(mu);
       order.push_back(i);
       threads.push_back(std::this_thread::get_id());
@@ -790,6 +798,8 @@ TEST(CallSchedulerTest, ABackgroundTaskLendsItsThreadToWaitingInteractiveTasks) 
   all_ran.wait();
   pool.Shutdown();
   EXPECT_EQ(idle, absl::ZeroDuration());
+  EXPECT_EQ(interactive_lender, absl::ZeroDuration());  // Only a background call lends.
+  EXPECT_EQ(ran_for_interactive_lender, 0u);
   EXPECT_GT(first, absl::ZeroDuration());
   EXPECT_EQ(nested, absl::ZeroDuration());
   EXPECT_EQ(ran_after, (std::vector<size_t>{3, 5}));
