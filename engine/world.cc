@@ -336,6 +336,13 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
                                                int64_t min_y, int64_t max_y, int cell,
                                                const BlendOptions& options,
                                                BiomeSampleCache* cache) const {
+  return BlendVolumeInPieces(chunk_x, chunk_z, size, min_y, max_y, cell, options, cache, [] {});
+}
+
+absl::StatusOr<VolumeBlend> World::BlendVolumeInPieces(
+    int64_t chunk_x, int64_t chunk_z, int size, int64_t min_y, int64_t max_y, int cell,
+    const BlendOptions& options, BiomeSampleCache* cache,
+    absl::FunctionRef<void()> between_pieces) const {
   if (absl::Status s = ValidateChunk(chunk_x, chunk_z, size); !s.ok()) return s;
   if (absl::Status s = ValidateVolume(size, min_y, max_y, cell); !s.ok()) return s;
   if (options.heights || options.splat) {
@@ -347,8 +354,11 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   const size_t column_count = static_cast<size_t>(m) * static_cast<size_t>(m);
   const size_t cells = column_count * static_cast<size_t>(ny);
   const int64_t x0 = chunk_x * size, z0 = chunk_z * size;
-  // The 2D weights of the cells' columns, blended once for every section.
-  thread_local std::vector<std::vector<std::pair<int, float>>> columns;
+  // The 2D weights of the cells' columns, blended once for every section. Their buffer is this
+  // thread's, taken for the call and handed back: `between_pieces` may blend another volume here.
+  thread_local std::vector<std::vector<std::pair<int, float>>> reused;
+  std::vector<std::vector<std::pair<int, float>>> columns;
+  columns.swap(reused);
   blender_->BlendColumnGrid(x0, z0, m, m, cell, cache, &columns);
   VolumeBlend volume;
   volume.chunk_x = chunk_x;
@@ -363,8 +373,24 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
   std::vector<IndexedLayer> columns_stacked;
   bool columns_single = false;
   if (volume_blender_ != nullptr) {
-    volume_blender_->BlendStack(x0, min_y, z0, m, ny, m, cell, sections, columns, &stack,
-                                &stack_single, cache);
+    // In pieces of whole sections, as many as kVolumePieceCells cells hold (at least one), each
+    // piece from its own gather.
+    const int per_piece =
+        static_cast<int>(std::max<int64_t>(1, kVolumePieceCells / static_cast<int64_t>(cells)));
+    stack.resize(static_cast<size_t>(sections));
+    stack_single.resize(static_cast<size_t>(sections));
+    std::vector<std::vector<IndexedLayer>> piece;
+    std::vector<char> piece_single;
+    for (int t0 = 0; t0 < sections; t0 += per_piece) {
+      if (t0 > 0) between_pieces();
+      const int blocks = std::min(per_piece, sections - t0);
+      volume_blender_->BlendStack(x0, min_y + int64_t{kSectionHeight} * t0, z0, m, ny, m, cell,
+                                  blocks, columns, &piece, &piece_single, cache);
+      for (int t = 0; t < blocks; ++t) {
+        stack[static_cast<size_t>(t0 + t)] = std::move(piece[static_cast<size_t>(t)]);
+        stack_single[static_cast<size_t>(t0 + t)] = piece_single[static_cast<size_t>(t)];
+      }
+    }
   } else {
     StackColumns(columns, static_cast<size_t>(ny), static_cast<int>(spec_.biomes.size()),
                  &columns_stacked);
@@ -400,6 +426,7 @@ absl::StatusOr<VolumeBlend> World::BlendVolume(int64_t chunk_x, int64_t chunk_z,
       }
     }
   }
+  columns.swap(reused);
   return volume;
 }
 

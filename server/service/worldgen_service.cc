@@ -366,20 +366,20 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     const auto& vertical = selection_.vertical();
     v1::ChunkData data;
     absl::Status status;
+    // Between pieces a background call's thread may run other calls' tasks; their time is not this
+    // chunk's. Encoding a big chunk takes about as long as a piece: waiting tasks go first.
+    auto lend = [&] { lent += deps_.scheduler->RunWaitingInteractive(call_class_); };
     if (vertical) {
       absl::StatusOr<VolumeBlend> blend =
-          world_->BlendVolume(coord.x, coord.z, selection_.size(), vertical->min_y, vertical->max_y,
-                              vertical->cell, options_, deps_.cache);
+          world_->BlendVolumeInPieces(coord.x, coord.z, selection_.size(), vertical->min_y,
+                                      vertical->max_y, vertical->cell, options_, deps_.cache, lend);
       status = blend.status();
+      lend();
       if (blend.ok()) EncodeVolume(*blend, &data);
     } else {
-      // Between pieces a background call's thread may run other calls' tasks; their time is not
-      // this chunk's.
-      auto lend = [&] { lent += deps_.scheduler->RunWaitingInteractive(call_class_); };
       absl::StatusOr<ChunkBlend> blend = world_->BlendChunkInPieces(
           coord.x, coord.z, selection_.size(), options_, deps_.cache, lend);
       status = blend.status();
-      // Encoding a big chunk takes about as long as a piece: waiting tasks go first.
       lend();
       if (blend.ok()) EncodeChunk(*blend, &data);
     }
@@ -409,7 +409,7 @@ class ChunkStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   const BlendOptions options_;
   const CallRecord record_;
   // The call's class: a background call's thread runs waiting interactive tasks between the pieces
-  // of its chunks (CallScheduler::RunWaitingInteractive).
+  // of its chunks and volumes (CallScheduler::RunWaitingInteractive).
   const CallClass call_class_;
   grpc::ByteBuffer writing_;  // The reply being written (one at a time).
   // The scheduler call after the policy handed it over with the last reply: its reservation covers

@@ -308,6 +308,38 @@ TEST(VolumeContractTest, RangesAndCellSizesAreValidated) {
   }
 }
 
+// A cave world's sections are blended in pieces (World::kVolumePieceCells): the hook runs between
+// them, as often as the pieces say, and another volume blended inside it, on the same thread,
+// changes nothing of the answer (the engine holds nothing of its own there).
+TEST(VolumeContractTest, VolumeInPiecesLetsAnotherVolumeBlendBetweenThem) {
+  const World& world = CaveWorld();
+  const auto& [cx, cz] = CaveBorderChunks().front();
+  struct Case {
+    int size, cell;
+  };
+  for (const Case c : {Case{16, 1}, Case{32, 1}, Case{16, 2}, Case{16, 4}}) {
+    SCOPED_TRACE(::testing::Message() << "size " << c.size << " cell " << c.cell);
+    const int64_t min_y = -80, max_y = 32;
+    const int sections = static_cast<int>((max_y - min_y) / kSectionHeight);
+    const int64_t section_cells =
+        int64_t{c.size / c.cell} * (c.size / c.cell) * (kSectionHeight / c.cell);
+    const int64_t per_piece = std::max<int64_t>(1, World::kVolumePieceCells / section_cells);
+    const uint64_t whole = HashVolume(*world.BlendVolume(cx, cz, c.size, min_y, max_y, c.cell, {}));
+    int hooks = 0;
+    const VolumeBlend pieces =
+        *world.BlendVolumeInPieces(cx, cz, c.size, min_y, max_y, c.cell, {}, nullptr, [&] {
+          ++hooks;
+          // Another chunk, all of whose sections (cave and surface) take every path.
+          EXPECT_TRUE(world.BlendVolume(cx + 1, cz - hooks, c.size, -64, 64, c.cell, {}).ok());
+        });
+    EXPECT_EQ(HashVolume(pieces), whole);
+    EXPECT_EQ(hooks, (sections + per_piece - 1) / per_piece - 1);
+    if (c.cell == 1) {
+      EXPECT_GT(hooks, 0);  // Full-resolution volumes are blended in pieces.
+    }
+  }
+}
+
 // Golden hashes of reference volumes of the cave world (each crossing a cave border, checked
 // above): any change to the 3D output must be deliberate (update them in the same commit and say
 // why).

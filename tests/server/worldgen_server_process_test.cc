@@ -583,58 +583,94 @@ TEST(WorldGenServerProcessTest, TheCallLogAndMetricsSayHowLongCallsWaitedForABle
 }
 
 // On one blend thread, a one-chunk call that arrives while a bulk chunk blends is answered before
-// that chunk is done: the bulk task runs it between its pieces (World::BlendChunkInPieces,
-// CallScheduler::RunWaitingInteractive) instead of making it wait for the whole chunk. The bulk
-// chunk's bytes are those of the same chunk on a server that lends nothing (where the chunk is
-// interactive). It is 256 x 256 of the full-resolution blur at radius 48 with heights, about
-// 0.1 s here, so it outlasts detecting its start, the one-chunk call and a scrape many times over.
-class ChunkPiecesProcessTest : public ScratchDirTest {};
+// that chunk is done: the bulk task runs it between its pieces (World::BlendChunkInPieces and
+// BlendVolumeInPieces, CallScheduler::RunWaitingInteractive) instead of making it wait for the
+// whole chunk. The bulk chunk's bytes are those of the same chunk on a server that lends nothing
+// (where the chunk is interactive). Each bulk chunk is an example world made slow (about 0.1 s
+// here), so it outlasts detecting its start, the one-chunk call and a scrape many times over.
+class ChunkPiecesProcessTest : public ScratchDirTest {
+ protected:
+  // docker/worlds/`world`.json with `from` replaced by `to`, unpinned (its output changes).
+  std::string SlowWorld(const std::string& world, const std::string& from, const std::string& to) {
+    std::ifstream in(absl::StrCat(WORLDGEN_SOURCE_DIR, "/docker/worlds/", world, ".json"));
+    std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(absl::StrContains(config, from)) << from;
+    absl::StrReplaceAll({{from, to}}, &config);
+    config =
+        std::regex_replace(config, std::regex(R"(\n *"expectedFingerprint": "[0-9a-f]+",)"), "");
+    return absl::StrCat("--world_config=", Write("slow.json", config));
+  }
 
+  // Streams `bulk` (a background call) and, once its task started, `one` (interactive).
+  void ExpectOneRunsBetweenThePiecesOfBulk(const std::string& worlds,
+                                           const v1::GenerateChunkRequest& bulk,
+                                           const v1::GenerateChunkRequest& one) {
+    const std::string interactive = "--interactive_max_columns=256";
+    std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1", interactive, worlds});
+    // Where the same chunk is interactive, so its task lends nothing.
+    std::unique_ptr<ServerProcess> whole =
+        StartServer({"--blend_threads=1", "--interactive_max_columns=1000000000", worlds});
+    ASSERT_TRUE(server && whole);
+    auto stub = Connect(server->target());
+    StreamResult bulk_result;
+    std::thread bulk_reader([&] { bulk_result = GenerateAll(*stub, bulk); });
+    auto chunks_blended = [&] {
+      return MetricValue(Scrape(*server), "worldgen_chunks_generated_total");
+    };
+    while (MetricValue(Scrape(*server), "worldgen_queue_wait_seconds_count",
+                       {{"class", "background"}}) < 1) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    EXPECT_EQ(chunks_blended(), 0);
+    const absl::Time start = absl::Now();
+    EXPECT_TRUE(GenerateAll(*stub, one).status.ok());
+    const absl::Duration one_took = absl::Now() - start;
+    EXPECT_EQ(chunks_blended(), 1) << "the one-chunk call waited for the whole bulk chunk";
+    bulk_reader.join();
+    ASSERT_TRUE(bulk_result.status.ok()) << bulk_result.status.error_message();
+    std::printf("figure: one-chunk call beside the bulk chunk: %.2f ms\n",
+                absl::ToDoubleMilliseconds(one_took));
+    auto whole_stub = Connect(whole->target());
+    const StreamResult reference = GenerateAll(*whole_stub, bulk);
+    ASSERT_TRUE(reference.status.ok());
+    ASSERT_EQ(bulk_result.chunks.size(), 1u);
+    ASSERT_EQ(reference.chunks.size(), 1u);
+    EXPECT_TRUE(bulk_result.chunks[0].SerializeAsString() ==
+                reference.chunks[0].SerializeAsString())
+        << "the chunk blended in pieces differs from the chunk blended whole";
+    WaitUntilIdle(*server);
+    EXPECT_EQ(MetricValue(Scrape(*server), "worldgen_queue_wait_seconds_count",
+                          {{"class", "interactive"}}),
+              1);
+  }
+};
+
+// 256 x 256 of the full-resolution blur at radius 48 with heights.
 TEST_F(ChunkPiecesProcessTest, AOneChunkCallRunsBetweenThePiecesOfABulkChunk) {
-  std::ifstream in(std::string(WORLDGEN_SOURCE_DIR) + "/docker/worlds/highlands.json");
-  std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string from = R"("fullResolution": { "blendRadius": 12 })";
-  ASSERT_TRUE(absl::StrContains(config, from));
-  absl::StrReplaceAll({{from, R"("fullResolution": { "blendRadius": 48 })"}}, &config);
-  config = std::regex_replace(config, std::regex(R"(\n *"expectedFingerprint": "[0-9a-f]+",)"), "");
-  const std::string worlds = absl::StrCat("--world_config=", Write("slow.json", config));
-  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1", worlds});
-  // Where the same chunk is interactive, so its task lends nothing.
-  std::unique_ptr<ServerProcess> whole =
-      StartServer({"--blend_threads=1", "--interactive_max_columns=65536", worlds});
-  ASSERT_TRUE(server && whole);
-  auto stub = Connect(server->target());
+  const std::string worlds = SlowWorld("highlands", R"("fullResolution": { "blendRadius": 12 })",
+                                       R"("fullResolution": { "blendRadius": 48 })");
   v1::GenerateChunkRequest bulk = ListRequest({{3, -2}}, 256);
   bulk.set_world("highlands");
   bulk.set_include_heights(true);
-  StreamResult bulk_result;
-  std::thread bulk_reader([&] { bulk_result = GenerateAll(*stub, bulk); });
-  auto chunks_blended = [&] {
-    return MetricValue(Scrape(*server), "worldgen_chunks_generated_total");
-  };
-  while (MetricValue(Scrape(*server), "worldgen_queue_wait_seconds_count",
-                     {{"class", "background"}}) < 1) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  ASSERT_EQ(chunks_blended(), 0);
   v1::GenerateChunkRequest one = ListRequest({{40, 7}}, 16);
   one.set_world("highlands");
   one.set_include_heights(true);
-  ASSERT_TRUE(GenerateAll(*stub, one).status.ok());
-  EXPECT_EQ(chunks_blended(), 1) << "the one-chunk call waited for the whole bulk chunk";
-  bulk_reader.join();
-  ASSERT_TRUE(bulk_result.status.ok()) << bulk_result.status.error_message();
-  auto whole_stub = Connect(whole->target());
-  const StreamResult reference = GenerateAll(*whole_stub, bulk);
-  ASSERT_TRUE(reference.status.ok());
-  ASSERT_EQ(bulk_result.chunks.size(), 1u);
-  ASSERT_EQ(reference.chunks.size(), 1u);
-  EXPECT_TRUE(bulk_result.chunks[0].SerializeAsString() == reference.chunks[0].SerializeAsString())
-      << "the chunk blended in pieces differs from the chunk blended whole";
-  WaitUntilIdle(*server);
-  EXPECT_EQ(
-      MetricValue(Scrape(*server), "worldgen_queue_wait_seconds_count", {{"class", "interactive"}}),
-      1);
+  ExpectOneRunsBetweenThePiecesOfBulk(worlds, bulk, one);
+}
+
+// A 3D chunk of 32 x 256 x 32 cells of one block, 16 sections, of the cave world with caves
+// sampled twice as densely (8 times the kernel terms), crossing every cave band.
+TEST_F(ChunkPiecesProcessTest, AOneChunkCallRunsBetweenThePiecesOfABulkVolume) {
+  const std::string worlds =
+      SlowWorld("caves", R"("samplingInterval": 8,)", R"("samplingInterval": 4,)");
+  v1::GenerateChunkRequest bulk = ListRequest({{5, -9}}, 32);
+  bulk.set_world("caves");
+  bulk.mutable_vertical()->set_min_y(-64);
+  bulk.mutable_vertical()->set_max_y(192);
+  bulk.mutable_vertical()->set_cell_size(1);
+  v1::GenerateChunkRequest one = ListRequest({{40, 7}}, 16);
+  one.set_world("caves");
+  ExpectOneRunsBetweenThePiecesOfBulk(worlds, bulk, one);
 }
 
 TEST(WorldGenServerProcessTest, MetricsCountTheCallsMade) {
