@@ -10,6 +10,8 @@
 //                                    `points` random points of a 32,768-block square: 4,096 spread
 //                                    their tiles over ~40 MB (mostly DRAM), 256 keep them in the
 //                                    CPU caches
+//   BM_ColdPoints/spacing/cached     points nobody asked for before, `spacing` blocks apart: what
+//                                    a zoomed-out map or scattered queries cost
 //   BM_BigChunk/size                 chunks of 32 to 256 with heights (per column must not grow)
 //   BM_ChunkWithHeights/coastal      16x16 chunk with heights and dominant biomes, cached samples;
 //                                    coastal 1: HeightMode::kCoastal (the raw map read over the
@@ -348,6 +350,39 @@ BENCHMARK(BM_Point)
     ->ArgsProduct({{8}, {24}, {0, 1}, {4096}})
     ->ArgsProduct({{8}, {24}, {1}, {256}})
     ->ArgsProduct({{4}, {48}, {0, 1}, {4096}});
+
+// Points nobody asked for before: a 64 x 64 grid of points `spacing` blocks apart, each iteration
+// at a new place, through a cache or none; time per point; the default world. What a zoomed-out
+// map tile or a game server's scattered queries (spawn or structure candidates) cost.
+void BM_ColdPoints(benchmark::State& state) {
+  const std::shared_ptr<const World> world = *World::Create(DefaultWorldSpec());
+  const int64_t spacing = state.range(0);
+  const bool cached = state.range(1) != 0;
+  BiomeSampleCache cache(int64_t{1} << 30);
+  constexpr int kSide = 64;
+  int64_t grid = 0;
+  for (auto _ : state) {
+    // Grids 32,768 blocks apart (a grid spans at most 16,128): no tile is shared between them.
+    const double x0 = static_cast<double>((grid % 1024) * 32768 - 16777216) + 0.5;
+    const double z0 = static_cast<double>((grid / 1024) * 32768 - 16777216) + 0.25;
+    ++grid;
+    for (int b = 0; b < kSide; ++b) {
+      for (int a = 0; a < kSide; ++a) {
+        const absl::StatusOr<PointBlend> blend =
+            world->BlendPoint(x0 + static_cast<double>(a * spacing),
+                              z0 + static_cast<double>(b * spacing), {}, cached ? &cache : nullptr);
+        if (!blend.ok()) state.SkipWithError(std::string(blend.status().message()).c_str());
+        benchmark::DoNotOptimize(blend);
+      }
+    }
+  }
+  state.counters["per_point"] = benchmark::Counter(
+      kSide * kSide, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ColdPoints)
+    ->ArgNames({"spacing", "cached"})
+    ->ArgsProduct({{1, 4, 16, 32, 64, 128, 256}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 std::shared_ptr<const World> SourceWorld(int64_t source) {
   WorldSpec spec =
