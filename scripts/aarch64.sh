@@ -28,6 +28,7 @@ slow=(
   'ParameterVoronoiBlenderTest.WeightsAreContinuous*' 'PowellSabinTest.IsC1*'
   'VolumeContractTest.CellsEqualPoints*' 'CaveBiomeSourceTest.CaveShares*'
   '*ChunkInPiecesIsTheWholeChunkBitForBit/*' 'WorldTest.ChunkInPieces*'
+  'VolumeContractTest.VolumeInPieces*'
 )
 tests="$root/build-aarch64/tests/engine_tests"
 if [[ $# -eq 0 ]]; then
