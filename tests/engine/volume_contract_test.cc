@@ -313,7 +313,9 @@ TEST(VolumeContractTest, RangesAndCellSizesAreValidated) {
 // changes nothing of the answer (the engine holds nothing of its own there).
 TEST(VolumeContractTest, VolumeInPiecesLetsAnotherVolumeBlendBetweenThem) {
   const World& world = CaveWorld();
-  const auto& [cx, cz] = CaveBorderChunks().front();
+  // Plain variables, not a structured binding: the hook's lambda captures them (clang 14 cannot
+  // capture a binding).
+  const int64_t cx = CaveBorderChunks().front().first, cz = CaveBorderChunks().front().second;
   struct Case {
     int size, cell;
   };
