@@ -218,9 +218,10 @@ class CallScheduler {
   void RecordCellCost(int64_t cells, absl::Duration elapsed);
 
   // Lends the calling thread to waiting interactive work: a running task calls this with its call's
-  // class where it holds nothing another task could wait for (between the pieces of a big chunk,
-  // World::BlendChunkInPieces; every few points of a point call). Only a background call lends: for
-  // an interactive `lender` this runs nothing and returns zero. Runs up to kBackgroundTurn
+  // class where it holds nothing another task could wait for (between the pieces of a big chunk or
+  // of a 3D chunk's sections, World::BlendChunkInPieces and BlendVolumeInPieces; every few points
+  // of a point call). Only a background call lends: for an interactive `lender` this runs nothing
+  // and returns zero. Runs up to kBackgroundTurn
   // - 1 interactive tasks that are waiting for a thread, on this thread, in the order the pool
   // would have run them, and returns how long they took (zero, without reading the clock, when none
   // waits): the caller leaves that out of its own cost. They run in the calling task's slot, so no
