@@ -108,6 +108,18 @@ class ShardLock {
   std::mutex& mu_;
 };
 
+// Copies the samples of `vertices` from one 2D tile into another.
+void CopyVertices(const BiomeTile& from, const TileMask& vertices, BiomeTile* to) {
+  for (int w = 0; w < TileMask::kWords; ++w) {
+    for (uint64_t bits = vertices.words[w]; bits != 0; bits &= bits - 1) {
+      const int v = 64 * w + std::countr_zero(bits);
+      to->xz[2 * v] = from.xz[2 * v];
+      to->xz[2 * v + 1] = from.xz[2 * v + 1];
+      to->biome[v] = from.biome[v];
+    }
+  }
+}
+
 }  // namespace
 
 // One independently locked CLOCK cache: an open-addressing table (linear probing, backward-shift
@@ -127,15 +139,47 @@ class BiomeSampleCache::Shard {
 
   std::mutex& mu() { return mu_; }
 
-  // The cached tile for `key` (marked referenced), or null. Counts a hit or a miss.
+  // The cached tile for `key` (marked referenced), or null.
   const BiomeTile* FindLocked(const BiomeTileKey& key, uint64_t hash) {
     Slot* slot = Lookup(key, hash);
-    if (slot == nullptr) {
-      ++misses_;
-      return nullptr;
-    }
-    ++hits_;
+    if (slot == nullptr) return nullptr;
     if (!slot->referenced) slot->referenced = true;  // Written only when it changes.
+    return slot->tile;
+  }
+
+  void CountLocked(bool hit) { ++(hit ? hits_ : misses_); }
+
+  // The cached tile for `key`, or null. Counts nothing, marks nothing.
+  const BiomeTile* TileLocked(const BiomeTileKey& key, uint64_t hash) {
+    Slot* slot = Lookup(key, hash);
+    return slot == nullptr ? nullptr : slot->tile;
+  }
+
+  // Adds the vertices `computed` holds (those in computed->filled) to the cached tile for `key`
+  // and returns it, or null if there is none. Whichever of the two tiles has fewer vertices to
+  // take from the other takes them: the cached tile, or `*computed`, which then takes its place
+  // and is left with the cached tile's memory. Vertices both hold are kept as they are (they hold
+  // the same samples).
+  const BiomeTile* MergeLocked(const BiomeTileKey& key, uint64_t hash,
+                               std::unique_ptr<BiomeTile>* computed) {
+    Slot* slot = Lookup(key, hash);
+    if (slot == nullptr) return nullptr;
+    BiomeTile& cached = *slot->tile;
+    const TileMask to_cached = (*computed)->filled.Without(cached.filled);
+    const TileMask to_computed = cached.filled.Without((*computed)->filled);
+    if (to_computed.Count() < to_cached.Count()) {
+      CopyVertices(cached, to_computed, computed->get());
+      (*computed)->filled |= cached.filled;
+      BiomeTile* tile = computed->release();
+      computed->reset(slot->tile);
+      slot->tile = tile;
+      Hint& hint = hints_[HintIndex(hash)];
+      if (hint.tag.load(std::memory_order_relaxed) == hash)
+        hint.tile.store(tile, std::memory_order_relaxed);
+    } else {
+      CopyVertices(**computed, to_cached, &cached);
+      cached.filled |= (*computed)->filled;
+    }
     return slot->tile;
   }
 
@@ -149,10 +193,6 @@ class BiomeSampleCache::Shard {
     const Hint& hint = hints_[HintIndex(hash)];
     if (hint.tag.load(std::memory_order_relaxed) != hash) return nullptr;
     return hint.tile.load(std::memory_order_relaxed);
-  }
-
-  bool ContainsLocked(const BiomeTileKey& key, uint64_t hash) {
-    return Lookup(key, hash) != nullptr;
   }
 
   // Stores the tile in `*computed` for `key` unless it is already there (another thread computed it
@@ -321,24 +361,60 @@ BiomeSampleCache::Shard& BiomeSampleCache::ShardFor(uint64_t hash) {
   return *shards_[(hash >> 40) % shards_.size()];
 }
 
-void BiomeSampleCache::Visit(const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute,
-                             absl::FunctionRef<void(const BiomeTile&)> visit) {
+void BiomeSampleCache::Visit(const BiomeTileKey& key,
+                             absl::FunctionRef<bool(const BiomeTile&)> visit,
+                             absl::FunctionRef<TileMask()> need,
+                             absl::FunctionRef<void(BiomeTile&, const TileMask&)> compute) {
   const uint64_t hash = HashKey(key);
   Shard& shard = ShardFor(hash);
+  TileMask held;  // What the cached tile held when last looked at.
   {
     ShardLock lock(shard.mu());
-    if (const BiomeTile* tile = shard.FindLocked(key, hash)) {
-      visit(*tile);
-      return;
-    }
+    const BiomeTile* tile = shard.FindLocked(key, hash);
+    const bool hit = tile != nullptr && visit(*tile);
+    shard.CountLocked(hit);
+    if (hit) return;
+    if (tile != nullptr) held = tile->filled;
   }
+  const TileMask needed = need();
   // This thread's scratch tile: a miss computes into it and storing swaps it for the evicted
   // entry's memory, so steady-state misses allocate nothing.
   thread_local std::unique_ptr<BiomeTile> scratch;
-  if (scratch == nullptr) scratch = std::make_unique<BiomeTile>();
-  compute(*scratch);
-  ShardLock lock(shard.mu());
-  visit(shard.InsertLocked(key, hash, &scratch));
+  for (;;) {
+    if (scratch == nullptr) scratch = std::make_unique<BiomeTile>();
+    // A tile's first miss computes what that visit reads; a later one the rest of the tile, which
+    // is then read from more than one place. So where reads are far apart (a zoomed-out map),
+    // each computes about what it reads, and where they are close, a tile costs two calls of the
+    // source instead of one (BM_ColdPoints).
+    scratch->filled = held.empty() ? needed : TileMask::All().Without(held);
+    compute(*scratch, scratch->filled);
+    ShardLock lock(shard.mu());
+    if (const BiomeTile* tile = shard.MergeLocked(key, hash, &scratch)) {
+      if (tile->filled.Covers(needed)) {
+        visit(*tile);
+        return;
+      }
+      held = tile->filled;  // Evicted and stored anew meanwhile, with other vertices: again.
+      continue;
+    }
+    if (held.empty()) {  // The scratch tile holds all that is needed: store it.
+      visit(shard.InsertLocked(key, hash, &scratch));
+      return;
+    }
+    held = TileMask{};  // Evicted meanwhile, with vertices this visit needs: compute them all.
+  }
+}
+
+void BiomeSampleCache::Visit(const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute,
+                             absl::FunctionRef<void(const BiomeTile&)> visit) {
+  Visit(
+      key,
+      [&](const BiomeTile& tile) {
+        if (!tile.filled.Covers(TileMask::All())) return false;
+        visit(tile);
+        return true;
+      },
+      [] { return TileMask::All(); }, [&](BiomeTile& tile, const TileMask&) { compute(tile); });
 }
 
 void BiomeSampleCache::Prefetch(std::span<const BiomeTileKey> keys,
@@ -353,7 +429,7 @@ bool BiomeSampleCache::Contains(const BiomeTileKey& key) {
   const uint64_t hash = HashKey(key);
   Shard& shard = ShardFor(hash);
   ShardLock lock(shard.mu());
-  return shard.ContainsLocked(key, hash);
+  return shard.TileLocked(key, hash) != nullptr;
 }
 
 BiomeSampleCache::Stats BiomeSampleCache::stats() const {

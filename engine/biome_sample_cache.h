@@ -16,10 +16,12 @@
 #define WORLDGEN_ENGINE_BIOME_SAMPLE_CACHE_H_
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -27,26 +29,80 @@
 
 namespace worldgen {
 
+// Which vertices of a tile (BiomeTile, below) hold samples: vertex v is bit v % 64 of
+// words[v / 64], so each word holds four whole rows of 16 vertices.
+struct TileMask {
+  static constexpr int kWords = 4;
+  uint64_t words[kWords] = {};
+
+  static TileMask All() {
+    TileMask all;
+    for (uint64_t& w : all.words) w = ~uint64_t{0};
+    return all;
+  }
+  // Adds vertices first .. last (inclusive) of one tile row.
+  void AddRun(int first, int last) {
+    const int count = last - first + 1;
+    words[first / 64] |= (count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1) << (first % 64);
+  }
+  bool Has(int v) const { return (words[v / 64] >> (v % 64)) & 1; }
+  // Whether vertices first .. last (inclusive) of one tile row are all here.
+  bool HasRun(int first, int last) const {
+    const int count = last - first + 1;
+    const uint64_t run = count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
+    return ((words[first / 64] >> (first % 64)) & run) == run;
+  }
+  bool Covers(const TileMask& other) const {
+    uint64_t lacking = 0;
+    for (int w = 0; w < kWords; ++w) lacking |= other.words[w] & ~words[w];
+    return lacking == 0;
+  }
+  TileMask Without(const TileMask& other) const {
+    TileMask rest;
+    for (int w = 0; w < kWords; ++w) rest.words[w] = words[w] & ~other.words[w];
+    return rest;
+  }
+  TileMask& operator|=(const TileMask& other) {
+    for (int w = 0; w < kWords; ++w) words[w] |= other.words[w];
+    return *this;
+  }
+  bool empty() const { return TileMask{}.Covers(*this); }
+  int Count() const {
+    int count = 0;
+    for (uint64_t w : words) count += std::popcount(w);
+    return count;
+  }
+  bool operator==(const TileMask&) const = default;
+};
+
 // The samples of one tile of a blender's lattice: vertex (tile_i * kTileSize + a,
 // tile_j * kTileSize + b) is vertex v = b * kTileSize + a, sampled at (xz[2v], xz[2v + 1]) (its
 // jittered position, kept so that gathering never recomputes it) with the biome source's answer
-// there, biome[v] (a dense index into the world's id-sorted biome table).
+// there, biome[v] (a dense index into the world's id-sorted biome table). Only the vertices in
+// `filled` hold samples: the scattered blender fills a tile's vertices as gathers first read them
+// (BiomeSampleCache::Visit with a mask), every other user fills whole tiles.
 struct BiomeTile final {
   // 16 x 16 vertices (4.5 KiB of payload): a 16x16 chunk at interval 8 touches about 2.6 tiles and
   // a point query about 2, against 5 and 4 with 8 x 8 tiles; each tile visit takes a lock and a
   // cache miss on the tile, so fewer, larger tiles gather faster. The price: a tile that misses
-  // computes 256 biome samples. x and z interleave so that a run of a row's vertices is one run of
-  // memory: tiles mostly live outside the CPU caches, and a gather reads runs of 7 to 16 vertices.
+  // computes the samples a gather reads from it, all 256 for blenders that fill whole tiles. x and
+  // z interleave so that a run of a row's vertices is one run of memory: tiles mostly live outside
+  // the CPU caches, and a gather reads runs of 7 to 16 vertices.
   static constexpr int kTileSize = 16;
   static constexpr int kVertices = kTileSize * kTileSize;
+  TileMask filled;  // First: a visit reads it before the samples, from the tile's first line.
   double xz[2 * kVertices];
   uint16_t biome[kVertices];
+  char padding_[32];  // To a whole number of 64-byte lines, so that slab tiles start on one.
 
   // Tiles live in 2 MiB slabs that ask for transparent huge pages (biome_sample_cache.cc,
   // TileSlabs): a large cache's tiles, visited at random, otherwise miss the TLB on most visits.
   static void* operator new(size_t size);
   static void operator delete(void* tile) noexcept;
 };
+static_assert(BiomeTile::kVertices == 64 * TileMask::kWords && 64 % BiomeTile::kTileSize == 0,
+              "a tile row lies within one word of TileMask");
+static_assert(sizeof(BiomeTile) % 64 == 0, "slab tiles start on a cache line");
 
 struct BiomeTileKey {
   uint64_t world_uid = 0;  // World::uid(): distinguishes worlds sharing one cache.
@@ -88,11 +144,20 @@ class BiomeSampleCache {
   BiomeSampleCache(const BiomeSampleCache&) = delete;
   BiomeSampleCache& operator=(const BiomeSampleCache&) = delete;
 
-  // Calls `visit` with the tile for `key`, calling `compute` to fill it on a miss. `visit` runs
-  // under the shard's lock: it must be short, must not use the cache, and must not keep a pointer
-  // into the tile after it returns (the entry's memory is reused on eviction). `compute` runs
-  // without any lock held, so two threads missing the same tile may both compute it (the results
-  // are identical).
+  // Calls `visit` with the tile for `key`. `visit` reads some of the tile's vertices and returns
+  // whether the tile held them all (tile.filled); if not, or if there is no tile, the vertices it
+  // reads, `need()`, are computed and `visit` is called again on a tile that holds them, and must
+  // then return true. To compute, `compute(tile, missing)` is called on a tile of this thread's to
+  // fill at least the vertices in `missing` (their xz and biome); those are then added to the
+  // cached tile, or that tile is stored. `visit` runs under the shard's lock: it must be short,
+  // must not use the cache, and must not keep a pointer into the tile after it returns (the
+  // entry's memory is reused on eviction). `compute` runs without any lock held and must not use
+  // the cache either; two threads missing the same vertices may both compute them (the results
+  // are identical). A visit that computes counts as a miss.
+  void Visit(const BiomeTileKey& key, absl::FunctionRef<bool(const BiomeTile&)> visit,
+             absl::FunctionRef<TileMask()> need,
+             absl::FunctionRef<void(BiomeTile&, const TileMask&)> compute);
+  // The same for a whole tile: `compute` fills all of it, and `visit` may read any of it.
   void Visit(const BiomeTileKey& key, absl::FunctionRef<void(BiomeTile&)> compute,
              absl::FunctionRef<void(const BiomeTile&)> visit);
 
@@ -130,13 +195,17 @@ struct TileRowSpan {
 // Reads, through `cache`, the vertices of lattice rows j0 .. j0 + i_lo.size() - 1 where row j0 + r
 // covers columns i_lo[r] .. i_hi[r] (none when i_hi[r] < i_lo[r]). Each tile holding such vertices
 // is visited once, tiles in (tile_j, tile_i) order, and `copy(tile, span)` is called under the
-// visit for each row span of it, rows ascending. `compute(tile_i, tile_j, tile)` fills a missing
-// tile. The caller places each span by its (j, i_begin): spans arrive tile by tile, not in row
-// order.
-template <typename Copy>
+// visit for each row span of it, rows ascending. `compute` fills a tile that lacks what is read:
+// either `compute(tile_i, tile_j, tile)` fills the whole tile, or `compute(tile_i, tile_j,
+// missing, tile)` (a TileMask) fills only the vertices in `missing`, so that a tile holds what
+// gathers have read from it. The caller places each span by its (j, i_begin): spans arrive tile
+// by tile, not in row order.
+template <typename Compute, typename Copy>
 void VisitTileRows(BiomeSampleCache& cache, uint64_t world_uid, int64_t j0,
-                   std::span<const int64_t> i_lo, std::span<const int64_t> i_hi,
-                   absl::FunctionRef<void(int32_t, int32_t, BiomeTile&)> compute, Copy&& copy) {
+                   std::span<const int64_t> i_lo, std::span<const int64_t> i_hi, Compute&& compute,
+                   Copy&& copy) {
+  constexpr bool kFillsWhatIsRead =
+      std::is_invocable_v<Compute&, int32_t, int32_t, const TileMask&, BiomeTile&>;
   constexpr int64_t n = BiomeTile::kTileSize;
   const int64_t rows = static_cast<int64_t>(i_lo.size());
   if (rows == 0) return;
@@ -149,7 +218,8 @@ void VisitTileRows(BiomeSampleCache& cache, uint64_t world_uid, int64_t j0,
   BiomeTileKey keys[kBatch];
   Visit visits[kBatch];
   size_t count = 0;
-  // Calls `each(tile, r, a0, a1)` for the rows r of visits[k] that have vertices a0..a1 in it.
+  // Calls `each(r, a0, a1, index)` for the rows r of visits[k] that have vertices a0..a1 in it,
+  // the first at tile vertex `index`.
   auto for_each_span = [&](size_t k, auto&& each) {
     const int64_t ti = keys[k].tile_i, tj = keys[k].tile_j;
     for (int64_t r = visits[k].r0; r <= visits[k].r1; ++r) {
@@ -168,15 +238,39 @@ void VisitTileRows(BiomeSampleCache& cache, uint64_t world_uid, int64_t j0,
         __builtin_prefetch(&tile->biome[index]);
         __builtin_prefetch(&tile->biome[last]);
       });
+      __builtin_prefetch(&tile->filled);
     });
     for (size_t k = 0; k < count; ++k) {
-      cache.Visit(
-          keys[k], [&](BiomeTile& t) { compute(keys[k].tile_i, keys[k].tile_j, t); },
-          [&](const BiomeTile& tile) {
-            for_each_span(k, [&](int64_t r, int64_t a0, int64_t a1, int index) {
-              copy(tile, TileRowSpan{j0 + r, a0, a1, index});
+      const int32_t ti = keys[k].tile_i, tj = keys[k].tile_j;
+      if constexpr (kFillsWhatIsRead) {
+        cache.Visit(
+            keys[k],
+            [&](const BiomeTile& tile) {
+              bool held = true;
+              for_each_span(k, [&](int64_t r, int64_t a0, int64_t a1, int index) {
+                if (!held) return;
+                held = tile.filled.HasRun(index, index + static_cast<int>(a1 - a0));
+                if (held) copy(tile, TileRowSpan{j0 + r, a0, a1, index});
+              });
+              return held;
+            },
+            [&] {
+              TileMask need;
+              for_each_span(k, [&](int64_t, int64_t a0, int64_t a1, int index) {
+                need.AddRun(index, index + static_cast<int>(a1 - a0));
+              });
+              return need;
+            },
+            [&](BiomeTile& t, const TileMask& missing) { compute(ti, tj, missing, t); });
+      } else {
+        cache.Visit(
+            keys[k], [&](BiomeTile& t) { compute(ti, tj, t); },
+            [&](const BiomeTile& tile) {
+              for_each_span(k, [&](int64_t r, int64_t a0, int64_t a1, int index) {
+                copy(tile, TileRowSpan{j0 + r, a0, a1, index});
+              });
             });
-          });
+      }
     }
     count = 0;
   };

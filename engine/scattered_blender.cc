@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -100,17 +101,33 @@ std::vector<BlenderFigure> ScatteredBlender::Describe() const {
       {"max_biome_radius", max_radius_}};
 }
 
-void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const {
+void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, const TileMask& vertices,
+                                   BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
+  constexpr int kRowsPerWord = 64 / n;
+  // Each row's positions from its first to its last vertex asked for (gathers ask for runs), the
+  // vertices asked for then listed for one batch of the source.
+  double row_x[n], row_z[n];
   double x[BiomeTile::kVertices], z[BiomeTile::kVertices];
+  int vertex[BiomeTile::kVertices];
+  int count = 0;
   for (int32_t b = 0; b < n; ++b) {
-    lattice_.PositionRow(tile_i * n, n, tile_j * n + b, x + b * n, z + b * n);
+    const uint32_t bits = static_cast<uint32_t>(
+        (vertices.words[b / kRowsPerWord] >> (n * (b % kRowsPerWord))) & ((uint64_t{1} << n) - 1));
+    if (bits == 0) continue;
+    const int first = std::countr_zero(bits), last = 31 - std::countl_zero(bits);
+    lattice_.PositionRow(tile_i * n + first, last - first + 1, tile_j * n + b, row_x, row_z);
+    for (int a = first; a <= last; ++a) {
+      if (((bits >> a) & 1) == 0) continue;
+      const int v = b * n + a;
+      tile->xz[2 * v] = x[count] = row_x[a - first];
+      tile->xz[2 * v + 1] = z[count] = row_z[a - first];
+      vertex[count++] = v;
+    }
   }
-  for (int32_t v = 0; v < n * n; ++v) {
-    tile->xz[2 * v] = x[v];
-    tile->xz[2 * v + 1] = z[v];
-  }
-  source_.BiomeIndices(x, z, n * n, tile->biome);
+  uint16_t biome[BiomeTile::kVertices];
+  source_.BiomeIndices(x, z, static_cast<size_t>(count), biome);
+  for (int k = 0; k < count; ++k) tile->biome[vertex[k]] = biome[k];
 }
 
 void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, double max_z,
@@ -172,7 +189,9 @@ void ScatteredBlender::GatherSamples(double min_x, double min_z, double max_x, d
   } else {
     VisitTileRows(
         *cache, world_uid_, j0, i_lo, i_hi,
-        [this](int32_t ti, int32_t tj, BiomeTile& t) { ComputeTile(ti, tj, &t); },
+        [this](int32_t ti, int32_t tj, const TileMask& missing, BiomeTile& t) {
+          ComputeTile(ti, tj, missing, &t);
+        },
         [&](const BiomeTile& tile, const TileRowSpan& span) {
           const size_t r = static_cast<size_t>(span.j - j0);
           KernelSample* dst = cand + row_start[r] + (span.i_begin - i_lo[r]);

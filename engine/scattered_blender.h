@@ -75,8 +75,9 @@ class ScatteredBlender final : public Blender {
                      std::vector<LatticeIndex>* indices = nullptr) const;
 
  private:
-  // Fills a cache tile: the jittered positions of its vertices and the source's biomes there.
-  void ComputeTile(int32_t tile_i, int32_t tile_j, BiomeTile* tile) const;
+  // Fills the vertices of a cache tile in `vertices`: their jittered positions and the source's
+  // biomes there.
+  void ComputeTile(int32_t tile_i, int32_t tile_j, const TileMask& vertices, BiomeTile* tile) const;
 
   // interpolation = 1 or 2: a point's weights as a mix of per-vertex vectors, (vector, factor):
   // linear, its triangle's three vertex weights and barycentric coordinates; smooth, their

@@ -235,6 +235,127 @@ TEST(BiomeSampleCacheTest, ConcurrentUseStaysBoundedAndConsistent) {
   EXPECT_GT(stats.evictions, 0u);
 }
 
+// The sample a test tile holds at vertex v of tile (ti, tj): biome and position from both.
+void FillVertex(int32_t ti, int32_t tj, int v, BiomeTile& tile) {
+  tile.biome[v] = static_cast<uint16_t>(v + 3 * ti + 5 * tj);
+  tile.xz[2 * v] = ti * 1000.0 + v;
+  tile.xz[2 * v + 1] = tj * 1000.0 - v;
+}
+
+bool HoldsTheSamplesOf(int32_t ti, int32_t tj, const TileMask& vertices, const BiomeTile& tile) {
+  BiomeTile expected;
+  for (int v = 0; v < BiomeTile::kVertices; ++v) {
+    if (!vertices.Has(v)) continue;
+    FillVertex(ti, tj, v, expected);
+    if (tile.biome[v] != expected.biome[v] || tile.xz[2 * v] != expected.xz[2 * v] ||
+        tile.xz[2 * v + 1] != expected.xz[2 * v + 1]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Visits `key`'s tile for `need` through the masked Visit, filling missing vertices with
+// FillVertex; records each `missing` mask computed, and whether the final visit saw `need`'s
+// samples.
+struct MaskedVisit {
+  std::vector<TileMask> computed;
+  bool saw_the_samples = false;
+  void Run(
+      BiomeSampleCache& cache, const BiomeTileKey& key, const TileMask& need,
+      absl::FunctionRef<void()> while_computing = [] {}) {
+    saw_the_samples = false;
+    cache.Visit(
+        key,
+        [&](const BiomeTile& tile) {
+          if (!tile.filled.Covers(need)) return false;
+          saw_the_samples = HoldsTheSamplesOf(key.tile_i, key.tile_j, need, tile);
+          return true;
+        },
+        [&] { return need; },
+        [&](BiomeTile& tile, const TileMask& missing) {
+          computed.push_back(missing);
+          while_computing();
+          for (int v = 0; v < BiomeTile::kVertices; ++v) {
+            if (missing.Has(v)) FillVertex(key.tile_i, key.tile_j, v, tile);
+          }
+        });
+  }
+};
+
+TileMask Rows(int first_row, int last_row, int first, int last) {
+  TileMask mask;
+  for (int b = first_row; b <= last_row; ++b) {
+    mask.AddRun(b * BiomeTile::kTileSize + first, b * BiomeTile::kTileSize + last);
+  }
+  return mask;
+}
+
+TEST(BiomeSampleCacheTest, ATileFirstGetsWhatIsReadThenTheRest) {
+  BiomeSampleCache cache(1 << 20, 2);
+  const BiomeTileKey key{9, 4, -2};
+  const TileMask a = Rows(3, 9, 2, 8), inside_a = Rows(4, 6, 3, 5), b = Rows(8, 12, 6, 15);
+  MaskedVisit visit;
+  visit.Run(cache, key, a);  // A miss: only what is read.
+  ASSERT_EQ(visit.computed.size(), 1u);
+  EXPECT_EQ(visit.computed[0], a);
+  EXPECT_EQ(visit.computed[0].Count(), 7 * 7);
+  EXPECT_TRUE(visit.saw_the_samples);
+  visit.Run(cache, key, inside_a);  // A hit.
+  EXPECT_EQ(visit.computed.size(), 1u);
+  EXPECT_TRUE(visit.saw_the_samples);
+  visit.Run(cache, key, b);  // Partly held: the rest of the tile.
+  ASSERT_EQ(visit.computed.size(), 2u);
+  EXPECT_EQ(visit.computed[1], TileMask::All().Without(a));
+  EXPECT_TRUE(visit.saw_the_samples);
+  visit.Run(cache, key, TileMask::All());  // Whole now: a hit holding every sample.
+  EXPECT_EQ(visit.computed.size(), 2u);
+  EXPECT_TRUE(visit.saw_the_samples);
+  const BiomeSampleCache::Stats stats = cache.stats();
+  EXPECT_EQ(stats.misses, 2u);
+  EXPECT_EQ(stats.hits, 2u);
+  EXPECT_EQ(stats.entries, 1u);
+  // A whole-tile visit of a partial tile computes the rest too.
+  MaskedVisit partial;
+  partial.Run(cache, {9, 5, -2}, a);
+  int whole_computes = 0;
+  BiomeTile seen;
+  cache.Visit(
+      {9, 5, -2},
+      [&](BiomeTile& tile) {
+        ++whole_computes;
+        for (int v = 0; v < BiomeTile::kVertices; ++v) FillVertex(5, -2, v, tile);
+      },
+      [&](const BiomeTile& tile) { seen = tile; });
+  EXPECT_EQ(whole_computes, 1);
+  EXPECT_TRUE(HoldsTheSamplesOf(5, -2, TileMask::All(), seen));
+}
+
+// A partial tile evicted while a visit computes the rest of it: the visit computes again all it
+// needs, and stores that.
+TEST(BiomeSampleCacheTest, APartialTileEvictedDuringItsFillIsComputedAgain) {
+  BiomeSampleCache cache(BiomeSampleCache::kBytesPerEntry, 1);  // One tile.
+  const BiomeTileKey key{9, 0, 0};
+  const TileMask a = Rows(0, 3, 0, 7), b = Rows(2, 5, 4, 11);
+  MaskedVisit first;
+  first.Run(cache, key, a);
+  MaskedVisit second;
+  second.Run(cache, key, b, [&] {
+    if (second.computed.size() != 1) return;
+    // Another thread stores another tile meanwhile, evicting this one.
+    std::thread([&] { BiomeAt(cache, {9, 1, 0}, 1); }).join();
+  });
+  ASSERT_EQ(second.computed.size(), 2u);
+  EXPECT_EQ(second.computed[0], TileMask::All().Without(a));
+  EXPECT_EQ(second.computed[1], b);
+  EXPECT_TRUE(second.saw_the_samples);
+  EXPECT_EQ(cache.stats().evictions, 2u);
+  MaskedVisit again;
+  again.Run(cache, key, b);
+  EXPECT_TRUE(again.computed.empty());
+  EXPECT_TRUE(again.saw_the_samples);
+}
+
 // Tiles come from slabs (BiomeTile::operator new): more tiles than one 2 MiB slab holds, all
 // alive at once, never share memory (each keeps what was written into it), and their memory is
 // handed out again once they are freed (except under AddressSanitizer, where the heap serves

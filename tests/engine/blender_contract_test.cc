@@ -323,6 +323,37 @@ TEST_P(BlenderContractTest, ThreadsOrderAndCacheDoNotChangeResults) {
   }
 }
 
+// Points far apart leave the cache's tiles holding only what they read (the scattered blender
+// fills a tile as gathers read it, BiomeSampleCache::Visit); chunks read afterwards across those
+// tiles, and the points again, are the same bits as without a cache.
+TEST_P(BlenderContractTest, PointsThenChunksThroughOneCacheAreTheUncachedBits) {
+  const World& world = ContractWorld();
+  std::vector<std::pair<double, double>> points;
+  for (uint64_t k = 0; k < 40; ++k) {
+    points.emplace_back(static_cast<double>(TestCoordinate(k, 21, -200, 200)) + 0.375,
+                        static_cast<double>(TestCoordinate(k, 22, -200, 200)) - 0.625);
+  }
+  const BlendOptions options{.heights = true};
+  std::vector<uint64_t> reference;
+  for (auto [x, z] : points) reference.push_back(HashPoint(*world.BlendPoint(x, z, options)));
+  BiomeSampleCache cache(1 << 24);
+  for (int round = 0; round < 2; ++round) {  // Partial tiles, then (after the chunks) whole ones.
+    for (size_t k = 0; k < points.size(); ++k) {
+      EXPECT_EQ(HashPoint(*world.BlendPoint(points[k].first, points[k].second, options, &cache)),
+                reference[k])
+          << "round " << round << " point (" << points[k].first << ", " << points[k].second << ")";
+    }
+    if (round == 1) break;
+    for (int64_t cz = -6; cz < 6; cz += 2) {
+      for (int64_t cx = -6; cx < 6; cx += 2) {
+        EXPECT_EQ(HashChunk(*world.BlendChunk(cx, cz, 16, kEverything, &cache)),
+                  HashChunk(*world.BlendChunk(cx, cz, 16, kEverything)))
+            << "chunk (" << cx << ", " << cz << ")";
+      }
+    }
+  }
+}
+
 TEST_P(BlenderContractTest, SingleBiomeChunksAreExactlyOne) {
   const World& world = ContractWorld();
   int found = 0;
