@@ -80,7 +80,7 @@ struct TileMask {
 // jittered position, kept so that gathering never recomputes it) with the biome source's answer
 // there, biome[v] (a dense index into the world's id-sorted biome table). Only the vertices in
 // `filled` hold samples: the scattered blender fills a tile's vertices as gathers first read them
-// (BiomeSampleCache::Visit with a mask), every other user fills whole tiles.
+// (VisitTileRows with a `compute` that takes a TileMask), every other user fills whole tiles.
 struct BiomeTile final {
   // 16 x 16 vertices (4.5 KiB of payload): a 16x16 chunk at interval 8 touches about 2.6 tiles and
   // a point query about 2, against 5 and 4 with 8 x 8 tiles; each tile visit takes a lock and a

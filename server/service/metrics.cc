@@ -149,9 +149,10 @@ class ServerMetrics::ScrapeTimeCollector : public prometheus::Collectable {
     families.push_back(ScalarFamily("worldgen_cache_hits_total",
                                     "Biome sample cache lookups answered from the cache.",
                                     MetricType::Counter, static_cast<double>(stats.hits)));
-    families.push_back(ScalarFamily("worldgen_cache_misses_total",
-                                    "Biome sample cache lookups that computed the tile.",
-                                    MetricType::Counter, static_cast<double>(stats.misses)));
+    families.push_back(ScalarFamily(
+        "worldgen_cache_misses_total",
+        "Biome sample cache lookups that computed samples (the tile or what it lacked).",
+        MetricType::Counter, static_cast<double>(stats.misses)));
     families.push_back(
         ScalarFamily("worldgen_cache_evictions_total",
                      "Biome sample cache tiles evicted to stay within --cache_bytes.",
