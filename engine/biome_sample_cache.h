@@ -246,10 +246,12 @@ void VisitTileRows(BiomeSampleCache& cache, uint64_t world_uid, int64_t j0,
         cache.Visit(
             keys[k],
             [&](const BiomeTile& tile) {
+              // A whole tile (most, once read from a few places) needs no check per run.
+              const bool whole = tile.filled.Covers(TileMask::All());
               bool held = true;
               for_each_span(k, [&](int64_t r, int64_t a0, int64_t a1, int index) {
                 if (!held) return;
-                held = tile.filled.HasRun(index, index + static_cast<int>(a1 - a0));
+                held = whole || tile.filled.HasRun(index, index + static_cast<int>(a1 - a0));
                 if (held) copy(tile, TileRowSpan{j0 + r, a0, a1, index});
               });
               return held;
