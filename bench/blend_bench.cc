@@ -12,6 +12,8 @@
 //                                    CPU caches
 //   BM_ColdPoints/spacing/cached     points nobody asked for before, `spacing` blocks apart: what
 //                                    a zoomed-out map or scattered queries cost
+//   BM_ColdChunks/cached             chunks nobody asked for before, region by region: what
+//                                    players exploring or a pre-generation run cost
 //   BM_BigChunk/size                 chunks of 32 to 256 with heights (per column must not grow)
 //   BM_ChunkWithHeights/coastal      16x16 chunk with heights and dominant biomes, cached samples;
 //                                    coastal 1: HeightMode::kCoastal (the raw map read over the
@@ -351,36 +353,45 @@ BENCHMARK(BM_Point)
     ->ArgsProduct({{8}, {24}, {1}, {256}})
     ->ArgsProduct({{4}, {48}, {0, 1}, {4096}});
 
+// Fills `cache` through `world`'s point queries, 256 blocks apart in a region the cold benchmarks
+// never visit, until it evicts: full, as a server's cache is after a while. A miss then reuses an
+// evicted tile's memory, where a cache still growing would also pay the kernel for zeroing fresh
+// pages (most of the time, measured so).
+void FillUntilEvicting(const World& world, BiomeSampleCache& cache) {
+  for (int64_t k = 0; cache.stats().evictions < cache.stats().entries; ++k) {
+    const double x = static_cast<double>((k % 4096) * 256 - 524288) + 0.5;
+    const double z = static_cast<double>((k / 4096) * 256 + 20000000) + 0.25;
+    benchmark::DoNotOptimize(world.BlendPoint(x, z, {}, &cache));
+  }
+}
+
 // Points nobody asked for before: a 64 x 64 grid of points `spacing` blocks apart, each iteration
-// at a new place, through a cache or none; time per point; the default world. What a zoomed-out
-// map tile or a game server's scattered queries (spawn or structure candidates) cost. The cache
-// has the server's default size and is full before the timing starts, as in a server that has
-// run a while: a miss then reuses an evicted tile's memory, where a cache still growing would
-// also pay the kernel for zeroing fresh pages (most of the time, measured so).
+// at a new place, through a cache (the server's default size, full) or none; time per point; the
+// default world. What a zoomed-out map tile or a game server's scattered queries (spawn or
+// structure candidates) cost.
 void BM_ColdPoints(benchmark::State& state) {
   const std::shared_ptr<const World> world = *World::Create(DefaultWorldSpec());
   const int64_t spacing = state.range(0);
   const bool cached = state.range(1) != 0;
   BiomeSampleCache cache(64 << 20);
+  if (cached) FillUntilEvicting(*world, cache);
   constexpr int kSide = 64;
   int64_t grid = 0;
-  auto run_grid = [&](int64_t grid_spacing) {
+  for (auto _ : state) {
     // Grids 32,768 blocks apart (a grid spans at most 16,128): no tile is shared between them.
     const double x0 = static_cast<double>((grid % 1024) * 32768 - 16777216) + 0.5;
     const double z0 = static_cast<double>((grid / 1024) * 32768 - 16777216) + 0.25;
     ++grid;
     for (int b = 0; b < kSide; ++b) {
       for (int a = 0; a < kSide; ++a) {
-        const absl::StatusOr<PointBlend> blend = world->BlendPoint(
-            x0 + static_cast<double>(a * grid_spacing), z0 + static_cast<double>(b * grid_spacing),
-            {}, cached ? &cache : nullptr);
+        const absl::StatusOr<PointBlend> blend =
+            world->BlendPoint(x0 + static_cast<double>(a * spacing),
+                              z0 + static_cast<double>(b * spacing), {}, cached ? &cache : nullptr);
         if (!blend.ok()) state.SkipWithError(std::string(blend.status().message()).c_str());
         benchmark::DoNotOptimize(blend);
       }
     }
-  };
-  while (cached && cache.stats().evictions < cache.stats().entries) run_grid(256);
-  for (auto _ : state) run_grid(spacing);
+  }
   state.counters["per_point"] = benchmark::Counter(
       kSide * kSide, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
@@ -388,6 +399,33 @@ BENCHMARK(BM_ColdPoints)
     ->ArgNames({"spacing", "cached"})
     ->ArgsProduct({{1, 4, 16, 32, 64, 128, 256}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
+
+// Chunks nobody asked for before: a region of 16 x 16 chunks of 16 blocks, blended row by row
+// (players exploring, a pre-generation run), each iteration at a new place, through a cache (the
+// server's default size, full) or none; the default world; time per column.
+void BM_ColdChunks(benchmark::State& state) {
+  const std::shared_ptr<const World> world = *World::Create(DefaultWorldSpec());
+  const bool cached = state.range(0) != 0;
+  BiomeSampleCache cache(64 << 20);
+  if (cached) FillUntilEvicting(*world, cache);
+  constexpr int kSide = 16;
+  int64_t region = 0;
+  for (auto _ : state) {
+    // Regions 64 chunks apart: no tile is shared between them.
+    const int64_t cx0 = (region % 1024) * 64 - 32768, cz0 = (region / 1024) * 64 - 32768;
+    ++region;
+    for (int b = 0; b < kSide; ++b) {
+      for (int a = 0; a < kSide; ++a) {
+        benchmark::DoNotOptimize(
+            world->BlendChunk(cx0 + a, cz0 + b, 16, {}, cached ? &cache : nullptr));
+      }
+    }
+  }
+  state.counters["per_column"] =
+      benchmark::Counter(kSide * kSide * 256, benchmark::Counter::kIsIterationInvariantRate |
+                                                  benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ColdChunks)->ArgName("cached")->Arg(0)->Arg(1);
 
 std::shared_ptr<const World> SourceWorld(int64_t source) {
   WorldSpec spec =
