@@ -315,6 +315,16 @@ TEST(BiomeSampleCacheTest, ATileFirstGetsWhatIsReadThenTheRest) {
   EXPECT_EQ(stats.misses, 2u);
   EXPECT_EQ(stats.hits, 2u);
   EXPECT_EQ(stats.entries, 1u);
+  // A tile mostly held takes the rest in (the merge copies the fewer vertices: here the rest).
+  const TileMask most = Rows(0, 11, 0, 15);
+  MaskedVisit mostly;
+  mostly.Run(cache, {9, 6, -2}, most);
+  mostly.Run(cache, {9, 6, -2}, Rows(14, 14, 3, 9));
+  ASSERT_EQ(mostly.computed.size(), 2u);
+  EXPECT_EQ(mostly.computed[1], TileMask::All().Without(most));
+  mostly.Run(cache, {9, 6, -2}, TileMask::All());
+  EXPECT_EQ(mostly.computed.size(), 2u);
+  EXPECT_TRUE(mostly.saw_the_samples);
   // A whole-tile visit of a partial tile computes the rest too.
   MaskedVisit partial;
   partial.Run(cache, {9, 5, -2}, a);
