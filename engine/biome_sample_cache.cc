@@ -195,13 +195,12 @@ class BiomeSampleCache::Shard {
     return hint.tile.load(std::memory_order_relaxed);
   }
 
-  // Stores the tile in `*computed` for `key` unless it is already there (another thread computed it
-  // first) or nothing can be stored, and returns the tile to read. Storing takes `*computed`'s
-  // memory and leaves in it the memory of the evicted entry, if any (or null).
+  // Stores the tile in `*computed` for `key`, which is not cached (MergeLocked just found none),
+  // unless nothing can be stored, and returns the tile to read. Storing takes `*computed`'s memory
+  // and leaves in it the memory of the evicted entry, if any (or null).
   const BiomeTile& InsertLocked(const BiomeTileKey& key, uint64_t hash,
                                 std::unique_ptr<BiomeTile>* computed) {
     if (max_entries_ == 0) return **computed;
-    if (Slot* slot = Lookup(key, hash)) return *slot->tile;
     BiomeTile* tile = computed->release();
     if (entries_ == max_entries_) {
       computed->reset(EvictOne());

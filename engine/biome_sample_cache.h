@@ -33,6 +33,7 @@ namespace worldgen {
 // words[v / 64], so each word holds four whole rows of 16 vertices.
 struct TileMask {
   static constexpr int kWords = 4;
+  static constexpr int kRowSize = 16;  // BiomeTile::kTileSize
   uint64_t words[kWords] = {};
 
   static TileMask All() {
@@ -41,16 +42,17 @@ struct TileMask {
     return all;
   }
   // Adds vertices first .. last (inclusive) of one tile row.
-  void AddRun(int first, int last) {
-    const int count = last - first + 1;
-    words[first / 64] |= (count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1) << (first % 64);
-  }
+  void AddRun(int first, int last) { words[first / 64] |= RunBits(first, last) << (first % 64); }
   bool Has(int v) const { return (words[v / 64] >> (v % 64)) & 1; }
   // Whether vertices first .. last (inclusive) of one tile row are all here.
   bool HasRun(int first, int last) const {
-    const int count = last - first + 1;
-    const uint64_t run = count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
+    const uint64_t run = RunBits(first, last);
     return ((words[first / 64] >> (first % 64)) & run) == run;
+  }
+  // Tile row b's vertices: bit a for vertex b * kRowSize + a.
+  uint64_t Row(int b) const {
+    const int first = b * kRowSize;
+    return (words[first / 64] >> (first % 64)) & RunBits(0, kRowSize - 1);
   }
   bool Covers(const TileMask& other) const {
     uint64_t lacking = 0;
@@ -73,6 +75,13 @@ struct TileMask {
     return count;
   }
   bool operator==(const TileMask&) const = default;
+
+ private:
+  // Bits 0 .. last - first set.
+  static uint64_t RunBits(int first, int last) {
+    const int count = last - first + 1;
+    return count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
+  }
 };
 
 // The samples of one tile of a blender's lattice: vertex (tile_i * kTileSize + a,
@@ -100,7 +109,8 @@ struct BiomeTile final {
   static void* operator new(size_t size);
   static void operator delete(void* tile) noexcept;
 };
-static_assert(BiomeTile::kVertices == 64 * TileMask::kWords && 64 % BiomeTile::kTileSize == 0,
+static_assert(BiomeTile::kVertices == 64 * TileMask::kWords &&
+                  BiomeTile::kTileSize == TileMask::kRowSize && 64 % TileMask::kRowSize == 0,
               "a tile row lies within one word of TileMask");
 static_assert(sizeof(BiomeTile) % 64 == 0, "slab tiles start on a cache line");
 

@@ -104,7 +104,6 @@ std::vector<BlenderFigure> ScatteredBlender::Describe() const {
 void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, const TileMask& vertices,
                                    BiomeTile* tile) const {
   constexpr int32_t n = BiomeTile::kTileSize;
-  constexpr int kRowsPerWord = 64 / n;
   // Each row's positions from its first to its last vertex asked for (gathers ask for runs), the
   // vertices asked for then listed for one batch of the source.
   double row_x[n], row_z[n];
@@ -112,8 +111,7 @@ void ScatteredBlender::ComputeTile(int32_t tile_i, int32_t tile_j, const TileMas
   int vertex[BiomeTile::kVertices];
   int count = 0;
   for (int32_t b = 0; b < n; ++b) {
-    const uint32_t bits = static_cast<uint32_t>(
-        (vertices.words[b / kRowsPerWord] >> (n * (b % kRowsPerWord))) & ((uint64_t{1} << n) - 1));
+    const uint32_t bits = static_cast<uint32_t>(vertices.Row(b));
     if (bits == 0) continue;
     const int first = std::countr_zero(bits), last = 31 - std::countl_zero(bits);
     lattice_.PositionRow(tile_i * n + first, last - first + 1, tile_j * n + b, row_x, row_z);
