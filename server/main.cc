@@ -145,7 +145,7 @@ ABSL_FLAG(std::string, call_log, "errors",
           "calls slower than --call_log_slow_ms), all, or off");
 ABSL_FLAG(int32_t, call_log_slow_ms, 0,
           "With --call_log=errors: also log OK and CANCELLED calls that took at least this many "
-          "milliseconds; 0 logs none of them");
+          "milliseconds (a GenerateChunk stream: this many per chunk); 0 logs none of them");
 ABSL_FLAG(int32_t, call_log_lines_per_second, 100,
           "Most call-log lines written per second (bursts of as many); the lines over it are "
           "dropped and counted in the next line's `suppressed`");

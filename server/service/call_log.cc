@@ -56,7 +56,8 @@ CallLog::CallLog(Options options, Sink sink, PeerName peer_name)
       peer_name_(std::move(peer_name)),
       tokens_(options.lines_per_second) {}
 
-bool CallLog::Wants(grpc::StatusCode code, absl::Duration duration) const {
+bool CallLog::Wants(absl::string_view method, int32_t items, grpc::StatusCode code,
+                    absl::Duration duration) const {
   switch (options_.level) {
     case Level::kOff:
       return false;
@@ -64,7 +65,9 @@ bool CallLog::Wants(grpc::StatusCode code, absl::Duration duration) const {
       return true;
     case Level::kErrors:
       if (code != grpc::StatusCode::OK && code != grpc::StatusCode::CANCELLED) return true;
-      return options_.slow > absl::ZeroDuration() && duration >= options_.slow;
+      if (options_.slow <= absl::ZeroDuration()) return false;
+      if (method == "GenerateChunk") return duration >= options_.slow * std::max<int32_t>(1, items);
+      return duration >= options_.slow;
   }
   return false;
 }

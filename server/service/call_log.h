@@ -3,7 +3,7 @@
 // answer "why did my game server get RESOURCE_EXHAUSTED at 20:31?" when the metrics only count it.
 //
 //   CallLog log({.level = CallLog::Level::kErrors}, CallLog::StderrSink());
-//   if (log.Wants(code, duration)) log.Write(entry, absl::Now());
+//   if (log.Wants(method, items, code, duration)) log.Write(entry, absl::Now());
 //
 // Lines are rate limited (a token bucket: bursts of `lines_per_second`, refilled at that rate);
 // a line over the rate is dropped and counted in the next written line's `suppressed`, so a flood
@@ -43,7 +43,8 @@ class CallLog {
 
   struct Options {
     Level level = Level::kErrors;
-    // > 0: at level kErrors, OK (and CANCELLED) calls that took at least this long are logged too.
+    // > 0: at level kErrors, OK (and CANCELLED) calls that took at least this long are logged too;
+    // for a GenerateChunk stream, at least this long per chunk.
     absl::Duration slow = absl::ZeroDuration();
     int lines_per_second = 100;  // >= 1; also the burst
   };
@@ -77,9 +78,13 @@ class CallLog {
 
   CallLog(Options options, Sink sink, PeerName peer_name = nullptr);
 
-  // Whether a call that ended with `code` after `duration` is one to log (before the rate limit).
-  // Cheap: the service asks it for every call and gathers an Entry only when it says yes.
-  bool Wants(grpc::StatusCode code, absl::Duration duration) const;
+  // Whether a call of `method` ("GenerateChunk", ...; Entry::method) for `items` chunks or points
+  // (Entry::items) that ended with `code` after `duration` is one to log (before the rate limit). A
+  // GenerateChunk stream's duration is spread over its chunks before the slow threshold applies: a
+  // stream of many quick chunks is long, not slow. Cheap: the service asks it for every call and
+  // gathers an Entry only when it says yes.
+  bool Wants(absl::string_view method, int32_t items, grpc::StatusCode code,
+             absl::Duration duration) const;
 
   // Hands `entry`'s line, ended at `now`, to the sink and returns true, or counts it as suppressed
   // over the rate and returns false. `entry.peer` is gRPC's name of the peer.

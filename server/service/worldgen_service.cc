@@ -163,7 +163,7 @@ class CallRecord {
     const absl::Duration duration = now - start_;
     metrics_->RecordRpc(method_, status.error_code(), duration);
     metrics_->CallFinished();
-    if (log_ == nullptr || !log_->Wants(status.error_code(), duration)) return;
+    if (log_ == nullptr || !log_->Wants(method_, items_, status.error_code(), duration)) return;
     const std::string peer = context_->peer();
     const bool written =
         log_->Write(CallLog::Entry{.method = method_,

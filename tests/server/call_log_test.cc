@@ -51,31 +51,45 @@ TEST(CallLogTest, ParsesItsLevelsAndNamesTheChoicesOtherwise) {
   EXPECT_EQ(bad.status().message(), "\"Errors\\n\" is not a call log level: off, errors or all");
 }
 
-TEST(CallLogTest, ErrorsLevelLogsFailuresAndSlowCallsButNotHangUps) {
+TEST(CallLogTest, ErrorsLevelLogsFailuresAndSlowCallsOrChunksButNotHangUps) {
   const CallLog errors({.level = CallLog::Level::kErrors}, [](absl::string_view) {});
   const absl::Duration hour = absl::Hours(1);
-  EXPECT_FALSE(errors.Wants(grpc::StatusCode::OK, hour)) << "no slow threshold set";
-  EXPECT_FALSE(errors.Wants(grpc::StatusCode::CANCELLED, hour)) << "a client hanging up";
+  EXPECT_FALSE(errors.Wants("SampleWeights", 1, grpc::StatusCode::OK, hour))
+      << "no slow threshold set";
+  EXPECT_FALSE(errors.Wants("SampleWeights", 1, grpc::StatusCode::CANCELLED, hour))
+      << "a client hanging up";
   for (grpc::StatusCode code :
        {grpc::StatusCode::INVALID_ARGUMENT, grpc::StatusCode::NOT_FOUND,
         grpc::StatusCode::FAILED_PRECONDITION, grpc::StatusCode::RESOURCE_EXHAUSTED,
         grpc::StatusCode::DEADLINE_EXCEEDED, grpc::StatusCode::INTERNAL}) {
-    EXPECT_TRUE(errors.Wants(code, absl::ZeroDuration())) << code;
+    EXPECT_TRUE(errors.Wants("SampleWeights", 1, code, absl::ZeroDuration())) << code;
   }
 
   const CallLog slow({.level = CallLog::Level::kErrors, .slow = absl::Milliseconds(50)},
                      [](absl::string_view) {});
-  EXPECT_FALSE(slow.Wants(grpc::StatusCode::OK, absl::Microseconds(49999)));
-  EXPECT_TRUE(slow.Wants(grpc::StatusCode::OK, absl::Milliseconds(50)));
-  EXPECT_TRUE(slow.Wants(grpc::StatusCode::CANCELLED, absl::Milliseconds(60)));
-  EXPECT_FALSE(slow.Wants(grpc::StatusCode::CANCELLED, absl::Milliseconds(40)));
+  EXPECT_FALSE(slow.Wants("SampleWeights", 1, grpc::StatusCode::OK, absl::Microseconds(49999)));
+  EXPECT_TRUE(slow.Wants("SampleWeights", 1, grpc::StatusCode::OK, absl::Milliseconds(50)));
+  EXPECT_TRUE(slow.Wants("SampleWeights", 1, grpc::StatusCode::CANCELLED, absl::Milliseconds(60)));
+  EXPECT_FALSE(slow.Wants("SampleWeights", 1, grpc::StatusCode::CANCELLED, absl::Milliseconds(40)));
+  // A GenerateChunk stream is slow by its time per chunk (64 chunks in 3.2 s are 50 ms each); any
+  // other call, by its whole time.
+  EXPECT_FALSE(slow.Wants("GenerateChunk", 64, grpc::StatusCode::OK, absl::Milliseconds(3199)));
+  EXPECT_TRUE(slow.Wants("GenerateChunk", 64, grpc::StatusCode::OK, absl::Milliseconds(3200)));
+  EXPECT_TRUE(slow.Wants("GenerateChunk", 1, grpc::StatusCode::OK, absl::Milliseconds(50)));
+  EXPECT_FALSE(slow.Wants("GenerateChunk", 2, grpc::StatusCode::CANCELLED, absl::Milliseconds(99)));
+  EXPECT_TRUE(slow.Wants("GenerateChunk", 0, grpc::StatusCode::CANCELLED, absl::Milliseconds(50)))
+      << "cancelled before its request was valid";
+  EXPECT_TRUE(slow.Wants("SampleWeights", 64, grpc::StatusCode::OK, absl::Milliseconds(50)))
+      << "points are answered at once, in one reply";
+  EXPECT_TRUE(errors.Wants("GenerateChunk", 64, grpc::StatusCode::INTERNAL, absl::ZeroDuration()))
+      << "a failed stream is logged whatever its length";
 
   const CallLog all({.level = CallLog::Level::kAll}, [](absl::string_view) {});
-  EXPECT_TRUE(all.Wants(grpc::StatusCode::OK, absl::ZeroDuration()));
-  EXPECT_TRUE(all.Wants(grpc::StatusCode::CANCELLED, absl::ZeroDuration()));
+  EXPECT_TRUE(all.Wants("SampleWeights", 1, grpc::StatusCode::OK, absl::ZeroDuration()));
+  EXPECT_TRUE(all.Wants("SampleWeights", 1, grpc::StatusCode::CANCELLED, absl::ZeroDuration()));
   const CallLog off({.level = CallLog::Level::kOff, .slow = absl::Milliseconds(1)},
                     [](absl::string_view) {});
-  EXPECT_FALSE(off.Wants(grpc::StatusCode::INTERNAL, hour));
+  EXPECT_FALSE(off.Wants("SampleWeights", 1, grpc::StatusCode::INTERNAL, hour));
 }
 
 TEST(CallLogTest, ALineHoldsEveryFieldInOneJsonObject) {
