@@ -366,6 +366,40 @@ TEST(BiomeSampleCacheTest, APartialTileEvictedDuringItsFillIsComputedAgain) {
   EXPECT_TRUE(again.saw_the_samples);
 }
 
+// The tile is evicted while a visit computes its rest, and stored anew by another thread with other
+// vertices: the merge leaves it still lacking some that the visit reads, so the visit computes
+// what the tile lacks then, and reads the right samples.
+TEST(BiomeSampleCacheTest, ATileStoredAnewDuringAFillWithOtherVerticesGetsWhatItLacks) {
+  BiomeSampleCache cache(BiomeSampleCache::kBytesPerEntry, 1);  // One tile.
+  const BiomeTileKey key{9, 0, 0};
+  const TileMask a = Rows(0, 3, 0, 7), b = Rows(2, 5, 4, 11), c = Rows(8, 9, 0, 3);
+  MaskedVisit first;
+  first.Run(cache, key, a);
+  MaskedVisit second, other;
+  second.Run(cache, key, b, [&] {
+    if (second.computed.size() != 1) return;
+    // Another thread stores another tile, evicting this one, then this one again holding only c.
+    std::thread([&] {
+      BiomeAt(cache, {9, 1, 0}, 1);
+      other.Run(cache, key, c);
+    }).join();
+  });
+  ASSERT_EQ(other.computed.size(), 1u);
+  EXPECT_EQ(other.computed[0], c);
+  ASSERT_EQ(second.computed.size(), 2u);
+  EXPECT_EQ(second.computed[0], TileMask::All().Without(a));
+  TileMask merged = TileMask::All().Without(a);
+  merged |= c;
+  EXPECT_FALSE(merged.Covers(b)) << "the case under test: the merge lacks some of b (b and a)";
+  EXPECT_EQ(second.computed[1], TileMask::All().Without(merged));
+  EXPECT_TRUE(second.saw_the_samples);
+  EXPECT_EQ(cache.stats().evictions, 2u);
+  MaskedVisit again;
+  again.Run(cache, key, TileMask::All());
+  EXPECT_TRUE(again.computed.empty()) << "the tile is whole";
+  EXPECT_TRUE(again.saw_the_samples);
+}
+
 // Tiles come from slabs (BiomeTile::operator new): more tiles than one 2 MiB slab holds, all
 // alive at once, never share memory (each keeps what was written into it), and their memory is
 // handed out again once they are freed (except under AddressSanitizer, where the heap serves
