@@ -66,7 +66,8 @@ bool CallLog::Wants(absl::string_view method, int32_t items, grpc::StatusCode co
     case Level::kErrors:
       if (code != grpc::StatusCode::OK && code != grpc::StatusCode::CANCELLED) return true;
       if (options_.slow <= absl::ZeroDuration()) return false;
-      if (method == "GenerateChunk") return duration >= options_.slow * std::max<int32_t>(1, items);
+      if (method == kGenerateChunkMethod)
+        return duration >= options_.slow * std::max<int32_t>(1, items);
       return duration >= options_.slow;
   }
   return false;

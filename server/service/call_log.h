@@ -28,6 +28,9 @@
 
 namespace worldgen {
 
+// The method whose calls stream chunks: its slow threshold is per chunk (CallLog::Wants).
+inline constexpr absl::string_view kGenerateChunkMethod = "GenerateChunk";
+
 // Client input quoted in an error message or a log line is escaped and cut to this many bytes.
 inline constexpr size_t kMaxEchoedBytes = 64;
 

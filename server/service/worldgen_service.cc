@@ -24,7 +24,7 @@
 namespace worldgen {
 namespace {
 
-constexpr absl::string_view kGenerateChunk = "GenerateChunk";
+constexpr absl::string_view kGenerateChunk = kGenerateChunkMethod;  // call_log.h
 constexpr absl::string_view kSampleWeights = "SampleWeights";
 constexpr absl::string_view kDescribeWorld = "DescribeWorld";
 constexpr absl::string_view kListSamplingPoints = "ListSamplingPoints";

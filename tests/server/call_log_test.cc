@@ -73,15 +73,19 @@ TEST(CallLogTest, ErrorsLevelLogsFailuresAndSlowCallsOrChunksButNotHangUps) {
   EXPECT_FALSE(slow.Wants("SampleWeights", 1, grpc::StatusCode::CANCELLED, absl::Milliseconds(40)));
   // A GenerateChunk stream is slow by its time per chunk (64 chunks in 3.2 s are 50 ms each); any
   // other call, by its whole time.
-  EXPECT_FALSE(slow.Wants("GenerateChunk", 64, grpc::StatusCode::OK, absl::Milliseconds(3199)));
-  EXPECT_TRUE(slow.Wants("GenerateChunk", 64, grpc::StatusCode::OK, absl::Milliseconds(3200)));
-  EXPECT_TRUE(slow.Wants("GenerateChunk", 1, grpc::StatusCode::OK, absl::Milliseconds(50)));
-  EXPECT_FALSE(slow.Wants("GenerateChunk", 2, grpc::StatusCode::CANCELLED, absl::Milliseconds(99)));
-  EXPECT_TRUE(slow.Wants("GenerateChunk", 0, grpc::StatusCode::CANCELLED, absl::Milliseconds(50)))
+  EXPECT_FALSE(
+      slow.Wants(kGenerateChunkMethod, 64, grpc::StatusCode::OK, absl::Milliseconds(3199)));
+  EXPECT_TRUE(slow.Wants(kGenerateChunkMethod, 64, grpc::StatusCode::OK, absl::Milliseconds(3200)));
+  EXPECT_TRUE(slow.Wants(kGenerateChunkMethod, 1, grpc::StatusCode::OK, absl::Milliseconds(50)));
+  EXPECT_FALSE(
+      slow.Wants(kGenerateChunkMethod, 2, grpc::StatusCode::CANCELLED, absl::Milliseconds(99)));
+  EXPECT_TRUE(
+      slow.Wants(kGenerateChunkMethod, 0, grpc::StatusCode::CANCELLED, absl::Milliseconds(50)))
       << "cancelled before its request was valid";
   EXPECT_TRUE(slow.Wants("SampleWeights", 64, grpc::StatusCode::OK, absl::Milliseconds(50)))
       << "points are answered at once, in one reply";
-  EXPECT_TRUE(errors.Wants("GenerateChunk", 64, grpc::StatusCode::INTERNAL, absl::ZeroDuration()))
+  EXPECT_TRUE(
+      errors.Wants(kGenerateChunkMethod, 64, grpc::StatusCode::INTERNAL, absl::ZeroDuration()))
       << "a failed stream is logged whatever its length";
 
   const CallLog all({.level = CallLog::Level::kAll}, [](absl::string_view) {});
