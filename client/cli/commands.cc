@@ -80,7 +80,7 @@ ABSL_FLAG(bool, xyz, false, "sample: the arguments are triples X Y Z (3D points)
 ABSL_FLAG(std::string, slice, "",
           "render: a plane through the 3D world instead of the map: y:Y (the region's columns at "
           "height Y), x:X (--region=minz,miny,maxz,maxy) or z:Z (--region=minx,miny,maxx,maxy); "
-          "drawn from 3D point samples.");
+          "drawn from 3D chunks in cells of one block (--scale=1) or 3D point samples.");
 ABSL_FLAG(std::string, service, "", "Health-checked service name; empty = the whole server.");
 ABSL_FLAG(int, concurrency, 4, "Concurrent closed-loop workers.");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
@@ -209,6 +210,23 @@ struct ChunkColumn {
   }
 };
 
+// A cell of a 3D chunk: its section's biomes (ascending id, zero in some cells).
+struct CellColumn {
+  const ChunkView& chunk;
+  int lx, ly, lz;
+  float height() const { return 0.0f; }  // Slices are flat.
+  uint32_t dominant() const { return chunk.CellDominantBiome(lx, ly, lz); }
+  uint32_t source() const { return chunk.CellSourceBiome(lx, ly, lz); }
+  float Weight(uint32_t id) const { return chunk.CellWeight(id, lx, ly, lz); }
+  template <typename Fn>
+  void ForEachWeight(Fn fn) const {
+    for (uint32_t id : chunk.section_biome_ids(ly / (16 / chunk.cell_size()))) {
+      fn(id, chunk.CellWeight(id, lx, ly, lz));
+    }
+  }
+  const char* SplatTexel(uint32_t) const { return nullptr; }
+};
+
 struct PointColumn {
   const PointSample& sample;
   float height() const { return sample.height; }
@@ -297,6 +315,12 @@ void RegionPainter::Paint(int64_t x, int64_t z, const PointSample& sample) {
   if (i >= 0) PaintColumn(i, PointColumn{sample});
 }
 
+void RegionPainter::PaintCell(int64_t x, int64_t z, const ChunkView& chunk, int lx, int ly,
+                              int lz) {
+  const int64_t i = WindowIndex(x, z);
+  if (i >= 0) PaintColumn(i, CellColumn{chunk, lx, ly, lz});
+}
+
 RgbImage RegionPainter::Finish() const {
   RgbImage image(width(), height());
   std::vector<float> light;
@@ -346,6 +370,97 @@ absl::Status PaintPoints(
     for (size_t k = 0; k < samples->size(); ++k) {
       const auto& [a, b] = cells[begin + k];
       painter->Paint(static_cast<int64_t>(a), static_cast<int64_t>(b), (*samples)[k]);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Paints a slice at one block per pixel from the 3D chunks holding `blocks` (the plane's blocks
+// the image shows), 16 x 16 with cells of one block: a chunk gathers the lattice once for all its
+// cells, where a 3D point gathers a whole sphere of it for one (docs/performance.md, 3D biomes).
+// Returns nullopt, having asked for nothing, when the server's limits leave no room for one such
+// section per request or the sections would cross world_y_bound: the caller samples points.
+std::optional<absl::Status> PaintSliceFromChunks(Client& client, const v1::WorldDescription& world,
+                                                 const Slice& slice,
+                                                 const std::vector<Point3>& blocks,
+                                                 RegionPainter* painter) {
+  constexpr int64_t kSize = 16, kSection = 16;
+  const v1::ServerLimits& limits = world.limits();
+  // Blocks of height one request's chunks may hold: whole sections, each chunk at most
+  // max_cells_per_chunk cells (kSize^2 per block of height), at most max_sections_per_request.
+  const int64_t rows = std::min<int64_t>(static_cast<int64_t>(limits.max_cells_per_chunk()) /
+                                             (kSize * kSize) / kSection,
+                                         limits.max_sections_per_request()) *
+                       kSection;
+  if (blocks.empty() || rows < kSection || kSize < limits.min_chunk_size() ||
+      kSize > limits.max_chunk_size()) {
+    return std::nullopt;
+  }
+  int64_t lo[3], hi[3];  // x, y, z
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    const int64_t v[3] = {static_cast<int64_t>(blocks[k].x), static_cast<int64_t>(blocks[k].y),
+                          static_cast<int64_t>(blocks[k].z)};
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = k == 0 ? v[a] : std::min(lo[a], v[a]);
+      hi[a] = k == 0 ? v[a] : std::max(hi[a], v[a]);
+    }
+  }
+  const int64_t y0 = FloorDiv(lo[1], kSection) * kSection;
+  const int64_t y1 = (FloorDiv(hi[1], kSection) + 1) * kSection;
+  if (y0 < -limits.world_y_bound() || y1 > limits.world_y_bound()) return std::nullopt;
+  std::vector<ChunkCoord> chunks;
+  for (int64_t cz = FloorDiv(lo[2], kSize); cz <= FloorDiv(hi[2], kSize); ++cz) {
+    for (int64_t cx = FloorDiv(lo[0], kSize); cx <= FloorDiv(hi[0], kSize); ++cx) {
+      chunks.push_back({cx, cz});
+    }
+  }
+  // The plane's cells in one chunk, painted at the painter's (across, down) coordinates.
+  auto paint = [&](const ChunkView& chunk) {
+    const int n = chunk.size(), ys = chunk.cell_rows();
+    switch (slice.axis) {
+      case Slice::Axis::kY: {
+        const int ly = static_cast<int>(slice.at - chunk.min_y());
+        if (ly < 0 || ly >= ys) return;
+        for (int lz = 0; lz < n; ++lz) {
+          for (int lx = 0; lx < n; ++lx) {
+            painter->PaintCell(chunk.origin_x() + lx, chunk.origin_z() + lz, chunk, lx, ly, lz);
+          }
+        }
+        return;
+      }
+      case Slice::Axis::kX: {
+        const int lx = static_cast<int>(slice.at - chunk.origin_x());
+        for (int ly = 0; ly < ys; ++ly) {
+          for (int lz = 0; lz < n; ++lz) {
+            painter->PaintCell(chunk.origin_z() + lz, -(chunk.min_y() + ly), chunk, lx, ly, lz);
+          }
+        }
+        return;
+      }
+      case Slice::Axis::kZ: {
+        const int lz = static_cast<int>(slice.at - chunk.origin_z());
+        for (int ly = 0; ly < ys; ++ly) {
+          for (int lx = 0; lx < n; ++lx) {
+            painter->PaintCell(chunk.origin_x() + lx, -(chunk.min_y() + ly), chunk, lx, ly, lz);
+          }
+        }
+        return;
+      }
+    }
+  };
+  ChunkRequestOptions options = painter->ChunkOptions(static_cast<int>(kSize));
+  for (int64_t bottom = y0; bottom < y1; bottom += rows) {
+    const int64_t top = std::min(y1, bottom + rows);
+    options.vertical = ChunkRequestOptions::Vertical{bottom, top, 1};
+    const int64_t sections = (top - bottom) / kSection;
+    const size_t batch = static_cast<size_t>(
+        std::max<int64_t>(1, std::min<int64_t>(limits.max_chunks_per_request(),
+                                               limits.max_sections_per_request() / sections)));
+    for (size_t begin = 0; begin < chunks.size(); begin += batch) {
+      const size_t count = std::min(batch, chunks.size() - begin);
+      absl::Status status =
+          client.GenerateChunks(absl::MakeConstSpan(chunks.data() + begin, count), options, paint);
+      if (!status.ok()) return status;
     }
   }
   return absl::OkStatus();
@@ -442,6 +557,14 @@ absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription&
       case Slice::Axis::kZ:
         points.push_back({a, -b, at});
         break;
+    }
+  }
+  if (scale == 1) {
+    std::optional<absl::Status> painted =
+        PaintSliceFromChunks(client, world, slice, points, &painter);
+    if (painted.has_value()) {
+      if (!painted->ok()) return *painted;
+      return painter.Finish();
     }
   }
   const PointRequestOptions options = painter.PointOptions();

@@ -109,6 +109,9 @@ class RegionPainter {
   // Paints the sample of column (x, z) if the image shows it (else ignored). It must carry what
   // PointOptions asked for. kSplat cannot be painted from samples (ignored).
   void Paint(int64_t x, int64_t z, const PointSample& sample);
+  // Paints cell (lx, ly, lz) of a 3D chunk as the sample of column (x, z) of a flat painter (a
+  // slice's plane), if the image shows it. The chunk must carry what ChunkOptions asked for.
+  void PaintCell(int64_t x, int64_t z, const ChunkView& chunk, int lx, int ly, int lz);
 
   // The image; pixels nothing painted are black.
   RgbImage Finish() const;
@@ -143,10 +146,6 @@ class RegionPainter {
 // or the largest the server accepts if smaller.
 int DefaultRenderChunkSize(const v1::WorldDescription& world);
 
-// Renders `layer` of `region` at `scale` blocks per pixel: at scale 1 from the chunks of
-// `chunk_size` RegionPainter asks for, in requests of at most the server's max_chunks_per_request;
-// at larger scales from point samples, in requests of at most max_points_per_request.
-// INVALID_ARGUMENT for a scale out of range or splat at a scale past 1.
 // A plane through the 3D world (`worldgen render --slice`): y = Y (horizontal: the region's columns
 // at height Y), x = X or z = Z (vertical: the region names (z or x, y) instead, and the image has y
 // upwards). Parsed from "y:Y", "x:X" or "z:Z" (integers within the world's bounds).
@@ -158,14 +157,21 @@ struct Slice {
 absl::StatusOr<Slice> ParseSlice(absl::string_view text);
 
 // Renders `layer` of the slice's plane over `region` (minx,minz,maxx,maxz for y;
-// minz,miny,maxz,maxy for x; minx,miny,maxx,maxy for z) at `scale` blocks per pixel, from 3D point
-// samples (SampleWeights with y) in requests of at most max_points_per_request: cave biomes blended
-// in 3D, a world without them its columns' weights at every y. Unshaded; the height and splat
+// minz,miny,maxz,maxy for x; minx,miny,maxx,maxy for z) at `scale` blocks per pixel: cave biomes
+// blended in 3D, a world without them its columns' weights at every y. At scale 1 from the 3D
+// chunks (16 x 16, cells of one block) holding the plane, whose cells are SampleWeights at their
+// blocks bit for bit, in requests within the server's chunk, section and cell limits; at larger
+// scales (or where those limits or world_y_bound leave no room for a 16-block section) from 3D
+// point samples in requests of at most max_points_per_request. Unshaded; the height and splat
 // layers are INVALID_ARGUMENT (they are per column).
 absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription& world,
                                      const Slice& slice, const BlockRegion& region,
                                      const RenderLayer& layer, int scale);
 
+// Renders `layer` of `region` at `scale` blocks per pixel: at scale 1 from the chunks of
+// `chunk_size` RegionPainter asks for, in requests of at most the server's max_chunks_per_request;
+// at larger scales from point samples, in requests of at most max_points_per_request.
+// INVALID_ARGUMENT for a scale out of range or splat at a scale past 1.
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
                                       int chunk_size, int scale = 1);

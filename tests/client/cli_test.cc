@@ -1,10 +1,12 @@
 // The `worldgen` CLI run as a subprocess against a real server: output formats, exit codes, files.
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <array>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -19,14 +21,19 @@
 #include "google/protobuf/util/json_util.h"
 #include "tests/client/subprocess.h"
 #include "tests/support/server_process.h"
+#include "tests/support/worldgen_calls.h"
 
 namespace worldgen {
 namespace {
 
 using ::worldgen::testing::CommandResult;
+using ::worldgen::testing::MetricSample;
+using ::worldgen::testing::MetricValue;
 using ::worldgen::testing::RunCommand;
+using ::worldgen::testing::Scrape;
 using ::worldgen::testing::ServerProcess;
 using ::worldgen::testing::TempDir;
+using ::worldgen::testing::WaitUntilIdle;
 
 template <typename Message>
 Message ParseJson(const std::string& json) {
@@ -220,6 +227,134 @@ TEST_F(CliTest, RenderSlicesAreThe3DWeightsOfTheirPlane) {
   EXPECT_EQ(Cli({"render", "--region=0,0,9,9", "--slice=y:3", "--layer=height", "--out=" + flat})
                 .exit_code,
             2);
+}
+
+// Slices of a world with cave biomes, horizontal and vertical, across chunk borders: every pixel
+// of the dominant, weight, source and blend layers is what SampleWeights says of its block (the CLI
+// draws slices at one block per pixel from 3D chunks, whose cells are those samples bit for bit).
+TEST_F(CliTest, CaveSlicesShowTheSampledWeightsOfEveryBlock) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> caves = ServerProcess::Start(
+      {absl::StrCat("--world_config=", WORLDGEN_SOURCE_DIR, "/docker/worlds/caves.json")});
+  ASSERT_TRUE(caves.ok()) << caves.status();
+  absl::StatusOr<std::unique_ptr<Client>> client =
+      Client::Connect((*caves)->target(), {.world = "caves"});
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
+  ASSERT_TRUE(world.ok()) << world.status();
+  std::map<uint32_t, v1::Color> colors;
+  for (const v1::BiomeConfig& biome : world->config().biomes()) colors[biome.id()] = biome.color();
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-cave-slices");
+  ASSERT_TRUE(dir.ok());
+
+  struct Case {
+    std::string slice, region;
+    // The block that pixel (px, py) shows.
+    std::function<Point3(int px, int py)> block;
+  };
+  const std::vector<Case> cases = {
+      // x = 10: columns z in [-24, 25], rows y from -41 down to -90: the bottom of the caves' band
+      // and below it, so that the lowest section lacks biomes that the ones above it have.
+      {"x:10", "-24,-90,25,-41",
+       [](int px, int py) {
+         return Point3{10, -41.0 - py, -24.0 + px};
+       }},
+      // z = -7: columns x in [-30, 19], rows y from 0 down to -49.
+      {"z:-7", "-30,-49,19,0",
+       [](int px, int py) {
+         return Point3{-30.0 + px, 0.0 - py, -7};
+       }},
+      // y = -40: columns x in [-37, 12], rows z in [5, 54].
+      {"y:-40", "-37,5,12,54",
+       [](int px, int py) {
+         return Point3{-37.0 + px, -40, 5.0 + py};
+       }},
+  };
+  int blended_pixels = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.slice);
+    std::vector<Point3> blocks;
+    for (int py = 0; py < 50; ++py) {
+      for (int px = 0; px < 50; ++px) blocks.push_back(c.block(px, py));
+    }
+    absl::StatusOr<std::vector<PointSample>> samples =
+        (*client)->SamplePoints3D(blocks, {.source_biome = true});
+    ASSERT_TRUE(samples.ok()) << samples.status();
+    // A biome blended somewhere in the plane: its weight layer has greys.
+    uint32_t blended = samples->front().dominant_biome;
+    for (const PointSample& s : *samples) {
+      for (const PointSample::Weight& w : s.weights) {
+        if (w.weight > 0.1f && w.weight < 0.9f) blended = w.biome_id;
+      }
+    }
+    auto render = [&](const std::string& layer) -> RgbImage {
+      const std::string out = (*dir)->File(absl::StrCat(c.slice, layer, ".png"));
+      CommandResult r = RunCommand({WORLDGEN_CLI_BINARY, "--target=" + (*caves)->target(),
+                                    "--world=caves", "render", "--slice=" + c.slice,
+                                    "--region=" + c.region, "--layer=" + layer, "--out=" + out},
+                                   absl::Seconds(60))
+                            .value_or(CommandResult{});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      absl::StatusOr<RgbImage> image = ReadPng(out);
+      return image.ok() ? *image : RgbImage(0, 0);
+    };
+    const RgbImage dominant = render("dominant"), source = render("source"),
+                   weight = render(absl::StrCat("weight:", blended)), blend = render("blend");
+    for (const RgbImage* image : {&dominant, &source, &weight, &blend}) {
+      ASSERT_EQ(image->width, 50);
+      ASSERT_EQ(image->height, 50);
+    }
+    int mismatches = 0;
+    for (int py = 0; py < 50; ++py) {
+      for (int px = 0; px < 50; ++px) {
+        const PointSample& s = (*samples)[static_cast<size_t>(py) * 50 + px];
+        const size_t p = (static_cast<size_t>(py) * 50 + px) * 3;
+        float w = 0.0f;
+        for (const PointSample::Weight& e : s.weights) w = e.biome_id == blended ? e.weight : w;
+        const long grey = std::lround(255.0 * w);
+        blended_pixels += grey > 0 && grey < 255;
+        // The blend: colours mixed by weight, ascending id, summed in double.
+        double mix[3] = {0, 0, 0};
+        for (const PointSample::Weight& e : s.weights) {
+          const v1::Color& c = colors[e.biome_id];
+          mix[0] += double{e.weight} * c.r();
+          mix[1] += double{e.weight} * c.g();
+          mix[2] += double{e.weight} * c.b();
+        }
+        bool same_blend = true;
+        for (int k = 0; k < 3; ++k) {
+          same_blend =
+              same_blend && blend.pixels[p + k] == std::lround(std::clamp(mix[k], 0.0, 255.0));
+        }
+        const v1::Color &d = colors[s.dominant_biome], &r = colors[s.source_biome];
+        const bool same = dominant.pixels[p] == d.r() && dominant.pixels[p + 1] == d.g() &&
+                          dominant.pixels[p + 2] == d.b() && source.pixels[p] == r.r() &&
+                          source.pixels[p + 1] == r.g() && source.pixels[p + 2] == r.b() &&
+                          weight.pixels[p] == grey && same_blend;
+        if (!same && ++mismatches <= 5) {
+          const Point3 b = c.block(px, py);
+          ADD_FAILURE() << "pixel (" << px << ", " << py << "), block (" << b.x << ", " << b.y
+                        << ", " << b.z << "): dominant " << s.dominant_biome << ", source "
+                        << s.source_biome << ", weight of " << blended << " " << w << "; drawn "
+                        << int{dominant.pixels[p]} << "," << int{dominant.pixels[p + 1]} << ","
+                        << int{dominant.pixels[p + 2]} << " / " << int{source.pixels[p]} << ","
+                        << int{source.pixels[p + 1]} << "," << int{source.pixels[p + 2]} << " / "
+                        << int{weight.pixels[p]} << " / blend " << int{blend.pixels[p]} << ","
+                        << int{blend.pixels[p + 1]} << "," << int{blend.pixels[p + 2]};
+        }
+      }
+    }
+    EXPECT_EQ(mismatches, 0);
+  }
+  EXPECT_GT(blended_pixels, 0) << "no cave border in the slices";
+  // The CLI drew every slice from chunks: the only point queries were this test's own.
+  WaitUntilIdle(**caves);
+  const std::vector<MetricSample> metrics = Scrape(**caves);
+  EXPECT_EQ(
+      MetricValue(metrics, "worldgen_rpc_duration_seconds_count", {{"method", "SampleWeights"}}),
+      static_cast<double>(cases.size()));
+  EXPECT_GE(
+      MetricValue(metrics, "worldgen_rpc_duration_seconds_count", {{"method", "GenerateChunk"}}),
+      static_cast<double>(4 * cases.size()));
 }
 
 TEST_F(CliTest, RenderWritesAPngOfTheRegionsSizeForEveryLayer) {
