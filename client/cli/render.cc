@@ -482,7 +482,7 @@ absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription
         layer.texture, scale));
   }
   RegionPainter painter(world, region, layer, scale);
-  if (scale == 1) {
+  if (scale <= kMaxChunkRenderScale) {
     const std::vector<ChunkCoord> chunks = painter.Chunks(chunk_size);
     const size_t batch = std::max<size_t>(1, world.limits().max_chunks_per_request());
     const ChunkRequestOptions options = painter.ChunkOptions(chunk_size);

@@ -18,8 +18,9 @@
 //   GET /tiles/WORLD/LAYER/Z/X/Y.png
 //       a 256 x 256 tile: `worldgen render` of one layer (client/cli/render.h, the same code) of
 //       blocks [256 s X, 256 s (X + 1)) x [256 s Y, 256 s (Y + 1)) at s = 2^-Z blocks per pixel,
-//       Z in [kMinZoom, 0]. Z = 0 blends every column as chunks; Z < 0 draws one point sample
-//       per pixel (the column at its centre).
+//       Z in [kMinZoom, 0]. Z = 0 blends every column as chunks; Z < 0 draws the column at each
+//       pixel's centre, from chunks down to s = cli::kMaxChunkRenderScale, else one point sample
+//       per pixel.
 //
 // Caching: a tile's (and a points answer's) ETag is the world's version; with ?v=VERSION equal to
 // the current one it is sent with Cache-Control immutable (the page puts the version in its URLs,
@@ -28,8 +29,9 @@
 // fetched again once older than describe_ttl.
 //
 // Load on the worldgen server: at most max_tile_renders tiles (or points answers) are made at once
-// (the others wait their turn); each tile is one streaming call (Z = 0) or ceil(257^2 / max_points)
-// point calls.
+// (the others wait their turn); each tile is one streaming call (or a few, of at most
+// max_chunks_per_request chunks each) while drawn from chunks, else ceil(257^2 / max_points) point
+// calls.
 //
 // Failures: when the worldgen server cannot be reached, tiles answer 503 with a striped error tile
 // and the reason in X-Worldgen-Error (and Cache-Control: no-store), /api/* answer 503 with

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "client/cli/render.h"
 #include "client/rgb_image.h"
 #include "client/worldgen_client.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -355,6 +356,94 @@ TEST_F(CliTest, CaveSlicesShowTheSampledWeightsOfEveryBlock) {
   EXPECT_GE(
       MetricValue(metrics, "worldgen_rpc_duration_seconds_count", {{"method", "GenerateChunk"}}),
       static_cast<double>(4 * cases.size()));
+}
+
+// At a scale, each pixel shows the column at the centre of its square, bit for bit SampleWeights
+// there, whether the CLI blended it from chunks (up to kMaxChunkRenderScale) or as a point.
+TEST_F(CliTest, ScaledRendersShowTheSampledCentreColumns) {
+  absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
+  ASSERT_TRUE(world.ok()) << world.status();
+  std::map<uint32_t, v1::Color> colors;
+  for (const v1::BiomeConfig& biome : world->config().biomes()) colors[biome.id()] = biome.color();
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-scaled");
+  ASSERT_TRUE(dir.ok());
+  constexpr int kSide = 64;  // pixels
+  for (int scale : {2, cli::kMaxChunkRenderScale, 2 * cli::kMaxChunkRenderScale}) {
+    SCOPED_TRACE(absl::StrCat("scale ", scale));
+    const int64_t min_x = -301, min_z = -207;
+    std::vector<std::pair<double, double>> centres;
+    for (int pz = 0; pz < kSide; ++pz) {
+      for (int px = 0; px < kSide; ++px) {
+        centres.emplace_back(static_cast<double>(min_x + scale * px + scale / 2),
+                             static_cast<double>(min_z + scale * pz + scale / 2));
+      }
+    }
+    absl::StatusOr<std::vector<PointSample>> samples =
+        client_->SamplePoints(centres, {.source_biome = true});
+    ASSERT_TRUE(samples.ok()) << samples.status();
+    uint32_t blended = samples->front().dominant_biome;
+    for (const PointSample& s : *samples) {
+      for (const PointSample::Weight& w : s.weights) {
+        if (w.weight > 0.1f && w.weight < 0.9f) blended = w.biome_id;
+      }
+    }
+    WaitUntilIdle(*server_);
+    const std::vector<MetricSample> before = Scrape(*server_);
+    auto render = [&](const std::string& layer) -> RgbImage {
+      const std::string out = (*dir)->File(absl::StrCat(scale, layer, ".png"));
+      CommandResult r =
+          Cli({"render",
+               absl::StrCat("--region=", min_x, ",", min_z, ",", min_x + kSide * scale - 1, ",",
+                            min_z + kSide * scale - 1),
+               absl::StrCat("--scale=", scale), "--layer=" + layer, "--out=" + out});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      absl::StatusOr<RgbImage> image = ReadPng(out);
+      return image.ok() ? *image : RgbImage(0, 0);
+    };
+    const RgbImage source = render("source"), weight = render(absl::StrCat("weight:", blended)),
+                   blend = render("blend");
+    WaitUntilIdle(*server_);
+    const std::vector<MetricSample> after = Scrape(*server_);
+    for (const RgbImage* image : {&source, &weight, &blend}) {
+      ASSERT_EQ(image->width, kSide);
+      ASSERT_EQ(image->height, kSide);
+    }
+    int mismatches = 0, greys = 0;
+    for (size_t k = 0; k < samples->size(); ++k) {
+      const PointSample& s = (*samples)[k];
+      const size_t p = k * 3;
+      float w = 0.0f;
+      double mix[3] = {0, 0, 0};
+      for (const PointSample::Weight& e : s.weights) {
+        w = e.biome_id == blended ? e.weight : w;
+        const v1::Color& c = colors[e.biome_id];
+        mix[0] += double{e.weight} * c.r();
+        mix[1] += double{e.weight} * c.g();
+        mix[2] += double{e.weight} * c.b();
+      }
+      const long grey = std::lround(255.0 * w);
+      greys += grey > 0 && grey < 255;
+      const v1::Color& r = colors[s.source_biome];
+      bool same = weight.pixels[p] == grey && source.pixels[p] == r.r() &&
+                  source.pixels[p + 1] == r.g() && source.pixels[p + 2] == r.b();
+      for (int i = 0; i < 3; ++i) {
+        same = same && blend.pixels[p + i] == std::lround(std::clamp(mix[i], 0.0, 255.0));
+      }
+      if (!same && ++mismatches <= 5) {
+        ADD_FAILURE() << "pixel " << k % kSide << ", " << k / kSide << ": column ("
+                      << centres[k].first << ", " << centres[k].second << ")";
+      }
+    }
+    EXPECT_EQ(mismatches, 0);
+    EXPECT_GT(greys, 0) << "no border in the region";
+    // Which way it was drawn: chunks only, or points only.
+    auto calls = [&](const std::vector<MetricSample>& m, const char* method) {
+      return MetricValue(m, "worldgen_rpc_duration_seconds_count", {{"method", method}});
+    };
+    const bool from_chunks = scale <= cli::kMaxChunkRenderScale;
+    EXPECT_EQ(calls(after, "SampleWeights") - calls(before, "SampleWeights") > 0, !from_chunks);
+    EXPECT_EQ(calls(after, "GenerateChunk") - calls(before, "GenerateChunk") > 0, from_chunks);
+  }
 }
 
 TEST_F(CliTest, RenderWritesAPngOfTheRegionsSizeForEveryLayer) {
