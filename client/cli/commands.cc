@@ -65,8 +65,8 @@ ABSL_FLAG(std::string, layer, "dominant",
           "of splat texture T).");
 ABSL_FLAG(int, scale, 1,
           "Blocks per pixel side: 1 blends every column (chunks); N > 1 draws the column at the "
-          "centre of each N x N block (from chunks up to 4, point samples beyond), a sparse view "
-          "of a large area.");
+          "centre of each N x N block (from chunks up to 4, or 2 for jittered-cell and "
+          "parameter-Voronoi worlds; point samples beyond), a sparse view of a large area.");
 ABSL_FLAG(std::string, splat_png, "",
           "Also request the splat textures and write texture t as PREFIX<t>.png (RGBA; the channel "
           "-> biome mapping is printed on stderr).");

@@ -468,6 +468,16 @@ std::optional<absl::Status> PaintSliceFromChunks(Client& client, const v1::World
 
 }  // namespace
 
+int MaxChunkRenderScale(const v1::WorldDescription& world) {
+  switch (world.config().blender()) {
+    case v1::BLENDER_KIND_JITTERED_CELLS:
+    case v1::BLENDER_KIND_PARAMETER_VORONOI:
+      return 2;
+    default:
+      return 4;
+  }
+}
+
 int DefaultRenderChunkSize(const v1::WorldDescription& world) {
   return static_cast<int>(std::min<uint32_t>(64, world.limits().max_chunk_size()));
 }
@@ -482,7 +492,7 @@ absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription
         layer.texture, scale));
   }
   RegionPainter painter(world, region, layer, scale);
-  if (scale <= kMaxChunkRenderScale) {
+  if (scale <= MaxChunkRenderScale(world)) {
     const std::vector<ChunkCoord> chunks = painter.Chunks(chunk_size);
     const size_t batch = std::max<size_t>(1, world.limits().max_chunks_per_request());
     const ChunkRequestOptions options = painter.ChunkOptions(chunk_size);

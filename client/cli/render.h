@@ -63,12 +63,11 @@ inline constexpr int64_t kMaxRenderPixels = int64_t{8192} * 8192;
 // Largest scale (blocks per pixel) RenderRegion accepts.
 inline constexpr int kMaxRenderScale = 1024;
 
-// Largest scale RenderRegion draws from chunks (blending every column of a pixel's square to show
-// its centre one) rather than from point samples: a chunk's column costs some 10-25 ns to a
-// point's 0.5-4 us, but its reply is bytes on the wire too. A 256 x 256 image of the default world,
-// points against chunks (AMD EPYC, 2 cores): 300 against 120 ms at scale 2, 300 against 150-175 at
-// 4, 300 against 335-350 at 8.
-inline constexpr int kMaxChunkRenderScale = 4;
+// The largest scale at which RenderRegion draws `world` from chunks (blending every column of a
+// pixel's square to show its centre one) rather than from point samples: 4, or 2 for the blenders
+// whose point reads only a few cells (jittered cells, parameter Voronoi). Chunks and points give
+// the same bytes; this is only the cheaper of the two (docs/performance.md, "Renders from chunks").
+int MaxChunkRenderScale(const v1::WorldDescription& world);
 
 // Parses "minx,minz,maxx,maxz" (integers, min <= max, at most kMaxRenderPixels pixels at `scale`
 // columns per pixel side, scale in [1, kMaxRenderScale]).
@@ -106,7 +105,7 @@ class RegionPainter {
   // Every chunk of `chunk_size` holding a column the image shows, plus the pixel to the north-west
   // that the shading of the top row and left column reads.
   std::vector<ChunkCoord> Chunks(int chunk_size) const;
-  // The same columns as points, row by row (the sampling past kMaxChunkRenderScale).
+  // The same columns as points, row by row (the sampling past MaxChunkRenderScale).
   std::vector<std::pair<double, double>> Points() const;
   PointRequestOptions PointOptions() const;
 
@@ -175,7 +174,7 @@ absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription&
                                      const Slice& slice, const BlockRegion& region,
                                      const RenderLayer& layer, int scale);
 
-// Renders `layer` of `region` at `scale` blocks per pixel: up to kMaxChunkRenderScale from the
+// Renders `layer` of `region` at `scale` blocks per pixel: up to MaxChunkRenderScale from the
 // chunks of `chunk_size` RegionPainter asks for, in requests of at most the server's
 // max_chunks_per_request (each pixel shows the centre column of its square, bit for bit the point
 // sample there); at larger scales from point samples, in requests of at most

@@ -19,7 +19,7 @@
 //       a 256 x 256 tile: `worldgen render` of one layer (client/cli/render.h, the same code) of
 //       blocks [256 s X, 256 s (X + 1)) x [256 s Y, 256 s (Y + 1)) at s = 2^-Z blocks per pixel,
 //       Z in [kMinZoom, 0]. Z = 0 blends every column as chunks; Z < 0 draws the column at each
-//       pixel's centre, from chunks down to s = cli::kMaxChunkRenderScale, else one point sample
+//       pixel's centre, from chunks down to s = cli::MaxChunkRenderScale, else one point sample
 //       per pixel.
 //
 // Caching: a tile's (and a points answer's) ETag is the world's version; with ?v=VERSION equal to

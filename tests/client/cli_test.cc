@@ -359,7 +359,7 @@ TEST_F(CliTest, CaveSlicesShowTheSampledWeightsOfEveryBlock) {
 }
 
 // At a scale, each pixel shows the column at the centre of its square, bit for bit SampleWeights
-// there, whether the CLI blended it from chunks (up to kMaxChunkRenderScale) or as a point.
+// there, whether the CLI blended it from chunks (up to MaxChunkRenderScale) or as a point.
 TEST_F(CliTest, ScaledRendersShowTheSampledCentreColumns) {
   absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
   ASSERT_TRUE(world.ok()) << world.status();
@@ -368,7 +368,9 @@ TEST_F(CliTest, ScaledRendersShowTheSampledCentreColumns) {
   absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-scaled");
   ASSERT_TRUE(dir.ok());
   constexpr int kSide = 64;  // pixels
-  for (int scale : {2, cli::kMaxChunkRenderScale, 2 * cli::kMaxChunkRenderScale}) {
+  const int chunk_scale = cli::MaxChunkRenderScale(*world);
+  ASSERT_EQ(chunk_scale, 4) << "the default world is scattered";
+  for (int scale : {2, chunk_scale, 2 * chunk_scale}) {
     SCOPED_TRACE(absl::StrCat("scale ", scale));
     const int64_t min_x = -301, min_z = -207;
     std::vector<std::pair<double, double>> centres;
@@ -440,7 +442,7 @@ TEST_F(CliTest, ScaledRendersShowTheSampledCentreColumns) {
     auto calls = [&](const std::vector<MetricSample>& m, const char* method) {
       return MetricValue(m, "worldgen_rpc_duration_seconds_count", {{"method", method}});
     };
-    const bool from_chunks = scale <= cli::kMaxChunkRenderScale;
+    const bool from_chunks = scale <= chunk_scale;
     EXPECT_EQ(calls(after, "SampleWeights") - calls(before, "SampleWeights") > 0, !from_chunks);
     EXPECT_EQ(calls(after, "GenerateChunk") - calls(before, "GenerateChunk") > 0, from_chunks);
   }

@@ -380,6 +380,21 @@ TEST(RegionPainterTest, ScaleIsBoundedAndCountsPixelsNotColumns) {
   EXPECT_FALSE(ParseBlockRegion("0,0,1,1", 1025).ok());
 }
 
+// Worlds whose point query reads a few cells are drawn from chunks at fewer scales.
+TEST(MaxChunkRenderScaleTest, DependsOnWhatAPointOfTheBlenderCosts) {
+  v1::WorldDescription world;
+  for (auto [kind, scale] :
+       std::vector<std::pair<v1::BlenderKind, int>>{{v1::BLENDER_KIND_SCATTERED, 4},
+                                                    {v1::BLENDER_KIND_FULL_RESOLUTION, 4},
+                                                    {v1::BLENDER_KIND_CONVOLUTED_GRID, 4},
+                                                    {v1::BLENDER_KIND_LERPED_GRID, 4},
+                                                    {v1::BLENDER_KIND_JITTERED_CELLS, 2},
+                                                    {v1::BLENDER_KIND_PARAMETER_VORONOI, 2}}) {
+    world.mutable_config()->set_blender(kind);
+    EXPECT_EQ(MaxChunkRenderScale(world), scale) << v1::BlenderKind_Name(kind);
+  }
+}
+
 TEST(CheckRenderLayerTest, UnknownBiomeIdsAreNamedWithTheWorldsIds) {
   EXPECT_TRUE(CheckRenderLayer({RenderLayer::Kind::kWeight, 5}, TwoBiomeWorld()).ok());
   EXPECT_TRUE(CheckRenderLayer({RenderLayer::Kind::kBlend}, TwoBiomeWorld()).ok());
