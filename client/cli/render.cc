@@ -428,20 +428,17 @@ std::optional<absl::Status> PaintSliceFromChunks(Client& client, const v1::World
         }
         return;
       }
-      case Slice::Axis::kX: {
-        const int lx = static_cast<int>(slice.at - chunk.origin_x());
-        for (int ly = 0; ly < ys; ++ly) {
-          for (int lz = 0; lz < n; ++lz) {
-            painter->PaintCell(chunk.origin_z() + lz, -(chunk.min_y() + ly), chunk, lx, ly, lz);
-          }
-        }
-        return;
-      }
+      case Slice::Axis::kX:
       case Slice::Axis::kZ: {
-        const int lz = static_cast<int>(slice.at - chunk.origin_z());
+        // The plane's cell k along the chunk's other horizontal axis, y upwards.
+        const bool x_plane = slice.axis == Slice::Axis::kX;
+        const int fixed =
+            static_cast<int>(slice.at - (x_plane ? chunk.origin_x() : chunk.origin_z()));
+        const int64_t along = x_plane ? chunk.origin_z() : chunk.origin_x();
         for (int ly = 0; ly < ys; ++ly) {
-          for (int lx = 0; lx < n; ++lx) {
-            painter->PaintCell(chunk.origin_x() + lx, -(chunk.min_y() + ly), chunk, lx, ly, lz);
+          for (int k = 0; k < n; ++k) {
+            painter->PaintCell(along + k, -(chunk.min_y() + ly), chunk, x_plane ? fixed : k, ly,
+                               x_plane ? k : fixed);
           }
         }
         return;
