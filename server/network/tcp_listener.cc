@@ -8,13 +8,17 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -36,6 +40,34 @@ int LocalPort(int fd) {
     return ntohs(reinterpret_cast<const sockaddr_in6*>(&local)->sin6_port);
   }
   return -1;
+}
+
+// The sockets (by inode: every descriptor of a socket shares it) that TcpListeners hold through a
+// drain. gRPC shuts a connection down for reading and writing before it closes it; on Linux a byte
+// the client sends after that (an acknowledgement of what it is still reading) is answered with a
+// reset, which destroys what the client had not read yet. So the process's shutdown() keeps the
+// read side of a held socket open, and ReleaseHeldConnections reads and drops those bytes.
+std::atomic<bool> holding_any{false};
+absl::Mutex held_sockets_mu;
+absl::flat_hash_set<ino_t>& HeldSockets() ABSL_EXCLUSIVE_LOCKS_REQUIRED(held_sockets_mu) {
+  static absl::flat_hash_set<ino_t>* sockets = new absl::flat_hash_set<ino_t>();
+  return *sockets;
+}
+ino_t SocketInode(int fd) {
+  struct stat st {};
+  return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
+}
+bool IsHeldSocket(int fd) {
+  if (!holding_any.load(std::memory_order_acquire)) return false;
+  const ino_t inode = SocketInode(fd);
+  absl::MutexLock lock(&held_sockets_mu);
+  return inode != 0 && HeldSockets().contains(inode);
+}
+// Takes `fds`' sockets out of the held ones (before they are closed: an inode is reused).
+void ForgetHeld(const std::vector<int>& fds) {
+  absl::MutexLock lock(&held_sockets_mu);
+  for (int fd : fds) HeldSockets().erase(SocketInode(fd));
+  holding_any.store(!HeldSockets().empty(), std::memory_order_release);
 }
 
 // Whether `fd` is a TCP connection whose local port is `port`.
@@ -116,6 +148,7 @@ TcpListener::TcpListener(int fd, int port)
 TcpListener::~TcpListener() {
   Stop();
   CloseRelayedConnections(absl::ZeroDuration());
+  ForgetHeld(held_);
   for (int fd : held_) close(fd);
   for (int fd : {spare_fd_, wake_fds_[0], wake_fds_[1]}) {
     if (fd >= 0) close(fd);
@@ -149,6 +182,9 @@ void TcpListener::HoldDirectConnections() {
     if (held < 0) continue;  // Out of descriptors: that connection closes as gRPC decides.
     if (IsConnectionOnPort(held, port_)) {
       held_.push_back(held);
+      absl::MutexLock lock(&held_sockets_mu);
+      HeldSockets().insert(SocketInode(held));
+      holding_any.store(true, std::memory_order_release);
     } else {
       close(held);
     }
@@ -157,6 +193,7 @@ void TcpListener::HoldDirectConnections() {
 
 int TcpListener::ReleaseHeldConnections(absl::Duration linger) {
   for (int fd : held_) shutdown(fd, SHUT_WR);
+  ForgetHeld(held_);
   const absl::Time give_up = absl::Now() + linger;
   std::vector<pollfd> polls;
   char discard[4096];
@@ -275,3 +312,10 @@ void TcpListener::AcceptLoop() {
 }
 
 }  // namespace worldgen
+
+// Every shutdown() in the process (gRPC's included: the executable's definition comes first) goes
+// through here: a held socket is only half-closed, for writing (see HeldSockets above).
+extern "C" int shutdown(int fd, int how) {
+  if (how == SHUT_RDWR && worldgen::IsHeldSocket(fd)) how = SHUT_WR;
+  return static_cast<int>(syscall(SYS_shutdown, fd, how));
+}

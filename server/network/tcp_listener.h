@@ -77,8 +77,11 @@ class TcpListener {
   //
   // HoldDirectConnections (after Stop(), before the server shuts down): keeps each such
   // connection's socket open past its owner's close, with a descriptor of its own (found in
-  // /proc/self/fd: the sockets whose local port is port() and which have a peer). Nothing with
-  // GuardHttp2(): the relay holds those sockets and drains them (CloseRelayedConnections).
+  // /proc/self/fd: the sockets whose local port is port() and which have a peer). Its owner's
+  // shutdown(SHUT_RDWR) (gRPC's, before its close) then only shuts it for writing: this file
+  // defines the process's shutdown() to do so, since on Linux a byte received after a shutdown for
+  // reading is answered with a reset. Nothing with GuardHttp2(): the relay holds those sockets and
+  // drains them (CloseRelayedConnections).
   void HoldDirectConnections();
   // ReleaseHeldConnections (once the server has finished its calls): ends each held connection
   // gracefully: FIN after everything written so far, whatever the client still sends is read and

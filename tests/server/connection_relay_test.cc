@@ -475,5 +475,46 @@ TEST(TcpListenerTest, HeldConnectionsDeliverTheirLastBytesAfterTheOwnerCloses) {
   EXPECT_EQ((*listener)->held_connections(), 0);
 }
 
+// gRPC's endpoint shuts its socket down for reading and writing before it closes it. On Linux a
+// byte that arrives after that (the client's acknowledgement of what it is still reading) answers
+// with a reset, which destroys what the client had not read yet. A held connection keeps its read
+// side open, so the client's late bytes are taken and dropped and every byte it was sent arrives.
+TEST(TcpListenerTest, HeldConnectionsShutDownByTheirOwnerStillDeliverTheirLastBytes) {
+  absl::StatusOr<std::unique_ptr<TcpListener>> listener = TcpListener::Bind("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.status();
+  int client = -1, served = -1;
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(**listener, &client, &served));
+  const std::string chunk = RandomBytes(65536, 8);
+  std::string written;
+  while (true) {
+    const ssize_t n = send(served, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n <= 0) break;
+    written.append(chunk, 0, static_cast<size_t>(n));
+  }
+  ASSERT_GT(written.size(), 65536u);
+
+  (*listener)->Stop();
+  (*listener)->HoldDirectConnections();
+  EXPECT_EQ((*listener)->held_connections(), 1);
+  ASSERT_EQ(shutdown(served, SHUT_RDWR), 0);  // What gRPC does, then it closes.
+  close(served);
+  WriteAll(client, "acknowledgements");  // The client, still reading, sends after the shutdown.
+  absl::SleepFor(absl::Milliseconds(50));
+  int cut = -1;
+  std::thread release([&] { cut = (*listener)->ReleaseHeldConnections(absl::Seconds(10)); });
+  SetBlocking(client);
+  std::string got;
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = recv(client, buffer, sizeof(buffer), 0)) > 0) got.append(buffer, n);
+  const int error = n < 0 ? errno : 0;
+  EXPECT_EQ(n, 0) << "the connection ended with " << strerror(error) << " after " << got.size()
+                  << " of " << written.size() << " bytes";
+  EXPECT_TRUE(got == written);
+  close(client);
+  release.join();
+  EXPECT_EQ(cut, 0);
+}
+
 }  // namespace
 }  // namespace worldgen
