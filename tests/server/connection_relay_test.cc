@@ -78,6 +78,27 @@ std::string RandomBytes(size_t size, uint32_t seed) {
   return bytes;
 }
 
+// Writes to `fd` (non-blocking) until its send buffer is full, and returns what it wrote.
+std::string FillSendBuffer(int fd, uint32_t seed) {
+  const std::string chunk = RandomBytes(65536, seed);
+  std::string written;
+  while (true) {
+    const ssize_t n = send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n <= 0) return written;
+    written.append(chunk, 0, static_cast<size_t>(n));
+  }
+}
+
+// Reads `fd` (blocking) to its end; `*error` is the errno that ended it, 0 for end of stream.
+std::string ReadToEnd(int fd, int* error) {
+  std::string got;
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) got.append(buffer, static_cast<size_t>(n));
+  *error = n < 0 ? errno : 0;
+  return got;
+}
+
 // DATA frames carrying `payload` in pieces of at most 16 KiB.
 std::string DataFrames(const std::string& payload) {
   std::string frames;
@@ -429,6 +450,24 @@ TEST(TcpListenerTest, PeerOfNamesTheClientOfTheCallsOwnConnection) {
   close(served);
 }
 
+// Releases `listener`'s held connections while `client` reads to the end: every byte `written`
+// arrives, then an orderly end of stream (not a reset), and nothing is cut (the client closes).
+void ExpectReleaseDeliversEveryByte(TcpListener& listener, int client, const std::string& written) {
+  int cut = -1;
+  std::thread release([&] { cut = listener.ReleaseHeldConnections(absl::Seconds(10)); });
+  SetBlocking(client);
+  int error = 0;
+  const std::string got = ReadToEnd(client, &error);
+  EXPECT_EQ(error, 0) << "the connection ended with " << strerror(error) << " after " << got.size()
+                      << " of " << written.size() << " bytes";
+  EXPECT_EQ(got.size(), written.size());
+  EXPECT_TRUE(got == written);
+  close(client);
+  release.join();
+  EXPECT_EQ(cut, 0) << "the client had closed: nothing to cut";
+  EXPECT_EQ(listener.held_connections(), 0);
+}
+
 // The lingering close at shutdown: a connection handed over as it is, whose owner (gRPC) wrote
 // more than the client has read and then closed it while the client's bytes sat unread, still
 // delivers every byte and ends with an orderly end of stream, not a reset; the listener closes it
@@ -442,13 +481,7 @@ TEST(TcpListenerTest, HeldConnectionsDeliverTheirLastBytesAfterTheOwnerCloses) {
 
   // The owner writes what the socket takes (the client reads none of it yet); the client sends
   // bytes the owner never reads (HTTP/2 acknowledgements, in gRPC's case).
-  const std::string chunk = RandomBytes(65536, 7);
-  std::string written;
-  while (true) {
-    const ssize_t n = send(served, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n <= 0) break;
-    written.append(chunk, 0, static_cast<size_t>(n));
-  }
+  const std::string written = FillSendBuffer(served, 7);
   ASSERT_GT(written.size(), 65536u);
   WriteAll(client, "acknowledgements");
   absl::SleepFor(absl::Milliseconds(50));  // Let them arrive.
@@ -457,22 +490,7 @@ TEST(TcpListenerTest, HeldConnectionsDeliverTheirLastBytesAfterTheOwnerCloses) {
   (*listener)->HoldDirectConnections();
   EXPECT_EQ((*listener)->held_connections(), 1);
   close(served);  // The owner is done with it.
-  int cut = -1;
-  std::thread release([&] { cut = (*listener)->ReleaseHeldConnections(absl::Seconds(10)); });
-  SetBlocking(client);
-  std::string got;
-  char buffer[65536];
-  ssize_t n = 0;
-  while ((n = recv(client, buffer, sizeof(buffer), 0)) > 0) got.append(buffer, n);
-  const int error = n < 0 ? errno : 0;
-  EXPECT_EQ(n, 0) << "the connection ended with " << strerror(error) << " after " << got.size()
-                  << " of " << written.size() << " bytes";
-  EXPECT_EQ(got.size(), written.size());
-  EXPECT_TRUE(got == written);
-  close(client);
-  release.join();
-  EXPECT_EQ(cut, 0) << "the client had closed: nothing to cut";
-  EXPECT_EQ((*listener)->held_connections(), 0);
+  ExpectReleaseDeliversEveryByte(**listener, client, written);
 }
 
 // gRPC's endpoint shuts its socket down for reading and writing before it closes it. On Linux a
@@ -484,13 +502,7 @@ TEST(TcpListenerTest, HeldConnectionsShutDownByTheirOwnerStillDeliverTheirLastBy
   ASSERT_TRUE(listener.ok()) << listener.status();
   int client = -1, served = -1;
   ASSERT_NO_FATAL_FAILURE(StartAndConnect(**listener, &client, &served));
-  const std::string chunk = RandomBytes(65536, 8);
-  std::string written;
-  while (true) {
-    const ssize_t n = send(served, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n <= 0) break;
-    written.append(chunk, 0, static_cast<size_t>(n));
-  }
+  const std::string written = FillSendBuffer(served, 8);
   ASSERT_GT(written.size(), 65536u);
 
   (*listener)->Stop();
@@ -500,20 +512,7 @@ TEST(TcpListenerTest, HeldConnectionsShutDownByTheirOwnerStillDeliverTheirLastBy
   close(served);
   WriteAll(client, "acknowledgements");  // The client, still reading, sends after the shutdown.
   absl::SleepFor(absl::Milliseconds(50));
-  int cut = -1;
-  std::thread release([&] { cut = (*listener)->ReleaseHeldConnections(absl::Seconds(10)); });
-  SetBlocking(client);
-  std::string got;
-  char buffer[65536];
-  ssize_t n = 0;
-  while ((n = recv(client, buffer, sizeof(buffer), 0)) > 0) got.append(buffer, n);
-  const int error = n < 0 ? errno : 0;
-  EXPECT_EQ(n, 0) << "the connection ended with " << strerror(error) << " after " << got.size()
-                  << " of " << written.size() << " bytes";
-  EXPECT_TRUE(got == written);
-  close(client);
-  release.join();
-  EXPECT_EQ(cut, 0);
+  ExpectReleaseDeliversEveryByte(**listener, client, written);
 }
 
 }  // namespace
