@@ -108,6 +108,10 @@ class ChunkView {
   int64_t max_y() const { return min_y() + 16 * int64_t{data_.sections_size()}; }
   // Ids of the biomes present in section `s` (counted from the bottom), ascending.
   const std::vector<uint32_t>& section_biome_ids(int s) const { return section_ids_[s]; }
+  // Ids of the biomes present in the section holding cell row ly, ascending.
+  const std::vector<uint32_t>& CellBiomeIds(int ly) const {
+    return section_biome_ids(CellIndex(0, ly, 0).first);
+  }
   bool section_single_biome(int s) const { return data_.sections(s).single_biome(); }
   // Weight of `biome_id` in cell (lx, ly, lz): 0 for a biome absent from its section.
   float CellWeight(uint32_t biome_id, int lx, int ly, int lz) const;

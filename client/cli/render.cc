@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 #include "absl/functional/function_ref.h"
@@ -220,9 +221,7 @@ struct CellColumn {
   float Weight(uint32_t id) const { return chunk.CellWeight(id, lx, ly, lz); }
   template <typename Fn>
   void ForEachWeight(Fn fn) const {
-    for (uint32_t id : chunk.section_biome_ids(ly / (16 / chunk.cell_size()))) {
-      fn(id, chunk.CellWeight(id, lx, ly, lz));
-    }
+    for (uint32_t id : chunk.CellBiomeIds(ly)) fn(id, chunk.CellWeight(id, lx, ly, lz));
   }
   const char* SplatTexel(uint32_t) const { return nullptr; }
 };
@@ -375,14 +374,27 @@ absl::Status PaintPoints(
   return absl::OkStatus();
 }
 
-// Paints a slice at one block per pixel from the 3D chunks holding `blocks` (the plane's blocks
-// the image shows), 16 x 16 with cells of one block: a chunk gathers the lattice once for all its
-// cells, where a 3D point gathers a whole sphere of it for one (docs/performance.md, 3D biomes).
+// Asks for `chunks` in requests of at most `batch` chunks each, handing each chunk to `paint`.
+absl::Status GenerateInBatches(Client& client, const std::vector<ChunkCoord>& chunks, size_t batch,
+                               const ChunkRequestOptions& options,
+                               const std::function<void(ChunkView)>& paint) {
+  for (size_t begin = 0; begin < chunks.size(); begin += batch) {
+    const size_t count = std::min(batch, chunks.size() - begin);
+    absl::Status status =
+        client.GenerateChunks(absl::MakeConstSpan(chunks.data() + begin, count), options, paint);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+// Paints a slice at one block per pixel from the 3D chunks holding its plane within `region`
+// (RenderSlice's region: x and z for a y slice, across and y for an x or z slice), 16 x 16 with
+// cells of one block: a chunk gathers the lattice once for all its cells, where a 3D point gathers
+// a whole sphere of it for one (docs/performance.md, 3D biomes).
 // Returns nullopt, having asked for nothing, when the server's limits leave no room for one such
 // section per request or the sections would cross world_y_bound: the caller samples points.
 std::optional<absl::Status> PaintSliceFromChunks(Client& client, const v1::WorldDescription& world,
-                                                 const Slice& slice,
-                                                 const std::vector<Point3>& blocks,
+                                                 const Slice& slice, const BlockRegion& region,
                                                  RegionPainter* painter) {
   constexpr int64_t kSize = 16, kSection = 16;
   const v1::ServerLimits& limits = world.limits();
@@ -392,18 +404,24 @@ std::optional<absl::Status> PaintSliceFromChunks(Client& client, const v1::World
                                              (kSize * kSize) / kSection,
                                          limits.max_sections_per_request()) *
                        kSection;
-  if (blocks.empty() || rows < kSection || kSize < limits.min_chunk_size() ||
-      kSize > limits.max_chunk_size()) {
+  if (rows < kSection || kSize < limits.min_chunk_size() || kSize > limits.max_chunk_size()) {
     return std::nullopt;
   }
-  int64_t lo[3], hi[3];  // x, y, z
-  for (size_t k = 0; k < blocks.size(); ++k) {
-    const int64_t v[3] = {static_cast<int64_t>(blocks[k].x), static_cast<int64_t>(blocks[k].y),
-                          static_cast<int64_t>(blocks[k].z)};
-    for (int a = 0; a < 3; ++a) {
-      lo[a] = k == 0 ? v[a] : std::min(lo[a], v[a]);
-      hi[a] = k == 0 ? v[a] : std::max(hi[a], v[a]);
-    }
+  // The plane's blocks: lo[a] <= v[a] <= hi[a] along x, y, z.
+  int64_t lo[3], hi[3];
+  switch (slice.axis) {
+    case Slice::Axis::kY:
+      lo[0] = region.min_x, hi[0] = region.max_x, lo[1] = hi[1] = slice.at;
+      lo[2] = region.min_z, hi[2] = region.max_z;
+      break;
+    case Slice::Axis::kX:
+      lo[0] = hi[0] = slice.at, lo[1] = region.min_z, hi[1] = region.max_z;
+      lo[2] = region.min_x, hi[2] = region.max_x;
+      break;
+    case Slice::Axis::kZ:
+      lo[0] = region.min_x, hi[0] = region.max_x, lo[1] = region.min_z, hi[1] = region.max_z;
+      lo[2] = hi[2] = slice.at;
+      break;
   }
   const int64_t y0 = FloorDiv(lo[1], kSection) * kSection;
   const int64_t y1 = (FloorDiv(hi[1], kSection) + 1) * kSection;
@@ -453,11 +471,9 @@ std::optional<absl::Status> PaintSliceFromChunks(Client& client, const v1::World
     const size_t batch = static_cast<size_t>(
         std::max<int64_t>(1, std::min<int64_t>(limits.max_chunks_per_request(),
                                                limits.max_sections_per_request() / sections)));
-    for (size_t begin = 0; begin < chunks.size(); begin += batch) {
-      const size_t count = std::min(batch, chunks.size() - begin);
-      absl::Status status =
-          client.GenerateChunks(absl::MakeConstSpan(chunks.data() + begin, count), options, paint);
-      if (!status.ok()) return status;
+    if (absl::Status status = GenerateInBatches(client, chunks, batch, options, paint);
+        !status.ok()) {
+      return status;
     }
   }
   return absl::OkStatus();
@@ -492,14 +508,10 @@ absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription
   if (scale <= MaxChunkRenderScale(world)) {
     const std::vector<ChunkCoord> chunks = painter.Chunks(chunk_size);
     const size_t batch = std::max<size_t>(1, world.limits().max_chunks_per_request());
-    const ChunkRequestOptions options = painter.ChunkOptions(chunk_size);
-    for (size_t begin = 0; begin < chunks.size(); begin += batch) {
-      const size_t count = std::min(batch, chunks.size() - begin);
-      absl::Status status =
-          client.GenerateChunks(absl::MakeConstSpan(chunks.data() + begin, count), options,
-                                [&](ChunkView chunk) { painter.Paint(chunk); });
-      if (!status.ok()) return status;
-    }
+    absl::Status painted =
+        GenerateInBatches(client, chunks, batch, painter.ChunkOptions(chunk_size),
+                          [&](ChunkView chunk) { painter.Paint(chunk); });
+    if (!painted.ok()) return painted;
     return painter.Finish();
   }
   const std::vector<std::pair<double, double>> points = painter.Points();
@@ -549,6 +561,14 @@ absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription&
   const BlockRegion plane =
       vertical ? BlockRegion{region.min_x, -region.max_z, region.max_x, -region.min_z} : region;
   RegionPainter painter(world, plane, layer, scale, /*flat=*/true);
+  if (scale == 1) {
+    std::optional<absl::Status> painted =
+        PaintSliceFromChunks(client, world, slice, region, &painter);
+    if (painted.has_value()) {
+      if (!painted->ok()) return *painted;
+      return painter.Finish();
+    }
+  }
   const std::vector<std::pair<double, double>> cells = painter.Points();
   std::vector<Point3> points;
   points.reserve(cells.size());
@@ -564,14 +584,6 @@ absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription&
       case Slice::Axis::kZ:
         points.push_back({a, -b, at});
         break;
-    }
-  }
-  if (scale == 1) {
-    std::optional<absl::Status> painted =
-        PaintSliceFromChunks(client, world, slice, points, &painter);
-    if (painted.has_value()) {
-      if (!painted->ok()) return *painted;
-      return painter.Finish();
     }
   }
   const PointRequestOptions options = painter.PointOptions();

@@ -201,6 +201,9 @@ TEST(ChunkViewTest, LooksUpCellsOfAVolumeBySectionAndBlock) {
   EXPECT_EQ(view->max_y(), 0);
   EXPECT_TRUE(view->section_single_biome(0));
   EXPECT_EQ(view->section_biome_ids(1), (std::vector<uint32_t>{2, 9}));
+  // Rows 0-7 are the lower section, 8-15 the upper (8 rows of 2 blocks per section).
+  EXPECT_EQ(view->CellBiomeIds(7), (std::vector<uint32_t>{7}));
+  EXPECT_EQ(view->CellBiomeIds(8), (std::vector<uint32_t>{2, 9}));
   // The lower section: one biome at exactly 1 in every cell, absent biomes 0.
   EXPECT_EQ(view->CellWeight(7, 1, 3, 0), 1.0f);
   EXPECT_EQ(view->CellWeight(2, 1, 3, 0), 0.0f);
