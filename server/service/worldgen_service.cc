@@ -452,6 +452,41 @@ grpc::ServerUnaryReactor* RefusedUnary(grpc::CallbackServerContext* context,
   return reactor;
 }
 
+// Admits a call of `shape`, whose deadline, fair-share client and timing come from the call.
+absl::StatusOr<std::unique_ptr<CallScheduler::Call>> AdmitCall(
+    CallScheduler& scheduler, const grpc::CallbackServerContext& context, const CallRecord& record,
+    CallShape shape) {
+  shape.deadline = CallDeadline(context);
+  shape.client = record.client();
+  shape.times = record.times();
+  return scheduler.Admit(shape, absl::Now());
+}
+
+// Admits a unary call of one task (SampleWeights, ListSamplingPoints) and queues `work` for a pool
+// thread, its one reply reserved: `work` finishes the call unless the scheduler sheds it first,
+// which finishes it with the shedding's pushback. A call not admitted is refused at once.
+// `work(SampleCall& reactor, const CallRecord& record)`.
+template <typename Work>
+grpc::ServerUnaryReactor* RunUnary(CallScheduler& scheduler, grpc::CallbackServerContext* context,
+                                   const CallRecord& record, CallShape shape, Work work) {
+  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
+      AdmitCall(scheduler, *context, record, std::move(shape));
+  if (!call.ok()) {
+    return RefusedUnary(context, record, call.status(),
+                        CallScheduler::RefusalReason(call.status()));
+  }
+  auto* reactor = new SampleCall(context, *std::move(call));
+  reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
+  reactor->call()->Submit([context, reactor, record, work = std::move(work)]() mutable {
+    if (reactor->call()->shed()) {
+      reactor->Done(record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
+      return;
+    }
+    work(*reactor, record);
+  });
+  return reactor;
+}
+
 }  // namespace
 
 WorldGenService::WorldGenService(const WorldRegistry* worlds, CallScheduler* scheduler,
@@ -498,11 +533,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorldGenService::GenerateChunk(
           ? MaxEncodedVolumeBytes(selection->size(), selection->vertical()->cell,
                                   selection->vertical()->sections(), biome_count, options)
           : MaxEncodedChunkBytes(selection->size(), biome_count, options);
-  shape.deadline = CallDeadline(*context);
-  shape.client = record.client();
-  shape.times = record.times();
   absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
-      deps_.scheduler->Admit(shape, absl::Now());
+      AdmitCall(*deps_.scheduler, *context, record, shape);
   if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
   const int buffer_chunks = ChunkStreamPolicy::BufferChunks(deps_.options.stream_buffer_chunks,
                                                             deps_.options.stream_buffer_bytes,
@@ -540,45 +572,31 @@ grpc::ServerUnaryReactor* WorldGenService::SampleWeights(grpc::CallbackServerCon
   reply_options.source_biome = request->include_source_biome();
   shape.reply_bytes_per_task = MaxEncodedSampleBytes(
       request->points_size(), static_cast<int>((*world)->spec().biomes.size()), reply_options);
-  shape.deadline = CallDeadline(*context);
-  shape.client = record.client();
-  shape.times = record.times();
-  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
-      deps_.scheduler->Admit(shape, absl::Now());
-  if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
-  auto* reactor = new SampleCall(context, *std::move(call));
-
-  auto blend_points = [this, context, request, raw_response, reactor, record,
-                       world = *std::move(world)] {
-    if (reactor->call()->shed()) {
-      reactor->Done(record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
-      return;
-    }
+  auto blend_points = [this, context, request, raw_response, world = *std::move(world)](
+                          SampleCall& reactor, const CallRecord& record) {
     PointTimes times;
     // A background call's thread runs waiting interactive tasks between its points.
-    const CallClass call_class = reactor->call()->call_class();
+    const CallClass call_class = reactor.call()->call_class();
     absl::StatusOr<v1::SampleWeightsResponse> response = SamplePoints(
         *world, *request, deps_.cache, [context] { return context->IsCancelled(); },
         [&] { return deps_.scheduler->RunWaitingInteractive(call_class); }, &times);
     record.times()->AddBlend(times.planar_time + times.volume_time);
     if (absl::IsCancelled(response.status())) {
-      reactor->Done(record, AbandonedStatus(*context));
+      reactor.Done(record, AbandonedStatus(*context));
       return;
     }
     if (!response.ok()) {
-      reactor->Done(record, grpc::Status(grpc::StatusCode::INTERNAL,
-                                         std::string(response.status().message())));
+      reactor.Done(record, grpc::Status(grpc::StatusCode::INTERNAL,
+                                        std::string(response.status().message())));
       return;
     }
     deps_.metrics->AddPointsSampled(request->points_size());
     deps_.scheduler->RecordPointCost(times.planar, times.planar_time);
     deps_.scheduler->RecordVolumePointCost(times.volume, times.volume_time);
     SerializeReply(*response, raw_response);
-    reactor->Done(record, grpc::Status::OK);
+    reactor.Done(record, grpc::Status::OK);
   };
-  reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
-  reactor->call()->Submit(std::move(blend_points));
-  return reactor;
+  return RunUnary(*deps_.scheduler, context, record, std::move(shape), std::move(blend_points));
 }
 
 grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServerContext* context,
@@ -604,31 +622,18 @@ grpc::ServerUnaryReactor* WorldGenService::ListSamplingPoints(grpc::CallbackServ
   shape.tasks = 1;
   shape.columns_per_task = std::max<int64_t>(1, static_cast<int64_t>(bound));
   shape.reply_bytes_per_task = MaxEncodedSamplingPointsBytes(static_cast<int64_t>(bound));
-  shape.deadline = CallDeadline(*context);
-  shape.client = record.client();
-  shape.times = record.times();
-  absl::StatusOr<std::unique_ptr<CallScheduler::Call>> call =
-      deps_.scheduler->Admit(shape, absl::Now());
-  if (!call.ok()) return refuse(call.status(), CallScheduler::RefusalReason(call.status()));
-  auto* reactor = new SampleCall(context, *std::move(call));
-  auto list_points = [this, context, box = *box, raw_response, reactor, record,
-                      world = *std::move(world)] {
-    if (reactor->call()->shed()) {
-      reactor->Done(record, PushbackStatus(context, reactor->call()->ShedStatus()), kShed);
-      return;
-    }
+  auto list_points = [this, context, box = *box, raw_response, world = *std::move(world)](
+                         SampleCall& reactor, const CallRecord& record) {
     if (context->IsCancelled()) {
-      reactor->Done(record, AbandonedStatus(*context));
+      reactor.Done(record, AbandonedStatus(*context));
       return;
     }
     const absl::Time start = absl::Now();
     SerializeReply(SamplingPointsReply(*world, box, deps_.cache), raw_response);
     record.times()->AddBlend(absl::Now() - start);
-    reactor->Done(record, grpc::Status::OK);
+    reactor.Done(record, grpc::Status::OK);
   };
-  reactor->call()->TryReserveReply();  // Always succeeds: the admission floor covers one reply.
-  reactor->call()->Submit(std::move(list_points));
-  return reactor;
+  return RunUnary(*deps_.scheduler, context, record, std::move(shape), std::move(list_points));
 }
 
 grpc::ServerUnaryReactor* WorldGenService::DescribeWorld(grpc::CallbackServerContext* context,
