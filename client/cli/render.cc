@@ -408,7 +408,7 @@ std::optional<absl::Status> PaintSliceFromChunks(Client& client, const v1::World
     return std::nullopt;
   }
   // The plane's blocks: lo[a] <= v[a] <= hi[a] along x, y, z.
-  int64_t lo[3], hi[3];
+  int64_t lo[3] = {}, hi[3] = {};
   switch (slice.axis) {
     case Slice::Axis::kY:
       lo[0] = region.min_x, hi[0] = region.max_x, lo[1] = hi[1] = slice.at;
