@@ -1,6 +1,7 @@
 #include "client/chunk_view.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -58,11 +59,25 @@ absl::StatusOr<ChunkView> ChunkView::DecodeVolume(v1::ChunkData data) {
     return fail("a 3D chunk with 2D fields");
   }
   const int64_t cells = (n / c) * (n / c) * (16 / c);
+  // max_y() = the first section's min_y + 16 per section must be an int64.
+  if (data.sections(0).min_y() > std::numeric_limits<int64_t>::max() - 16 * data.sections_size()) {
+    return fail(absl::StrFormat("%d sections from y %d pass the largest int64",
+                                data.sections_size(), data.sections(0).min_y()));
+  }
+  const v1::ChunkSection& first = data.sections(0);
   for (int s = 0; s < data.sections_size(); ++s) {
     const v1::ChunkSection& section = data.sections(s);
-    if (s > 0 && section.min_y() != data.sections(s - 1).min_y() + 16) {
+    if (section.min_y() != first.min_y() + 16 * int64_t{s}) {
       return fail(absl::StrFormat("section %d at y %d does not follow y %d", s, section.min_y(),
                                   data.sections(s - 1).min_y()));
+    }
+    // Asked-for arrays are in every section or none: accessors take them per chunk.
+    if ((section.dominant_biome_size() == 0) != (first.dominant_biome_size() == 0) ||
+        (section.source_biome_size() == 0) != (first.source_biome_size() == 0)) {
+      return fail(absl::StrFormat(
+          "section at y %d and the lowest one disagree on which of dominant and source biomes "
+          "they carry",
+          section.min_y()));
     }
     const std::string error =
         CheckLayers(section.biomes(), section.single_biome(), cells, section.dominant_biome_size(),

@@ -118,6 +118,9 @@ class ChunkView {
   // Highest-weight biome of the cell, ties to the lower id (from the message if it was asked for).
   uint32_t CellDominantBiome(int lx, int ly, int lz) const;
   // The 3D map's unblended biome at the cell, if the request asked for source biomes.
+  bool has_cell_source_biome() const {
+    return is_volume() && data_.sections(0).source_biome_size() > 0;
+  }
   uint32_t CellSourceBiome(int lx, int ly, int lz) const;
   bool ContainsBlock(int64_t x, int64_t y, int64_t z) const {
     return ContainsColumn(x, z) && y >= min_y() && y < max_y();

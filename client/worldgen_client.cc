@@ -38,6 +38,10 @@ namespace {
 
 // Regions are expanded into a set of pending chunks; no server accepts anywhere near this many.
 constexpr int64_t kMaxChunksPerCall = int64_t{1} << 20;
+// The longest keepalive or reconnect duration gRPC's int milliseconds hold.
+constexpr absl::Duration kMaxChannelDuration = absl::Milliseconds(std::numeric_limits<int>::max());
+// VerticalRange.cell_size 0 means this.
+constexpr int64_t kDefaultCellSize = 4;
 
 absl::Status FromGrpc(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
@@ -243,6 +247,17 @@ absl::Status ValidateOptions(const ClientOptions& options) {
                      "offset ",
                      bad - options.api_key.begin(), " (the key goes in an HTTP header)"));
   }
+  // gRPC takes these as int milliseconds: a longer one would wrap around.
+  for (const auto& [name, value] :
+       {std::pair<const char*, absl::Duration>{"keepalive_time", options.keepalive_time},
+        {"keepalive_timeout", options.keepalive_timeout},
+        {"max_reconnect_backoff", options.max_reconnect_backoff}}) {
+    if (value < absl::ZeroDuration() || value > kMaxChannelDuration) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "ClientOptions.", name, " = ", absl::FormatDuration(value), " is not in [0, ",
+          absl::FormatDuration(kMaxChannelDuration), "] (gRPC takes int milliseconds)"));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -260,6 +275,45 @@ void SetWorld(const ClientOptions& options, Request& request) {
   if (request.world_fingerprint().empty() && request.world() == options.world) {
     request.set_world_fingerprint(options.world_fingerprint);
   }
+}
+
+int64_t CellSize(const v1::VerticalRange& range) {
+  return range.cell_size() == 0 ? kDefaultCellSize : range.cell_size();
+}
+
+// What `view` lacks of what `request` asked for (empty if nothing): the accessors a caller uses
+// because it asked ("if the request asked for it") must have something to read, whatever a
+// replica or proxy sent.
+std::string MissingFromReply(const v1::GenerateChunkRequest& request, const ChunkView& view) {
+  if (request.chunk_size() != 0 && view.size() != static_cast<int64_t>(request.chunk_size())) {
+    return absl::StrFormat("chunk_size %d, not the %d asked for", view.size(),
+                           request.chunk_size());
+  }
+  if (request.has_vertical()) {
+    const v1::VerticalRange& range = request.vertical();
+    if (!view.is_volume()) return "columns, where cells of a vertical range were asked for";
+    if (view.cell_size() != CellSize(range)) {
+      return absl::StrFormat("cells of %d blocks, not the %d asked for", view.cell_size(),
+                             CellSize(range));
+    }
+    if (view.min_y() != range.min_y() || view.max_y() != range.max_y()) {
+      return absl::StrFormat("sections over y [%d, %d), not the [%d, %d) asked for", view.min_y(),
+                             view.max_y(), range.min_y(), range.max_y());
+    }
+    if (request.include_source_biome() && !view.has_cell_source_biome()) {
+      return "no source biomes, which were asked for";
+    }
+    return "";
+  }
+  if (view.is_volume()) return "sections, where columns were asked for";
+  if (request.include_heights() && !view.has_heights()) return "no heights, which were asked for";
+  if (request.include_source_biome() && !view.has_source_biome()) {
+    return "no source biomes, which were asked for";
+  }
+  if (request.include_splat() && view.splat_texture_count() == 0) {
+    return "no splat textures, which were asked for";
+  }
+  return "";
 }
 
 // A GenerateChunkRequest without its selection.
@@ -493,7 +547,9 @@ absl::Status Client::WithRetries(const std::function<absl::Status(absl::Time)>& 
                           absl::StrCat(status.message(), " (after ", retry + 1, " attempts)"));
     }
     const std::optional<absl::Duration> pushback =
-        status.code() == absl::StatusCode::kResourceExhausted ? Pushback(status) : std::nullopt;
+        options_.honor_pushback && status.code() == absl::StatusCode::kResourceExhausted
+            ? Pushback(status)
+            : std::nullopt;
     const absl::Duration wait = pushback.value_or(RetryBackoff(options_, retry + 1));
     if (pushback.has_value() && absl::Now() + wait >= deadline) {
       // The server will not have room before the deadline: say so, keeping its code.
@@ -575,19 +631,23 @@ absl::Status Client::GenerateRegion(const ChunkRegion& region, const ChunkReques
                                                       region.min_x, region.max_x, region.min_z,
                                                       region.max_z));
   }
-  // Widths in double first: int64 differences of extreme values could overflow.
-  const double count = (static_cast<double>(region.max_x) - region.min_x + 1) *
-                       (static_cast<double>(region.max_z) - region.min_z + 1);
-  if (count > static_cast<double>(kMaxChunksPerCall)) {
-    return absl::InvalidArgumentError(absl::StrFormat("region has %.0f chunks", count));
+  // Sides less one, exact for any bounds (max >= min) in unsigned arithmetic.
+  const uint64_t width = static_cast<uint64_t>(region.max_x) - static_cast<uint64_t>(region.min_x);
+  const uint64_t depth = static_cast<uint64_t>(region.max_z) - static_cast<uint64_t>(region.min_z);
+  const uint64_t limit = kMaxChunksPerCall;
+  if (width >= limit || depth >= limit || (width + 1) * (depth + 1) > limit) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("region [%d, %d] x [%d, %d] has more than %d chunks", region.min_x,
+                        region.max_x, region.min_z, region.max_z, kMaxChunksPerCall));
   }
+  const size_t count = static_cast<size_t>((width + 1) * (depth + 1));
   v1::GenerateChunkRequest message = ChunkRequestMessage(options_, request);
   v1::ChunkRegion* r = message.mutable_region();
   r->set_min_x(region.min_x);
   r->set_min_z(region.min_z);
   r->set_max_x(region.max_x);
   r->set_max_z(region.max_z);
-  return StreamChunks(std::move(message), static_cast<size_t>(count), on_chunk);
+  return StreamChunks(std::move(message), count, on_chunk);
 }
 
 absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expected,
@@ -595,9 +655,14 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
   absl::flat_hash_set<ChunkCoord, CoordHash> pending;
   pending.reserve(expected);
   if (request.has_region()) {
+    // By offsets from the minimum (GenerateRegion bounds them): a loop up to a maximum of
+    // INT64_MAX would never end.
     const v1::ChunkRegion& r = request.region();
-    for (int64_t z = r.min_z(); z <= r.max_z(); ++z) {
-      for (int64_t x = r.min_x(); x <= r.max_x(); ++x) pending.insert({x, z});
+    const uint64_t x0 = static_cast<uint64_t>(r.min_x()), z0 = static_cast<uint64_t>(r.min_z());
+    for (uint64_t dz = 0; dz <= static_cast<uint64_t>(r.max_z()) - z0; ++dz) {
+      for (uint64_t dx = 0; dx <= static_cast<uint64_t>(r.max_x()) - x0; ++dx) {
+        pending.insert({static_cast<int64_t>(x0 + dx), static_cast<int64_t>(z0 + dz)});
+      }
     }
   } else {
     for (const v1::ChunkCoord& c : request.chunks().coords()) pending.insert({c.x(), c.z()});
@@ -628,19 +693,21 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
         request.chunk_size() != 0 ? request.chunk_size() : world_chunk_size_.load();
     AddRouteKey(context, request.world(), static_cast<double>(first.x) * side,
                 static_cast<double>(first.z) * side);
-    // A 3D chunk counts its cells (the server's admission does too).
-    int64_t per_chunk = side * side;
+    // A 3D chunk counts its cells (the server's admission does too). In double: the range is
+    // the caller's, which the server validates, and only the connection depends on it.
+    double per_chunk = static_cast<double>(side) * side;
     if (request.has_vertical()) {
-      const int64_t cell = request.vertical().cell_size() == 0 ? 4 : request.vertical().cell_size();
-      per_chunk =
-          per_chunk / (cell * cell) *
-          std::max<int64_t>(1, (request.vertical().max_y() - request.vertical().min_y()) / cell);
+      const double cell = static_cast<double>(CellSize(request.vertical()));
+      const double rows = (static_cast<double>(request.vertical().max_y()) -
+                           static_cast<double>(request.vertical().min_y())) /
+                          cell;
+      per_chunk = per_chunk / (cell * cell) * std::max(1.0, rows);
     }
+    const double columns = std::min(static_cast<double>(pending.size()) * per_chunk, 0x1p62);
     // Held until the stream ends.
     const std::shared_ptr<const Channels> channels = CurrentChannels();
     std::unique_ptr<grpc::ClientReader<v1::ChunkData>> reader =
-        StubFor(*channels, static_cast<int64_t>(pending.size()) * per_chunk)
-            .GenerateChunk(&context, request);
+        StubFor(*channels, static_cast<int64_t>(columns)).GenerateChunk(&context, request);
     v1::ChunkData data;
     absl::Status failure;
     while (reader->Read(&data)) {
@@ -656,6 +723,11 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
         failure = view.status();
         break;
       }
+      if (const std::string missing = MissingFromReply(request, *view); !missing.empty()) {
+        failure = absl::DataLossError(
+            absl::StrFormat("chunk (%d, %d): %s", view->chunk_x(), view->chunk_z(), missing));
+        break;
+      }
       pending.erase(it);
       if (request.chunk_size() == 0) world_chunk_size_.store(view->size());
       on_chunk(*std::move(view));
@@ -667,7 +739,10 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
       return failure;
     }
     absl::Status status = AttemptStatus(reader->Finish(), context);
-    if (status.ok() && !pending.empty()) {
+    // Every chunk was delivered: the call is done, however the stream ended after them (a
+    // replica or proxy dying after its last write must not make the caller ask again).
+    if (pending.empty()) return absl::OkStatus();
+    if (status.ok()) {
       return absl::DataLossError(
           absl::StrCat("stream ended OK with ", pending.size(), " requested chunks missing"));
     }

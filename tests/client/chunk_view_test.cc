@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,7 @@ v1::ChunkData TwoSectionVolume() {
   low->set_min_y(-32);
   low->set_single_biome(true);
   low->add_biomes()->set_biome_id(7);
+  for (int cell = 0; cell < 32; ++cell) low->add_source_biome(7);
   v1::ChunkSection* high = data.add_sections();
   high->set_min_y(-16);
   v1::BiomeWeights* a = high->add_biomes();
@@ -214,6 +216,9 @@ TEST(ChunkViewTest, LooksUpCellsOfAVolumeBySectionAndBlock) {
   EXPECT_EQ(view->CellDominantBiome(1, 11, 1), 2u);
   EXPECT_EQ(view->CellDominantBiome(1, 15, 1), 9u);
   EXPECT_EQ(view->CellSourceBiome(1, 15, 1), 9u);
+  EXPECT_EQ(view->CellSourceBiome(0, 0, 0), 7u);
+  EXPECT_TRUE(view->has_cell_source_biome());
+  EXPECT_FALSE(view->has_source_biome());  // The 2D chunk's accessor.
   // Block (x, y, z) = origin + (3, 22, 2) lies in cell (1, 11, 1).
   ASSERT_TRUE(view->ContainsBlock(-12 + 3, -32 + 22, 28 + 2));
   EXPECT_FALSE(view->ContainsBlock(-12, 0, 28));
@@ -240,6 +245,16 @@ TEST(ChunkViewTest, RejectsVolumesThatBreakTheContract) {
   data = TwoSectionVolume();
   data.mutable_sections(1)->add_source_biome(2);
   expect_data_loss(data, "long source biomes in a section");
+  data = TwoSectionVolume();
+  data.mutable_sections(0)->clear_source_biome();
+  expect_data_loss(data, "source biomes in one section only");
+  data = TwoSectionVolume();
+  for (int cell = 0; cell < 32; ++cell) data.mutable_sections(1)->add_dominant_biome(2);
+  expect_data_loss(data, "dominant biomes in one section only");
+  data = TwoSectionVolume();
+  data.mutable_sections(0)->set_min_y(std::numeric_limits<int64_t>::max() - 16);
+  data.mutable_sections(1)->set_min_y(std::numeric_limits<int64_t>::max());
+  expect_data_loss(data, "sections past the largest int64");
   data = TwoSectionVolume();
   data.add_heights(1.0f);
   expect_data_loss(data, "2D fields in a volume");

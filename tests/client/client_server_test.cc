@@ -4,7 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <bit>
+#include <functional>
+#include <limits>
 #include <set>
 #include <thread>
 #include <utility>
@@ -669,6 +672,209 @@ TEST(ClientRouteKeyTest, EveryCallSendsTheKeyOfItsFirstChunkOrPoint) {
   EXPECT_THAT(
       server.service.routes(),
       ::testing::ElementsAre("steppe/-2/1", "steppe/1/-1", "steppe/0/0", "steppe/2/-1", "(none)"));
+}
+
+// An in-process server whose GenerateChunk writes `reply(x, z, request)` for every chunk the call
+// selects, then ends the stream with `ending`; it counts its calls.
+class ScriptedChunkService final : public v1::WorldGen::Service {
+ public:
+  using Reply = std::function<v1::ChunkData(int64_t x, int64_t z, const v1::GenerateChunkRequest&)>;
+  ScriptedChunkService(grpc::Status ending, Reply reply)
+      : ending_(std::move(ending)), reply_(std::move(reply)) {}
+  grpc::Status GenerateChunk(grpc::ServerContext*, const v1::GenerateChunkRequest* request,
+                             grpc::ServerWriter<v1::ChunkData>* writer) override {
+    calls_.fetch_add(1);
+    if (request->has_region()) {
+      // By offsets, as the selection may end at INT64_MAX.
+      const v1::ChunkRegion& r = request->region();
+      for (uint64_t dz = 0; dz <= static_cast<uint64_t>(r.max_z()) - r.min_z(); ++dz) {
+        for (uint64_t dx = 0; dx <= static_cast<uint64_t>(r.max_x()) - r.min_x(); ++dx) {
+          writer->Write(reply_(static_cast<int64_t>(r.min_x() + dx),
+                               static_cast<int64_t>(r.min_z() + dz), *request));
+        }
+      }
+    } else {
+      for (const v1::ChunkCoord& c : request->chunks().coords()) {
+        writer->Write(reply_(c.x(), c.z(), *request));
+      }
+    }
+    return ending_;
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  const grpc::Status ending_;
+  const Reply reply_;
+  std::atomic<int> calls_{0};
+};
+using ScriptedChunkServer = InProcessServer<ScriptedChunkService>;
+
+// A 2D chunk of one biome and nothing else, of the size asked for (16 for the world's).
+v1::ChunkData PlainChunk(int64_t x, int64_t z, const v1::GenerateChunkRequest& request) {
+  v1::ChunkData data;
+  data.mutable_coord()->set_x(x);
+  data.mutable_coord()->set_z(z);
+  data.set_chunk_size(request.chunk_size() == 0 ? 16 : request.chunk_size());
+  data.set_single_biome(true);
+  data.add_biomes()->set_biome_id(1);
+  return data;
+}
+
+// A replica (or the proxy before it) that dies right after its last write ends the stream with an
+// error: every chunk arrived, so the call succeeded and must not be asked for again.
+TEST(ClientRetryTest, AStreamEndingInAnErrorAfterItsLastChunkHasSucceeded) {
+  ScriptedChunkServer server(grpc::Status(grpc::StatusCode::UNAVAILABLE, "gone after the last"),
+                             PlainChunk);
+  ASSERT_NE(server.server, nullptr);
+  ClientOptions options;
+  options.max_retries = 0;
+  auto client = Client::Connect(server.target(), options);
+  ASSERT_TRUE(client.ok());
+  int delivered = 0;
+  absl::Status status = (*client)->GenerateRegion({.min_x = 0, .min_z = 0, .max_x = 1, .max_z = 1},
+                                                  {}, [&](ChunkView) { ++delivered; });
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(delivered, 4);
+  EXPECT_TRUE((*client)->GenerateChunk(5, 5).ok());
+  // With retries, no backoff is waited and no call repeated.
+  options.max_retries = 5;
+  options.initial_backoff = absl::Seconds(30);
+  auto patient = Client::Connect(server.target(), options);
+  ASSERT_TRUE(patient.ok());
+  const absl::Time start = absl::Now();
+  EXPECT_TRUE((*patient)->GenerateChunk(6, 6).ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_EQ((*patient)->stats().retries, 0);
+  EXPECT_EQ(server.service.calls(), 3);
+}
+
+TEST(ClientRegionTest, RegionsAtTheEndsOfInt64AreAskedForOnceEach) {
+  ScriptedChunkServer server(grpc::Status::OK, PlainChunk);
+  ASSERT_NE(server.server, nullptr);
+  auto client = Client::Connect(server.target());
+  ASSERT_TRUE(client.ok());
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  std::set<std::pair<int64_t, int64_t>> seen;
+  absl::Status status = (*client)->GenerateRegion(
+      {.min_x = kMax - 1, .min_z = kMin, .max_x = kMax, .max_z = kMin + 1}, {},
+      [&](ChunkView view) {
+        seen.insert({view.chunk_x(), view.chunk_z()});
+      });
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_THAT(seen, ::testing::ElementsAre(std::pair(kMax - 1, kMin), std::pair(kMax - 1, kMin + 1),
+                                           std::pair(kMax, kMin), std::pair(kMax, kMin + 1)));
+  // The whole int64 range is refused before anything is sent.
+  status = (*client)->GenerateRegion({.min_x = kMin, .min_z = 0, .max_x = kMax, .max_z = 0}, {},
+                                     [](ChunkView) {});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_EQ(server.service.calls(), 1);
+}
+
+// A chunk without what the call asked for would leave the accessors the caller uses because it
+// asked reading nothing: the call fails DATA_LOSS before delivering it.
+TEST(ClientStreamTest, AChunkLackingWhatTheCallAskedForIsDataLoss) {
+  auto volume = [](int64_t x, int64_t z, const v1::GenerateChunkRequest& request) {
+    v1::ChunkData data;
+    data.mutable_coord()->set_x(x);
+    data.mutable_coord()->set_z(z);
+    data.set_chunk_size(16);
+    data.set_cell_size(4);
+    v1::ChunkSection* section = data.add_sections();
+    section->set_min_y(0);
+    section->set_single_biome(true);
+    section->add_biomes()->set_biome_id(1);
+    return data;
+  };
+  struct Case {
+    const char* what;
+    ChunkRequestOptions request;
+    ScriptedChunkService::Reply reply;
+    const char* message;  // Empty: the chunk answers the call.
+  };
+  const std::vector<Case> cases = {
+      {"plain", {}, PlainChunk, ""},
+      {"heights", {.heights = true}, PlainChunk, "no heights"},
+      {"source biomes", {.source_biome = true}, PlainChunk, "no source biomes"},
+      {"splat", {.splat = true}, PlainChunk, "no splat textures"},
+      {"another size",
+       {.chunk_size = 32},
+       [](int64_t x, int64_t z, const v1::GenerateChunkRequest&) {
+         return PlainChunk(x, z, v1::GenerateChunkRequest());
+       },
+       "chunk_size 16, not the 32"},
+      {"columns for cells",
+       {.vertical = ChunkRequestOptions::Vertical{0, 16, 4}},
+       PlainChunk,
+       "columns, where cells"},
+      {"cells for columns", {}, volume, "sections, where columns"},
+      {"one section", {.vertical = ChunkRequestOptions::Vertical{0, 16, 4}}, volume, ""},
+      {"another range",
+       {.vertical = ChunkRequestOptions::Vertical{0, 32, 4}},
+       volume,
+       "y [0, 16), not the [0, 32)"},
+      {"another cell",
+       {.vertical = ChunkRequestOptions::Vertical{0, 16, 2}},
+       volume,
+       "cells of 4 blocks, not the 2"},
+      {"cell source biomes",
+       {.source_biome = true, .vertical = ChunkRequestOptions::Vertical{0, 16, 4}},
+       volume,
+       "no source biomes"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    ScriptedChunkServer server(grpc::Status::OK, c.reply);
+    ASSERT_NE(server.server, nullptr);
+    auto client = Client::Connect(server.target());
+    ASSERT_TRUE(client.ok());
+    int delivered = 0;
+    absl::Status status = (*client)->GenerateChunks(std::vector<ChunkCoord>{{1, 2}}, c.request,
+                                                    [&](ChunkView) { ++delivered; });
+    if (std::string(c.message).empty()) {
+      EXPECT_TRUE(status.ok()) << status;
+      EXPECT_EQ(delivered, 1);
+      continue;
+    }
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(c.message));
+    EXPECT_EQ(delivered, 0);
+    EXPECT_EQ(server.service.calls(), 1);  // Not retried.
+  }
+}
+
+// honor_pushback = false: a RESOURCE_EXHAUSTED the caller lists in retry_codes is retried on the
+// backoff schedule, not after the server's pushback.
+TEST(ClientRetryTest, WithoutHonorPushbackRefusalsFollowTheBackoff) {
+  RefusingServer server(2, "30000");
+  ASSERT_NE(server.server, nullptr);
+  ClientOptions options;
+  options.honor_pushback = false;
+  options.retry_codes = {absl::StatusCode::kUnavailable, absl::StatusCode::kResourceExhausted};
+  options.initial_backoff = absl::Milliseconds(10);
+  options.deadline = absl::Seconds(20);
+  auto client = Client::Connect(server.target(), options);
+  ASSERT_TRUE(client.ok());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::WorldDescription> description = (*client)->DescribeWorld();
+  ASSERT_TRUE(description.ok()) << description.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_EQ(server.service.arrivals().size(), 3u);
+}
+
+TEST(ClientOptionsTest, ChannelDurationsBeyondGrpcsIntMillisecondsAreRefused) {
+  for (auto set : std::vector<std::function<void(ClientOptions&)>>{
+           [](ClientOptions& o) { o.keepalive_time = absl::Hours(24 * 30); },
+           [](ClientOptions& o) { o.keepalive_timeout = -absl::Seconds(1); },
+           [](ClientOptions& o) { o.max_reconnect_backoff = absl::InfiniteDuration(); }}) {
+    ClientOptions options;
+    set(options);
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect("127.0.0.1:1", options);
+    EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument) << client.status();
+  }
+  ClientOptions longest;
+  longest.keepalive_time = absl::Milliseconds(std::numeric_limits<int>::max());
+  EXPECT_TRUE(Client::Connect("127.0.0.1:1", longest).ok());
 }
 
 }  // namespace
