@@ -27,6 +27,40 @@ void SquareGrid::ComputeTile(int32_t tile_x, int32_t tile_z, BiomeTile* tile) co
   source_.BiomeIndices(x, z, n * n, tile->biome);
 }
 
+namespace {
+
+// The vertices a gather reads: row gz0 + r holds gx_lo[r]..gx_hi[r] (none when hi < lo), stored
+// from out[row_start[r]] on. Thread-local buffers that only grow: a gather allocates nothing once
+// warm.
+struct GridRows {
+  std::vector<int64_t> gx_lo, gx_hi;
+  std::vector<size_t> row_start;
+};
+
+GridRows& ClearedRows() {
+  thread_local GridRows rows;
+  rows.gx_lo.clear();
+  rows.gx_hi.clear();
+  rows.row_start.clear();
+  return rows;
+}
+
+// Appends row gz's vertices lo..hi (none when hi < lo) to `rows` and, without biomes, to `out`.
+void AddRow(int64_t gz, int64_t lo, int64_t hi, double g, GridRows& rows,
+            std::vector<KernelSample>* out) {
+  rows.gx_lo.push_back(lo);
+  rows.gx_hi.push_back(hi);
+  rows.row_start.push_back(out->size());
+  for (int64_t gx = lo; gx <= hi; ++gx) {
+    KernelSample s;
+    s.x = static_cast<double>(gx) * g;
+    s.z = static_cast<double>(gz) * g;
+    out->push_back(s);
+  }
+}
+
+}  // namespace
+
 void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
                         BiomeSampleCache* cache, std::vector<KernelSample>* out) const {
   out->clear();
@@ -35,14 +69,9 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
   const int64_t gx1 = static_cast<int64_t>(std::ceil((max_x + reach) / g));
   const int64_t gz0 = static_cast<int64_t>(std::floor((min_z - reach) / g));
   const int64_t gz1 = static_cast<int64_t>(std::ceil((max_z + reach) / g));
-  // Row gz0 + r keeps the vertices gx_lo[r]..gx_hi[r], from out[row_start[r]] on: the distance to
-  // the box falls then rises along a row, so the kept vertices of a row are consecutive.
-  // Thread-local buffers that only grow: a gather allocates nothing once warm.
-  thread_local std::vector<int64_t> gx_lo, gx_hi;
-  thread_local std::vector<size_t> row_start;
-  gx_lo.clear();
-  gx_hi.clear();
-  row_start.clear();
+  // The distance to the box falls then rises along a row, so the kept vertices of a row are
+  // consecutive.
+  GridRows& rows = ClearedRows();
   for (int64_t gz = gz0; gz <= gz1; ++gz) {
     const double z = static_cast<double>(gz) * g;
     const double dz = std::max(0.0, std::max(min_z - z, z - max_z));
@@ -56,16 +85,14 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
       hi = gx;
     }
     if (lo > hi) hi = lo - 1;
-    gx_lo.push_back(lo);
-    gx_hi.push_back(hi);
-    row_start.push_back(out->size());
-    for (int64_t gx = lo; gx <= hi; ++gx) {
-      KernelSample s;
-      s.x = static_cast<double>(gx) * g;
-      s.z = z;
-      out->push_back(s);
-    }
+    AddRow(gz, lo, hi, g, rows, out);
   }
+  FillBiomes(gz0, rows.gx_lo, rows.gx_hi, rows.row_start, cache, out);
+}
+
+void SquareGrid::FillBiomes(int64_t gz0, std::span<const int64_t> gx_lo,
+                            std::span<const int64_t> gx_hi, std::span<const size_t> row_start,
+                            BiomeSampleCache* cache, std::vector<KernelSample>* out) const {
   if (cache != nullptr) {
     VisitTileRows(
         *cache, world_uid_, gz0, gx_lo, gx_hi,
@@ -85,8 +112,21 @@ void SquareGrid::Gather(double min_x, double min_z, double max_x, double max_z,
 
 void SquareGrid::SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
                                 std::vector<SamplingPoint>* out) const {
+  // Only the vertices inside: multiples of the spacing in [min, max) on each axis, which
+  // SamplingPointCount counts (and a request's limit bounds). Gathering with the kernel's reach
+  // would walk rows as long as the box however few vertices it holds.
+  const double g = spacing_;
+  const int64_t gx_lo = static_cast<int64_t>(std::ceil(box.min_x / g));
+  const int64_t gx_hi = static_cast<int64_t>(std::ceil(box.max_x / g)) - 1;
+  const int64_t gz_lo = static_cast<int64_t>(std::ceil(box.min_z / g));
+  const int64_t gz_hi = static_cast<int64_t>(std::ceil(box.max_z / g)) - 1;
   thread_local std::vector<KernelSample> samples;
-  Gather(box.min_x, box.min_z, box.max_x, box.max_z, cache, &samples);
+  samples.clear();
+  out->clear();
+  if (gx_hi < gx_lo || gz_hi < gz_lo) return;
+  GridRows& rows = ClearedRows();
+  for (int64_t gz = gz_lo; gz <= gz_hi; ++gz) AddRow(gz, gx_lo, gx_hi, g, rows, &samples);
+  FillBiomes(gz_lo, rows.gx_lo, rows.gx_hi, rows.row_start, cache, &samples);
   KeepSamplingPointsIn(box, samples, out);
 }
 

@@ -11,6 +11,7 @@
 #define WORLDGEN_ENGINE_SQUARE_GRID_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/blender.h"
@@ -34,13 +35,19 @@ class SquareGrid {
   void Gather(double min_x, double min_z, double max_x, double max_z, BiomeSampleCache* cache,
               std::vector<KernelSample>* out) const;
 
-  // The vertices in the box, in canonical (gz, gx) order, and exactly how many there are.
+  // The vertices in the half-open box, in canonical (gz, gx) order, and exactly how many there
+  // are (the work is that count's).
   void SamplingPoints(const BlockBox& box, BiomeSampleCache* cache,
                       std::vector<SamplingPoint>* out) const;
   double SamplingPointCount(const BlockBox& box) const;
 
  private:
   void ComputeTile(int32_t tile_x, int32_t tile_z, BiomeTile* tile) const;
+  // The biomes (through `cache`, may be null) and squared radii of the vertices in `out`: row
+  // gz0 + r holds gx_lo[r]..gx_hi[r] (none when hi < lo), stored from out[row_start[r]] on.
+  void FillBiomes(int64_t gz0, std::span<const int64_t> gx_lo, std::span<const int64_t> gx_hi,
+                  std::span<const size_t> row_start, BiomeSampleCache* cache,
+                  std::vector<KernelSample>* out) const;
 
   const BiomeSource& source_;
   int spacing_;

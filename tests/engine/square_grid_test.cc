@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "engine/biome_sample_cache.h"
 #include "gtest/gtest.h"
 #include "tests/engine/blend_test_util.h"
 
@@ -34,6 +35,24 @@ TEST(SquareGridTest, SamplingPointsAreTheVerticesInTheHalfOpenBox) {
       EXPECT_EQ(grid.SamplingPointCount(box), static_cast<double>(expected.size()));
     }
   }
+}
+
+// Listing a box's vertices reads the tiles holding them and no others: a box 2^20 blocks long and
+// half a block deep holds no vertex, and once made ListSamplingPoints walk (and cache) every
+// vertex within the kernel's reach of its whole length.
+TEST(SquareGridTest, SamplingPointsReadOnlyTheTilesHoldingThem) {
+  const World& world = testing::DefaultWorld();
+  const SquareGrid grid(world.source(), 4, std::vector<double>(world.spec().biomes.size(), 400.0),
+                        /*world_uid=*/0);
+  BiomeSampleCache cache(64 << 20);
+  std::vector<SamplingPoint> points;
+  grid.SamplingPoints({0, 0.25, 1 << 20, 0.75}, &cache, &points);
+  EXPECT_TRUE(points.empty());
+  EXPECT_EQ(cache.stats().misses + cache.stats().hits, 0u);
+  // 2 x 2 vertices in one tile (16 x 16 vertices of 4 blocks): one visit.
+  grid.SamplingPoints({4, 4, 12, 12}, &cache, &points);
+  EXPECT_EQ(points.size(), 4u);
+  EXPECT_EQ(cache.stats().misses + cache.stats().hits, 1u);
 }
 
 }  // namespace
