@@ -305,10 +305,13 @@ uint32_t World::SourceBiomeAt(double x, double z) const {
 
 absl::Status World::ValidateVolume(int size, int64_t min_y, int64_t max_y, int cell) {
   for (auto [name, y] : {std::pair{"min_y", min_y}, std::pair{"max_y", max_y}}) {
-    if (y % kSectionHeight != 0 || y < -kMaxWorldY || y > kMaxWorldY) {
+    if (y < -kMaxWorldY || y > kMaxWorldY) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s = %d is not a multiple of the section height %d within [-%d, %d]",
-                          name, y, kSectionHeight, kMaxWorldY, kMaxWorldY));
+          absl::StrFormat("%s = %d is outside [-%d, %d]", name, y, kMaxWorldY, kMaxWorldY));
+    }
+    if (y % kSectionHeight != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s = %d is not a multiple of the section height %d", name, y, kSectionHeight));
     }
   }
   if (min_y >= max_y) {

@@ -504,7 +504,7 @@ TEST_F(WorldGenServerTest, EveryBadInputGetsTheRightCodeAndNamesTheField) {
       {"vertical range empty", VolumeRequest({{0, 0}}, 16, 0, 0, 4),
        grpc::StatusCode::INVALID_ARGUMENT, "vertical.min_y = 0 is not below max_y = 0"},
       {"vertical range past the y bound", VolumeRequest({{0, 0}}, 16, 0, 1 << 20, 16),
-       grpc::StatusCode::INVALID_ARGUMENT, "vertical.max_y = 1048576"},
+       grpc::StatusCode::INVALID_ARGUMENT, "vertical.max_y = 1048576 is outside [-65536, 65536]"},
       {"cell size not a power of two", VolumeRequest({{0, 0}}, 16, 0, 16, 3),
        grpc::StatusCode::INVALID_ARGUMENT, "vertical.cell_size = 3"},
       {"cell size above the section", VolumeRequest({{0, 0}}, 16, 0, 16, 1u << 31),
