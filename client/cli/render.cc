@@ -133,7 +133,15 @@ RegionPainter::RegionPainter(const v1::WorldDescription& world, const BlockRegio
     first = false;
   }
   const size_t pixels = static_cast<size_t>(window_width_ * window_height_);
-  if (shaded()) heights_.assign(pixels, 0.0f);
+  if (shaded()) {
+    heights_.assign(pixels, 0.0f);
+    const double bound = world.limits().world_coordinate_bound();
+    auto inside = [bound](int64_t column) {
+      return bound <= 0 || static_cast<double>(column) >= -bound;
+    };
+    first_x_ = inside(Column(region.min_x, 0)) ? 0 : 1;
+    first_z_ = inside(Column(region.min_z, 0)) ? 0 : 1;
+  }
   if (layer_.kind != RenderLayer::Kind::kHeight) rgb_.assign(pixels * 3, 0);
 }
 
@@ -155,8 +163,8 @@ PointRequestOptions RegionPainter::PointOptions() const {
 }
 
 std::vector<ChunkCoord> RegionPainter::Chunks(int chunk_size) const {
-  const int64_t n = chunk_size, first = shaded() ? 0 : 1;
-  const int64_t x0 = Column(region_.min_x, first), z0 = Column(region_.min_z, first);
+  const int64_t n = chunk_size;
+  const int64_t x0 = Column(region_.min_x, first_x_), z0 = Column(region_.min_z, first_z_);
   const int64_t x1 = Column(region_.min_x, window_width_ - 1);
   const int64_t z1 = Column(region_.min_z, window_height_ - 1);
   std::vector<ChunkCoord> chunks;
@@ -167,11 +175,10 @@ std::vector<ChunkCoord> RegionPainter::Chunks(int chunk_size) const {
 }
 
 std::vector<std::pair<double, double>> RegionPainter::Points() const {
-  const int64_t first = shaded() ? 0 : 1;
   std::vector<std::pair<double, double>> points;
-  points.reserve(static_cast<size_t>((window_width_ - first) * (window_height_ - first)));
-  for (int64_t pz = first; pz < window_height_; ++pz) {
-    for (int64_t px = first; px < window_width_; ++px) {
+  points.reserve(static_cast<size_t>((window_width_ - first_x_) * (window_height_ - first_z_)));
+  for (int64_t pz = first_z_; pz < window_height_; ++pz) {
+    for (int64_t px = first_x_; px < window_width_; ++px) {
       points.emplace_back(static_cast<double>(Column(region_.min_x, px)),
                           static_cast<double>(Column(region_.min_z, pz)));
     }
@@ -323,9 +330,18 @@ void RegionPainter::PaintCell(int64_t x, int64_t z, const ChunkView& chunk, int 
 RgbImage RegionPainter::Finish() const {
   RgbImage image(width(), height());
   std::vector<float> light;
-  if (shaded())
-    light = ReliefLight(heights_, image.width, image.height, lowest_, highest_,
+  if (shaded()) {
+    // A window column or row not blended (past the world's bound) repeats its neighbour's heights.
+    std::vector<float> heights = heights_;
+    for (int64_t pz = 0; pz < window_height_ && first_x_ == 1; ++pz) {
+      heights[pz * window_width_] = heights[pz * window_width_ + 1];
+    }
+    for (int64_t px = 0; px < window_width_ && first_z_ == 1; ++px) {
+      heights[px] = heights[window_width_ + px];
+    }
+    light = ReliefLight(heights, image.width, image.height, lowest_, highest_,
                         static_cast<float>(scale_));
+  }
   for (int py = 0; py < image.height; ++py) {
     for (int px = 0; px < image.width; ++px) {
       const size_t i = static_cast<size_t>((py + 1) * window_width_ + (px + 1));

@@ -103,7 +103,8 @@ class RegionPainter {
   // The chunk fields the layer needs.
   ChunkRequestOptions ChunkOptions(int chunk_size) const;
   // Every chunk of `chunk_size` holding a column the image shows, plus the pixel to the north-west
-  // that the shading of the top row and left column reads.
+  // that the shading of the top row and left column reads (unless it lies past the world's
+  // coordinate bound: the edge is then shaded as if the world went on level).
   std::vector<ChunkCoord> Chunks(int chunk_size) const;
   // The same columns as points, row by row (the sampling past MaxChunkRenderScale).
   std::vector<std::pair<double, double>> Points() const;
@@ -142,6 +143,9 @@ class RegionPainter {
   BlockRegion region_;
   int scale_ = 1;
   int64_t window_width_ = 0, window_height_ = 0;
+  // The first window column and row blended: 0 when shading reads the pixel north-west of the
+  // image, 1 when nothing does or it lies past the world's bound.
+  int64_t first_x_ = 1, first_z_ = 1;
   float lowest_ = 0, highest_ = 0;  // The world's height range, for the shading.
   absl::flat_hash_map<uint32_t, v1::Color> colors_;
   std::vector<float> heights_;  // Per window pixel, for the shaded layers.

@@ -175,8 +175,12 @@ struct MapViewer::State {
 
   // The client for `world` ("" = the server's default), made on first use. Names come from the
   // browser, so a client is made only for a world the server lists (NOT_FOUND otherwise): made-up
-  // names must not pile up clients.
-  absl::StatusOr<Client*> ClientFor(const std::string& world) {
+  // names must not pile up clients. With a `fingerprint`, every call pins it: a server serving
+  // another version of the world refuses (FAILED_PRECONDITION) instead of answering for a response
+  // stamped with this version. One pinned client per world, for its latest version; a render
+  // still using the one it replaced keeps it alive.
+  absl::StatusOr<std::shared_ptr<Client>> ClientFor(const std::string& world,
+                                                    const std::string& fingerprint = "") {
     if (!world.empty()) {
       absl::StatusOr<World> first = Describe("");
       if (!first.ok()) return first.status();
@@ -188,10 +192,11 @@ struct MapViewer::State {
       }
     }
     std::lock_guard<std::mutex> lock(mu);
-    std::unique_ptr<Client>& client = clients[world];
-    if (!client) {
+    WorldClient& slot = clients[{world, !fingerprint.empty()}];
+    if (!slot.client || slot.fingerprint != fingerprint) {
       ClientOptions client_options;
       client_options.world = world;
+      client_options.world_fingerprint = fingerprint;
       client_options.deadline = options.deadline;
       client_options.max_retries = options.max_retries;
       client_options.tls = options.tls;
@@ -199,9 +204,9 @@ struct MapViewer::State {
       absl::StatusOr<std::unique_ptr<Client>> made =
           Client::Connect(options.target, client_options);
       if (!made.ok()) return made.status();
-      client = *std::move(made);
+      slot = {fingerprint, *std::move(made)};
     }
-    return client.get();
+    return slot.client;
   }
 
   // `world`'s description, fetched again once older than describe_ttl.
@@ -213,7 +218,7 @@ struct MapViewer::State {
         return it->second;
       }
     }
-    absl::StatusOr<Client*> client = ClientFor(world);
+    absl::StatusOr<std::shared_ptr<Client>> client = ClientFor(world);
     if (!client.ok()) return client.status();
     absl::StatusOr<v1::WorldDescription> description = (*client)->DescribeWorld();
     if (!description.ok()) return description.status();
@@ -251,7 +256,7 @@ struct MapViewer::State {
         !absl::SimpleAtod(QueryValue(query, "z"), &z) || !std::isfinite(x) || !std::isfinite(z)) {
       return JsonError(400, "sample wants ?world=NAME&x=X&z=Z with numbers X and Z");
     }
-    absl::StatusOr<Client*> client = ClientFor(world);
+    absl::StatusOr<std::shared_ptr<Client>> client = ClientFor(world);
     if (!client.ok()) return JsonError(HttpStatusOf(client.status()), client.status().ToString());
     v1::SampleWeightsRequest request;
     v1::Point* point = request.add_points();
@@ -290,7 +295,8 @@ struct MapViewer::State {
     if (!world.ok()) return JsonError(HttpStatusOf(world.status()), world.status().ToString());
     HttpResponse response = Versioned(*world, query, if_none_match);
     if (response.status == 304) return response;
-    absl::StatusOr<Client*> client = ClientFor(world_name);
+    absl::StatusOr<std::shared_ptr<Client>> client =
+        ClientFor(world_name, world->description.fingerprint());
     if (!client.ok()) return JsonError(503, client.status().ToString());
     absl::StatusOr<v1::ListSamplingPointsResponse> points;
     {
@@ -298,7 +304,10 @@ struct MapViewer::State {
       points = (*client)->ListSamplingPoints(request);
       renders.release();
     }
-    if (!points.ok()) return JsonError(HttpStatusOf(points.status()), points.status().ToString());
+    if (!points.ok()) {
+      ForgetIfChanged(world_name, points.status());
+      return JsonError(HttpStatusOf(points.status()), points.status().ToString());
+    }
     std::string json = absl::StrCat("{\"blender\":", cli::JsonString(world->description.blender()),
                                     ",\"points\":[");
     for (int n = 0; n < points->points_size(); ++n) {
@@ -341,6 +350,14 @@ struct MapViewer::State {
     return response;
   }
 
+  // After a pinned call failed because the server now serves another version of `world` (a
+  // rollout or a config change), the next request describes it again.
+  void ForgetIfChanged(const std::string& world, const absl::Status& status) {
+    if (status.code() != absl::StatusCode::kFailedPrecondition) return;
+    std::lock_guard<std::mutex> lock(mu);
+    worlds.erase(world);
+  }
+
   // A failed gRPC call's tile: the error tile when the server could not answer, else its message.
   HttpResponse TileFailure(const absl::Status& status) {
     const int http_status = HttpStatusOf(status);
@@ -369,7 +386,8 @@ struct MapViewer::State {
     }
     HttpResponse response = Versioned(*world, query, if_none_match);
     if (response.status == 304) return response;
-    absl::StatusOr<Client*> client = ClientFor(tile->world);
+    absl::StatusOr<std::shared_ptr<Client>> client =
+        ClientFor(tile->world, world->description.fingerprint());
     if (!client.ok()) return Unavailable(client.status());
     absl::StatusOr<RgbImage> image;
     {
@@ -378,7 +396,10 @@ struct MapViewer::State {
                                 cli::DefaultRenderChunkSize(world->description), tile->scale());
       renders.release();
     }
-    if (!image.ok()) return TileFailure(image.status());
+    if (!image.ok()) {
+      ForgetIfChanged(tile->world, image.status());
+      return TileFailure(image.status());
+    }
     absl::StatusOr<std::string> png = EncodePng(*image);
     if (!png.ok()) return Text(500, png.status().ToString());
     response.content_type = "image/png";
@@ -406,7 +427,11 @@ struct MapViewer::State {
   std::counting_semaphore<kMaxTileRenders> renders;
   const std::string error_tile;
   std::mutex mu;
-  std::map<std::string, std::unique_ptr<Client>> clients;
+  struct WorldClient {
+    std::string fingerprint;  // Pinned by every call; empty for none.
+    std::shared_ptr<Client> client;
+  };
+  std::map<std::pair<std::string, bool>, WorldClient> clients;  // By (world, pinned).
   std::map<std::string, World> worlds;
   std::unique_ptr<Handler> handler;
   std::unique_ptr<CivetServer> http;  // Last: stopped first.

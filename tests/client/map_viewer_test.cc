@@ -216,6 +216,78 @@ TEST_F(MapViewerTest, ThePageAndLeafletAreServedFromTheBinary) {
   EXPECT_GT(viewer_->port(), 0);
 }
 
+// The shading of a tile reads the pixel north-west of it; at the world's west and north edges that
+// pixel lies past the coordinate bound, and the tile is shaded as if the world went on level there
+// (it used to fail with the server's INVALID_ARGUMENT for that column).
+TEST_F(MapViewerTest, TilesOnTheWorldsWestAndNorthEdgesAreDrawn) {
+  const int64_t bound = 33554432;  // The default world's world_coordinate_bound.
+  for (int zoom : {0, -2, -3}) {
+    const int64_t span = int64_t{kTilePixels} << -zoom;
+    for (const char* layer : {"dominant", "height"}) {
+      for (const auto& [x, y] :
+           {std::pair(-bound / span, int64_t{0}), std::pair(int64_t{0}, -bound / span)}) {
+        const std::string path =
+            absl::StrFormat("/tiles/default/%s/%d/%d/%d.png", layer, zoom, x, y);
+        const HttpResponse tile = viewer_->Get(path, "", "");
+        EXPECT_EQ(tile.status, 200) << path << ": " << tile.body;
+      }
+    }
+  }
+}
+
+// A tile is stamped with the version the viewer last described, and its render pins that version:
+// a server that has since changed the world (a rollout, an edited config) refuses, and the viewer
+// answers 503 without caching instead of a tile cached for a year under a version it does not
+// show. The next request describes the world again.
+TEST(MapViewerVersionTest, ATileIsNeverStampedWithAVersionItDoesNotShow) {
+  absl::StatusOr<std::string> steppe =
+      testing::ReadFile(absl::StrCat(WORLDGEN_SOURCE_DIR, "/docker/worlds/steppe.json"));
+  ASSERT_TRUE(steppe.ok()) << steppe.status();
+  absl::StatusOr<std::unique_ptr<testing::TempDir>> dir = testing::TempDir::Create("viewer-pin");
+  ASSERT_TRUE(dir.ok());
+  // Unpinned (the file's expectedFingerprint would refuse a reseeded copy), then seeds 311 and 312.
+  const std::string::size_type pin = steppe->find("\"expectedFingerprint\"");
+  ASSERT_NE(pin, std::string::npos);
+  std::string unpinned = *steppe;
+  unpinned.erase(pin, unpinned.find('\n', pin) - pin + 1);
+  const std::string::size_type seed = unpinned.find("\"seed\": \"311\"");
+  ASSERT_NE(seed, std::string::npos);
+  std::string reseeded = unpinned;
+  reseeded.replace(seed, 13, "\"seed\": \"312\"");
+  ASSERT_TRUE(testing::WriteFile((*dir)->File("old.json"), unpinned).ok());
+  ASSERT_TRUE(testing::WriteFile((*dir)->File("new.json"), reseeded).ok());
+  absl::StatusOr<int> port = PickFreePort();
+  ASSERT_TRUE(port.ok());
+  const std::string port_flag = absl::StrCat("--port=", *port);
+  auto old_server =
+      ServerProcess::Start({port_flag, absl::StrCat("--world_config=", (*dir)->File("old.json"))});
+  ASSERT_TRUE(old_server.ok()) << old_server.status();
+  ViewerOptions options;
+  options.target = (*old_server)->target();
+  options.listen = "127.0.0.1:0";
+  options.describe_ttl = absl::Minutes(10);  // The viewer keeps what it described.
+  absl::StatusOr<std::unique_ptr<MapViewer>> viewer = MapViewer::Start(options);
+  ASSERT_TRUE(viewer.ok()) << viewer.status();
+  const HttpResponse first = (*viewer)->Get("/tiles/steppe/blend/0/0/0.png", "", "");
+  ASSERT_EQ(first.status, 200) << first.body;
+  const std::string old_version = Header(first, "ETag");
+
+  (*old_server)->Kill();
+  auto new_server =
+      ServerProcess::Start({port_flag, absl::StrCat("--world_config=", (*dir)->File("new.json"))});
+  ASSERT_TRUE(new_server.ok()) << new_server.status();
+  const std::string path = "/tiles/steppe/blend/0/1/0.png";
+  const HttpResponse stale =
+      (*viewer)->Get(path, absl::StrCat("v=", old_version.substr(1, 16)), "");
+  EXPECT_EQ(stale.status, 503) << Header(stale, "ETag");
+  EXPECT_EQ(Header(stale, "Cache-Control"), "no-store");
+  EXPECT_TRUE(absl::StrContains(Header(stale, "X-Worldgen-Error"), "FAILED_PRECONDITION"))
+      << Header(stale, "X-Worldgen-Error");
+  const HttpResponse fresh = (*viewer)->Get(path, "", "");
+  ASSERT_EQ(fresh.status, 200) << fresh.body;
+  EXPECT_NE(Header(fresh, "ETag"), old_version);
+}
+
 TEST(MapViewerDownTest, AnUnreachableServerGetsErrorTilesThatSayWhy) {
   absl::StatusOr<int> port = PickFreePort();
   ASSERT_TRUE(port.ok());
