@@ -9,6 +9,7 @@
 #include <mutex>
 #include <semaphore>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +28,8 @@ namespace worldgen::viewer {
 namespace {
 
 constexpr int kMaxTileRenders = 64;
+// How long civetweb waits on a connection's reads and writes.
+constexpr int kRequestTimeoutMs = 5000;
 
 HttpResponse Text(int status, std::string message) {
   HttpResponse response;
@@ -98,10 +101,11 @@ std::string QueryValue(absl::string_view query, absl::string_view name) {
 
 // Diagonal dark-red stripes: what a tile shows while the worldgen server cannot be reached.
 std::string ErrorTilePng() {
-  RgbImage image(kTilePixels, kTilePixels);
+  // Smaller than a tile (the page scales it up): the page tells it from a tile by its size.
+  RgbImage image(kErrorTilePixels, kErrorTilePixels);
   for (int y = 0; y < image.height; ++y) {
     for (int x = 0; x < image.width; ++x) {
-      const bool stripe = ((x + y) / 16) % 2 == 0;
+      const bool stripe = ((x + y) / 2) % 2 == 0;
       uint8_t* p = image.at(x, y);
       p[0] = stripe ? 120 : 70;
       p[1] = p[2] = stripe ? 30 : 20;
@@ -142,29 +146,53 @@ struct MapViewer::State {
     absl::Time fetched;
   };
 
-  // Serves every GET through MapViewer::Get.
+  // Serves every GET and HEAD through MapViewer::Get; other methods get 405.
   class Handler : public CivetHandler {
    public:
     explicit Handler(MapViewer* viewer) : viewer_(viewer) {}
-    bool handleGet(CivetServer*, mg_connection* conn) override {
+    bool handleGet(CivetServer*, mg_connection* conn) override { return Respond(conn, true); }
+    bool handleHead(CivetServer*, mg_connection* conn) override { return Respond(conn, false); }
+    bool handlePost(CivetServer*, mg_connection* conn) override { return NotAllowed(conn); }
+    bool handlePut(CivetServer*, mg_connection* conn) override { return NotAllowed(conn); }
+    bool handleDelete(CivetServer*, mg_connection* conn) override { return NotAllowed(conn); }
+    bool handlePatch(CivetServer*, mg_connection* conn) override { return NotAllowed(conn); }
+
+   private:
+    // GET's status and headers, and its body unless `body` is false (HEAD).
+    bool Respond(mg_connection* conn, bool body) {
       const mg_request_info* request = mg_get_request_info(conn);
       const char* if_none_match = mg_get_header(conn, "If-None-Match");
       const HttpResponse response = viewer_->Get(request->local_uri ? request->local_uri : "/",
                                                  request->query_string ? request->query_string : "",
                                                  if_none_match ? if_none_match : "");
       mg_response_header_start(conn, response.status);
-      mg_response_header_add(conn, "Content-Type", response.content_type.c_str(), -1);
-      const std::string length = absl::StrCat(response.body.size());
-      mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
+      // A 304 carries no content headers (RFC 9110, 15.4.5).
+      if (response.status != 304) {
+        mg_response_header_add(conn, "Content-Type", response.content_type.c_str(), -1);
+        const std::string length = absl::StrCat(response.body.size());
+        mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
+      }
       for (const auto& [name, value] : response.headers) {
         mg_response_header_add(conn, name.c_str(), value.c_str(), -1);
       }
       mg_response_header_send(conn);
-      if (!response.body.empty()) mg_write(conn, response.body.data(), response.body.size());
+      if (body && !response.body.empty())
+        mg_write(conn, response.body.data(), response.body.size());
       return true;
     }
 
-   private:
+    static bool NotAllowed(mg_connection* conn) {
+      constexpr absl::string_view kBody = "the map viewer answers GET and HEAD only\n";
+      mg_response_header_start(conn, 405);
+      mg_response_header_add(conn, "Allow", "GET, HEAD", -1);
+      mg_response_header_add(conn, "Content-Type", "text/plain; charset=utf-8", -1);
+      const std::string length = absl::StrCat(kBody.size());
+      mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
+      mg_response_header_send(conn);
+      mg_write(conn, kBody.data(), kBody.size());
+      return true;
+    }
+
     MapViewer* viewer_;
   };
 
@@ -332,8 +360,19 @@ struct MapViewer::State {
     response.headers = {
         {"ETag", etag},
         {"Cache-Control", current ? "public, max-age=31536000, immutable" : "no-cache"}};
-    if (if_none_match == etag) response.status = 304;
+    if (EtagListed(if_none_match, etag)) response.status = 304;
     return response;
+  }
+
+  // Whether an If-None-Match header (a list of entity tags, or *) holds `etag`, compared weakly as
+  // RFC 9110 (13.1.2) asks: W/"v" matches "v".
+  static bool EtagListed(absl::string_view if_none_match, absl::string_view etag) {
+    for (absl::string_view tag : absl::StrSplit(if_none_match, ',')) {
+      tag = absl::StripAsciiWhitespace(tag);
+      absl::ConsumePrefix(&tag, "W/");
+      if (tag == "*" || tag == etag) return true;
+    }
+    return false;
   }
 
   HttpResponse Unavailable(const absl::Status& status) {
@@ -368,10 +407,11 @@ struct MapViewer::State {
                     absl::string_view if_none_match) {
     absl::StatusOr<TileAddress> tile = ParseTilePath(path);
     if (!tile.ok()) return Text(400, std::string(tile.status().message()));
-    absl::StatusOr<World> world = Describe(tile->world);
-    if (!world.ok()) return TileFailure(world.status());
+    // A malformed layer is the request's fault whether or not the server answers.
     absl::StatusOr<cli::RenderLayer> layer = cli::ParseRenderLayer(tile->layer);
     if (!layer.ok()) return Text(400, std::string(layer.status().message()));
+    absl::StatusOr<World> world = Describe(tile->world);
+    if (!world.ok()) return TileFailure(world.status());
     if (absl::Status known = cli::CheckRenderLayer(*layer, world->description); !known.ok()) {
       return Text(400, std::string(known.message()));
     }
@@ -447,9 +487,11 @@ absl::StatusOr<std::unique_ptr<MapViewer>> MapViewer::Start(const ViewerOptions&
   auto viewer = std::unique_ptr<MapViewer>(new MapViewer(std::make_unique<State>(options)));
   viewer->state_->handler = std::make_unique<State::Handler>(viewer.get());
   const std::vector<std::string> civet_options = {
-      "listening_ports",   options.listen,
-      "num_threads",       absl::StrCat(std::max(1, options.http_threads)),
-      "enable_keep_alive", "yes"};
+      "listening_ports", options.listen, "num_threads",
+      absl::StrCat(std::max(1, options.http_threads)), "enable_keep_alive", "yes",
+      // Each connection holds a thread: one that sends nothing is dropped after this (civetweb's
+      // default of 30 s let 16 idle connections stall every request for that long).
+      "request_timeout_ms", absl::StrCat(kRequestTimeoutMs)};
   try {
     viewer->state_->http = std::make_unique<CivetServer>(civet_options);
   } catch (const CivetException& e) {

@@ -57,6 +57,9 @@
 namespace worldgen::viewer {
 
 inline constexpr int kTilePixels = 256;
+// The striped tile of a 503 (the server could not answer) is this many pixels a side, so the page,
+// which cannot read an image's HTTP status, tells it from a tile and tries it again.
+inline constexpr int kErrorTilePixels = 32;
 // Zoom levels with tiles: 0 (one column per pixel) down to 1:256. The page zooms in further by
 // enlarging Z = 0 tiles (up to 4 pixels per block).
 inline constexpr int kMinZoom = -8;

@@ -106,6 +106,13 @@ TEST_F(MapViewerTest, CachingFollowsTheWorldsVersion) {
   const HttpResponse revalidated = viewer_->Get("/tiles/default/dominant/0/0/0.png", "", etag);
   EXPECT_EQ(revalidated.status, 304);
   EXPECT_TRUE(revalidated.body.empty());
+  // If-None-Match is a list of tags compared weakly, or *.
+  for (const std::string& header :
+       {absl::StrCat("W/", etag), absl::StrCat("\"0000000000000000\", ", etag), std::string("*")}) {
+    EXPECT_EQ(viewer_->Get("/tiles/default/dominant/0/0/0.png", "", header).status, 304) << header;
+  }
+  EXPECT_EQ(viewer_->Get("/tiles/default/dominant/0/0/0.png", "", "\"0000000000000000\"").status,
+            200);
   // Another world has another version.
   const HttpResponse worlds = viewer_->Get("/api/worlds", "", "");
   ASSERT_EQ(worlds.status, 200) << worlds.body;
@@ -304,6 +311,8 @@ TEST(MapViewerDownTest, AnUnreachableServerGetsErrorTilesThatSayWhy) {
   EXPECT_EQ(Header(tile, "Cache-Control"), "no-store");
   EXPECT_TRUE(absl::StrContains(Header(tile, "X-Worldgen-Error"), "UNAVAILABLE"))
       << Header(tile, "X-Worldgen-Error");
+  // A malformed layer is the request's fault, server or not.
+  EXPECT_EQ((*viewer)->Get("/tiles/default/bogus/0/0/0.png", "", "").status, 400);
   const HttpResponse worlds = (*viewer)->Get("/api/worlds", "", "");
   EXPECT_EQ(worlds.status, 503);
   EXPECT_TRUE(absl::StrContains(worlds.body, "\"error\":\"UNAVAILABLE")) << worlds.body;

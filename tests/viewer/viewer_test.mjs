@@ -10,6 +10,8 @@
 import {spawn, execFileSync} from 'node:child_process';
 import {readFileSync, mkdtempSync} from 'node:fs';
 import {tmpdir} from 'node:os';
+import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 
@@ -67,13 +69,15 @@ async function waitFor(page, fn, arg, what, timeout = 20000, explain = null) {
   }
 }
 
-// True once pane `i`'s tile layer has tiles and none is still loading.
+// True once pane `i`'s tile layer has tiles and none is still loading or striped (a 503's error
+// tile, 32 pixels wide).
 function tilesSettled(i) {
   const pane = window.worldgenViewer && window.worldgenViewer.panes[i];
   if (!pane || !pane.tiles) return false;
   const imgs = [...pane.map.getContainer().querySelectorAll('img.leaflet-tile')];
   return imgs.length > 0 && !pane.tiles._loading &&
-         imgs.every((img) => img.complete && img.classList.contains('leaflet-tile-loaded'));
+         imgs.every((img) => img.complete && img.classList.contains('leaflet-tile-loaded') &&
+                             img.naturalWidth === 256);
 }
 
 // True once the sampling-points overlay has its current tiles, each drawn or saying why not.
@@ -309,6 +313,47 @@ async function run() {
   const up = await fetch(`${base}/tiles/default/height/-1/5/5.png`);
   check(up.status === 200, 'server back: tiles answer 200 again, the page cleared its message');
   await waitFor(page, tilesSettled, 0, 'tiles reloaded after recovery');
+
+  // 9. A short outage between two polls of the worlds: the tiles that failed meanwhile are reloaded
+  // by the next poll, which never saw the server down.
+  server.child.kill('SIGKILL');
+  await page.evaluate(() => window.worldgenViewer.panes[0].map.panBy([700, 0], {animate: false}));
+  await waitFor(page, () => document.getElementById('status').className === 'error', null,
+                'the page to say tiles failed');
+  server = await startServer(server.port);
+  await waitFor(page, tilesSettled, 0, 'tiles that failed in a short outage reloaded', 30000);
+
+  // 10. HTTP: HEAD is GET without the body, other methods get 405, a 304 carries no content
+  // headers, and connections that send nothing do not hold the viewer's threads for long.
+  const head = await fetch(`${base}/`, {method: 'HEAD'});
+  check(head.status === 200 && Number(head.headers.get('content-length')) > 1000 &&
+            (await head.text()) === '',
+        `HEAD / answers as GET without the body (${head.status})`);
+  const post = await fetch(`${base}/api/worlds`, {method: 'POST'});
+  check(post.status === 405 && post.headers.get('allow') === 'GET, HEAD',
+        `POST gets 405 naming GET and HEAD (${post.status})`);
+  const tile = await fetch(`${base}/tiles/default/blend/0/0/0.png`);
+  await tile.arrayBuffer();
+  const again = await fetch(`${base}/tiles/default/blend/0/0/0.png`,
+                            {headers: {'If-None-Match': `W/${tile.headers.get('etag')}`}});
+  check(again.status === 304 && again.headers.get('content-length') === null &&
+            again.headers.get('content-type') === null,
+        `a weak If-None-Match gets 304 without content headers (${again.status})`);
+  const port = Number(new URL(base).port);
+  const idle = [];
+  for (let i = 0; i < 16; ++i) idle.push(net.connect(port, '127.0.0.1'));
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = performance.now();
+  // A connection of its own (fetch would reuse one a worker already holds).
+  const answered = await new Promise((resolve, reject) => {
+    const request = http.get({host: '127.0.0.1', port, path: '/viewer.js', agent: false},
+                             (reply) => { reply.resume(); reply.on('end', () => resolve(reply)); });
+    request.setTimeout(20000 * SLOW, () => request.destroy(new Error('no answer in 20 s')));
+    request.on('error', reject);
+  });
+  for (const socket of idle) socket.destroy();
+  check(answered.statusCode === 200, `16 idle connections held a request for ${
+                                   Math.round(performance.now() - t0)} ms (under 20 s)`);
 }
 
 // Tile latency per zoom (cold: blocks nobody asked for yet; warm: the same tiles again), and the

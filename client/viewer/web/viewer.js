@@ -11,7 +11,9 @@ const MAX_ZOOM = 2;   // 4 pixels per block: zoom 0 tiles enlarged.
 const BlockCRS = L.extend({}, L.CRS.Simple, {transformation: new L.Transformation(1, 0, 1, 0)});
 
 const $ = (id) => document.getElementById(id);
-const state = {worlds: new Map(), defaultWorld: '', serverDown: false};
+// tilesFailed: a tile came back striped (a 503: the server away, busy or past a deadline) since the
+// last poll, which then reloads the tiles even if it never saw the server down.
+const state = {worlds: new Map(), defaultWorld: '', serverDown: false, tilesFailed: false};
 const panes = [];  // {map, tiles, world(), layer()}
 
 function describe(name) { return state.worlds.get(name); }
@@ -39,11 +41,18 @@ function tileUrl(world, layer) {
 
 // Leaflet layer for one world and layer. Splat textures come with chunks only: zoom 0 and closer.
 function makeTiles(world, layer) {
-  return L.tileLayer(tileUrl(world, layer), {
+  const tiles = L.tileLayer(tileUrl(world, layer), {
     tileSize: TILE, minZoom: layer.startsWith('splat') ? 0 : MIN_ZOOM, maxZoom: MAX_ZOOM,
     maxNativeZoom: 0, minNativeZoom: MIN_ZOOM, noWrap: true, keepBuffer: 1,
     className: 'worldgen-tiles',
   });
+  // A 503's striped tile is smaller than a tile (kErrorTilePixels, map_viewer.h).
+  tiles.on('tileload', (e) => {
+    if (e.tile.naturalWidth === TILE) return;
+    state.tilesFailed = true;
+    setStatus('the worldgen server did not answer some tiles (striped); retrying them', true);
+  });
+  return tiles;
 }
 
 // Grid overlay drawn in the browser: lines every `step(zoom)` blocks, labelled if `labels`.
@@ -349,8 +358,9 @@ async function loadWorlds() {
   state.worlds = new Map(body.worlds.map((w) => [w.name, w]));
   state.defaultWorld = body.default;
   const changed = [...state.worlds].some(([k, v]) => before.get(k) !== v.version);
-  const recovered = state.serverDown;
+  const recovered = state.serverDown || state.tilesFailed;
   state.serverDown = false;
+  state.tilesFailed = false;
   setStatus(`${body.target}: ${state.worlds.size} world(s)`, false);
   if (recovered || changed) {
     for (const pane of panes) {
