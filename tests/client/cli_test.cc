@@ -237,8 +237,9 @@ TEST_F(CliTest, CaveSlicesShowTheSampledWeightsOfEveryBlock) {
   absl::StatusOr<std::unique_ptr<ServerProcess>> caves = ServerProcess::Start(
       {absl::StrCat("--world_config=", WORLDGEN_SOURCE_DIR, "/docker/worlds/caves.json")});
   ASSERT_TRUE(caves.ok()) << caves.status();
-  absl::StatusOr<std::unique_ptr<Client>> client =
-      Client::Connect((*caves)->target(), {.world = "caves"});
+  ClientOptions options;
+  options.world = "caves";
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect((*caves)->target(), options);
   ASSERT_TRUE(client.ok()) << client.status();
   absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
   ASSERT_TRUE(world.ok()) << world.status();
