@@ -10,7 +10,9 @@
 //
 // Local coordinates: column (lx, lz), 0 <= lx, lz < size(), is world column
 // (origin_x() + lx, origin_z() + lz). Accessors do not bounds-check (like std::vector::operator[]);
-// Decode() has checked that every array has the advertised size.
+// Decode() has checked that every array has the advertised size, and that a 3D chunk's sections
+// all carry dominant and source biomes or none do. An optional array (heights, source biomes) is
+// there if the request asked for it: has_heights(), has_source_biome(), has_cell_source_biome().
 //
 // 3D chunks (a request with a vertical range) carry sections instead of columns: is_volume() is
 // true and the cell lookups below apply; the column lookups are for 2D chunks only. Cell

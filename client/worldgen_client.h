@@ -23,7 +23,11 @@
 // is returned as it is. No other code is retried. The worldgen RPCs are pure functions of their
 // request, so a retry is always safe. A streaming call (GenerateChunks/GenerateRegion) that fails
 // with a retryable code is retried for the chunks not yet delivered only: every requested chunk
-// reaches the callback exactly once.
+// reaches the callback exactly once, and a stream that fails after its last chunk has succeeded.
+// A chunk that breaks the contract (ChunkView::Decode) or lacks what the call asked for (another
+// size, cell size or y range, 2D for 3D or the reverse, no heights, source biomes or splat
+// textures where they were asked for) ends the call with DATA_LOSS before it reaches the callback,
+// so every accessor the caller uses because it asked has something to read.
 //
 // Connections. A Client made by Connect holds two HTTP/2 connections: calls of more than
 // ClientOptions::bulk_columns columns (the server's --interactive_max_columns: its background
