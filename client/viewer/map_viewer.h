@@ -120,7 +120,8 @@ class MapViewer {
   HttpResponse Get(absl::string_view path, absl::string_view query,
                    absl::string_view if_none_match);
 
-  // gRPC clients held: one per world asked for that the server serves, the default included.
+  // gRPC clients held, for worlds the server serves (the default included): per world one for
+  // descriptions and samples, and one pinned to the version its tiles were last stamped with.
   int clients() const;
 
  private:
