@@ -53,6 +53,15 @@ absl::Status Refuse(absl::string_view reason, absl::string_view message,
   return status;
 }
 
+// RESOURCE_EXHAUSTED for a call that waiting cannot help: no time to come back (RetryAfter is
+// infinite, sent as gRPC's "do not retry" pushback).
+absl::Status RefuseForGood(absl::string_view reason, absl::string_view message) {
+  absl::Status status = absl::ResourceExhaustedError(message);
+  status.SetPayload(kRefusalReasonKey, absl::Cord(reason));
+  status.SetPayload(kRetryAfterKey, absl::Cord("-1"));
+  return status;
+}
+
 }  // namespace
 
 CallScheduler::CallScheduler(BlendPool* pool, Options options)
@@ -84,10 +93,10 @@ std::string CallScheduler::RefusalReason(const absl::Status& status) {
 absl::Duration CallScheduler::RetryAfter(const absl::Status& status) {
   absl::optional<absl::Cord> millis = status.GetPayload(kRetryAfterKey);
   int64_t ms = 0;
-  if (!millis.has_value() || !absl::SimpleAtoi(std::string(*millis), &ms) || ms < 0) {
+  if (!millis.has_value() || !absl::SimpleAtoi(std::string(*millis), &ms)) {
     return absl::ZeroDuration();
   }
-  return absl::Milliseconds(ms);
+  return ms < 0 ? absl::InfiniteDuration() : absl::Milliseconds(ms);
 }
 
 absl::Duration CallScheduler::WorkLocked(int64_t columns) const {
@@ -141,6 +150,15 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
       own <= options_.interactive_max_columns ? CallClass::kInteractive : CallClass::kBackground;
   const bool interactive = call_class == CallClass::kInteractive;
   call.reset(new Call(this, call_class));
+  const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
+  if (WorkLocked(own) > bound) {
+    return RefuseForGood(
+        "queue_full",
+        absl::StrCat("this call alone is ", Millis(WorkLocked(own)),
+                     " of blending, more than max_queue_seconds = ", options_.max_queue_seconds,
+                     " allows however empty the queue: split it into calls of fewer or smaller "
+                     "chunks or points"));
+  }
   const int64_t reply_limit = interactive ? options_.max_reply_bytes : BackgroundReplyLimit();
   if (reserved_reply_bytes_ + shape.reply_bytes_per_task > reply_limit) {
     return Refuse("reply_memory",
@@ -161,7 +179,6 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
         mine == interactive_.clients.end() ? 0 : mine->second.pending_columns;
     const int64_t queued =
         mine_pending + OthersShareLocked(interactive_, mine_pending, mine_pending + own);
-    const absl::Duration bound = absl::Seconds(options_.max_queue_seconds);
     if (WorkLocked(queued + own) > bound) {
       return Refuse("queue_full",
                     absl::StrCat("blend queue is full: ", Millis(WorkLocked(queued)),

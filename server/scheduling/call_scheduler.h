@@ -28,7 +28,8 @@
 //   - "queue_full": the admitted, unstarted work would exceed max_queue_seconds of blending. For an
 //     interactive call only interactive work counts; background work past the bound is shed instead
 //     (below). For a background call all interactive work counts, and the background work by its
-//     fair share;
+//     fair share. A call whose own work alone exceeds the bound is refused with no time to come
+//     back (RetryAfter infinite): it has to be split;
 //   - "reply_memory": the reply bytes reserved would exceed the call's share of max_reply_bytes.
 //   Each
 //     call reserves one task's worst-case reply from admission to its end, so it can always
@@ -201,7 +202,8 @@ class CallScheduler {
   // "deadline", "reply_memory" or "queue_full" for a status Admit refused with; empty otherwise.
   static std::string RefusalReason(const absl::Status& status);
   // When the refused (or shed) call should come back, from the status Admit refused it with or
-  // ShedStatus(); absl::ZeroDuration() when the status says nothing.
+  // ShedStatus(); absl::ZeroDuration() when the status says nothing, absl::InfiniteDuration()
+  // for a call that waiting cannot help (its own work alone is past max_queue_seconds).
   static absl::Duration RetryAfter(const absl::Status& status);
 
   // Feeds the cost estimate: a task blended `columns` columns in `elapsed` (wall time on its

@@ -41,7 +41,9 @@ constexpr char kRetryPushbackTrailer[] = "grpc-retry-pushback-ms";
 // ToGrpcStatus, and the scheduler's retry-after of a refusal or shed call as the pushback trailer.
 grpc::Status PushbackStatus(grpc::CallbackServerContext* context, const absl::Status& status) {
   const absl::Duration retry_after = CallScheduler::RetryAfter(status);
-  if (retry_after > absl::ZeroDuration()) {
+  if (retry_after == absl::InfiniteDuration()) {
+    context->AddTrailingMetadata(kRetryPushbackTrailer, "-1");  // gRPC's "do not retry".
+  } else if (retry_after > absl::ZeroDuration()) {
     context->AddTrailingMetadata(kRetryPushbackTrailer,
                                  absl::StrCat(absl::ToInt64Milliseconds(retry_after)));
   }

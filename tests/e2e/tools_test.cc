@@ -59,7 +59,7 @@ TEST(PythonClientTest, AgreesWithTheCppClientBitForBit) {
 // The service config README tells other languages to use, in grpcio's own retry code: a refusal
 // is retried after the server's grpc-retry-pushback-ms, up to maxAttempts.
 TEST(PythonClientTest, ShippedServiceConfigRetriesRefusalsAfterTheServersPushback) {
-  auto server = ServerProcess::Start({"--blend_threads=1", "--max_queue_seconds=0.2"});
+  auto server = ServerProcess::Start({"--blend_threads=1", "--max_chunks_per_request=32768"});
   ASSERT_TRUE(server.ok()) << server.status();
   absl::StatusOr<CommandResult> run =
       RunCommand({kPython, absl::StrCat(kSourceDir, "/tests/e2e/retry_policy_client.py"),

@@ -583,6 +583,27 @@ TEST(CallSchedulerTest, RefusesBackgroundWorkPastTheQueuedSecondsAndSaysWhenToCo
   EXPECT_DOUBLE_EQ(scheduler.stats().queued_seconds, 1.0);
 }
 
+// A call whose own work is past the bound would be refused again after any wait: it is told so,
+// with no time to come back, on an idle server as on a busy one.
+TEST(CallSchedulerTest, ACallBiggerThanTheQueueBoundIsToldToSplitNotToComeBack) {
+  BlendPool pool(2);
+  CallScheduler::Options options = Options(100);
+  options.initial_seconds_per_column = 1e-3;  // 2 threads: 1000 columns take 0.5 s.
+  options.max_queue_seconds = 1;
+  CallScheduler scheduler(&pool, options);
+  for (const CallShape& shape : {Shape(10, 201), Shape(1, 2010)}) {  // 1.005 s of work.
+    absl::Status refused = scheduler.Admit(shape, kNow).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(CallScheduler::RefusalReason(refused), "queue_full");
+    EXPECT_EQ(CallScheduler::RetryAfter(refused), absl::InfiniteDuration());
+    EXPECT_NE(refused.message().find("this call alone is 1005.0 ms of blending"), std::string::npos)
+        << refused;
+    EXPECT_EQ(refused.message().find("retry in"), std::string::npos) << refused;
+  }
+  auto fits = scheduler.Admit(Shape(10, 200), kNow);  // Exactly 1 s.
+  EXPECT_TRUE(fits.ok()) << fits.status();
+}
+
 // Many small calls with many tasks each: what counts is their work, not how many tasks wait (a
 // bound of 1024 waiting tasks refused most of 200 players' 16-chunk calls).
 TEST(CallSchedulerTest, ABurstThatFitsItsDeadlinesIsAdmittedWhateverItsTaskCount) {
