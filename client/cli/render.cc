@@ -331,16 +331,20 @@ RgbImage RegionPainter::Finish() const {
   RgbImage image(width(), height());
   std::vector<float> light;
   if (shaded()) {
-    // A window column or row not blended (past the world's bound) repeats its neighbour's heights.
-    std::vector<float> heights = heights_;
-    for (int64_t pz = 0; pz < window_height_ && first_x_ == 1; ++pz) {
-      heights[pz * window_width_] = heights[pz * window_width_ + 1];
+    // A window column or row not blended (past the world's bound) repeats its neighbour's
+    // heights, in a copy made only then.
+    std::vector<float> edged;
+    if (first_x_ == 1 || first_z_ == 1) {
+      edged = heights_;
+      for (int64_t pz = 0; pz < window_height_ && first_x_ == 1; ++pz) {
+        edged[pz * window_width_] = edged[pz * window_width_ + 1];
+      }
+      for (int64_t px = 0; px < window_width_ && first_z_ == 1; ++px) {
+        edged[px] = edged[window_width_ + px];
+      }
     }
-    for (int64_t px = 0; px < window_width_ && first_z_ == 1; ++px) {
-      heights[px] = heights[window_width_ + px];
-    }
-    light = ReliefLight(heights, image.width, image.height, lowest_, highest_,
-                        static_cast<float>(scale_));
+    light = ReliefLight(edged.empty() ? heights_ : edged, image.width, image.height, lowest_,
+                        highest_, static_cast<float>(scale_));
   }
   for (int py = 0; py < image.height; ++py) {
     for (int px = 0; px < image.width; ++px) {
