@@ -32,6 +32,7 @@
 #include "openssl/pem.h"
 #include "openssl/x509.h"
 #include "proto/call_headers.h"
+#include "proto/request_defaults.h"
 
 namespace worldgen {
 namespace {
@@ -40,8 +41,6 @@ namespace {
 constexpr int64_t kMaxChunksPerCall = int64_t{1} << 20;
 // The longest keepalive or reconnect duration gRPC's int milliseconds hold.
 constexpr absl::Duration kMaxChannelDuration = absl::Milliseconds(std::numeric_limits<int>::max());
-// VerticalRange.cell_size 0 means this.
-constexpr int64_t kDefaultCellSize = 4;
 
 absl::Status FromGrpc(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
@@ -278,7 +277,7 @@ void SetWorld(const ClientOptions& options, Request& request) {
 }
 
 int64_t CellSize(const v1::VerticalRange& range) {
-  return range.cell_size() == 0 ? kDefaultCellSize : range.cell_size();
+  return range.cell_size() == 0 ? kDefaultVolumeCellSize : range.cell_size();
 }
 
 // What `view` lacks of what `request` asked for (empty if nothing): the accessors a caller uses

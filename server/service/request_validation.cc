@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/splat.h"
+#include "proto/request_defaults.h"
 
 namespace worldgen {
 namespace {
@@ -46,8 +47,7 @@ absl::Status CheckCoord(absl::string_view field, double value) {
 absl::Status CheckVertical(const v1::GenerateChunkRequest& request, const RequestLimits& limits,
                            ChunkSelection::Vertical* out, int size, int64_t chunks) {
   const v1::VerticalRange& v = request.vertical();
-  constexpr uint32_t kDefaultCell = 4;
-  const uint32_t cell = v.cell_size() == 0 ? kDefaultCell : v.cell_size();
+  const uint32_t cell = v.cell_size() == 0 ? kDefaultVolumeCellSize : v.cell_size();
   if (cell > static_cast<uint32_t>(kSectionHeight)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "vertical.cell_size = ", cell, " is larger than the section height ", kSectionHeight));
