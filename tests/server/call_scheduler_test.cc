@@ -563,12 +563,17 @@ TEST(CallSchedulerTest, ReplyBudgetBoundsReservationsAndAlwaysLeavesACallItsFloo
   EXPECT_EQ(scheduler.stats().reserved_reply_bytes, 0);
 }
 
+// A queue bound of 1 s, and an estimate by which 1000 columns take 0.5 s on 2 threads.
+CallScheduler::Options OneSecondBoundOptions() {
+  CallScheduler::Options options = Options(100);
+  options.initial_seconds_per_column = 1e-3;
+  options.max_queue_seconds = 1;
+  return options;
+}
+
 TEST(CallSchedulerTest, RefusesBackgroundWorkPastTheQueuedSecondsAndSaysWhenToComeBack) {
   BlendPool pool(2);
-  CallScheduler::Options options = Options(100);
-  options.initial_seconds_per_column = 1e-3;  // 2 threads: 1000 columns take 0.5 s.
-  options.max_queue_seconds = 1;
-  CallScheduler scheduler(&pool, options);
+  CallScheduler scheduler(&pool, OneSecondBoundOptions());
   auto first = scheduler.Admit(Shape(10, 150), kNow);  // 0.75 s queued.
   ASSERT_TRUE(first.ok()) << first.status();
   absl::Status full = scheduler.Admit(Shape(10, 100), kNow).status();  // Would make it 1.25 s.
@@ -587,10 +592,7 @@ TEST(CallSchedulerTest, RefusesBackgroundWorkPastTheQueuedSecondsAndSaysWhenToCo
 // with no time to come back, on an idle server as on a busy one.
 TEST(CallSchedulerTest, ACallBiggerThanTheQueueBoundIsToldToSplitNotToComeBack) {
   BlendPool pool(2);
-  CallScheduler::Options options = Options(100);
-  options.initial_seconds_per_column = 1e-3;  // 2 threads: 1000 columns take 0.5 s.
-  options.max_queue_seconds = 1;
-  CallScheduler scheduler(&pool, options);
+  CallScheduler scheduler(&pool, OneSecondBoundOptions());
   for (const CallShape& shape : {Shape(10, 201), Shape(1, 2010)}) {  // 1.005 s of work.
     absl::Status refused = scheduler.Admit(shape, kNow).status();
     EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
