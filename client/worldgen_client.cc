@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "google/protobuf/stubs/common.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -214,7 +215,32 @@ absl::StatusOr<ClientOptions::Tls> LoadTls(const ClientOptions::Tls& tls) {
   return pem;
 }
 
+// Protobuf will not send a string field that is not UTF-8 (the server could not parse it) and
+// only logs that it is not: such a field is refused here, saying which.
+absl::Status CheckUtf8(absl::string_view field, absl::string_view value) {
+  if (value.size() <= std::numeric_limits<int>::max() &&
+      google::protobuf::internal::IsStructurallyValidUTF8(value.data(),
+                                                          static_cast<int>(value.size()))) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " \"", absl::CHexEscape(value.substr(0, 64)),
+                   "\" is not valid UTF-8, which a proto string must be"));
+}
+
+// A request's world fields, as they will be sent.
+template <typename Request>
+absl::Status CheckWorldFields(const Request& request) {
+  if (absl::Status s = CheckUtf8("world", request.world()); !s.ok()) return s;
+  return CheckUtf8("world_fingerprint", request.world_fingerprint());
+}
+
 absl::Status ValidateOptions(const ClientOptions& options) {
+  if (absl::Status s = CheckUtf8("ClientOptions.world", options.world); !s.ok()) return s;
+  if (absl::Status s = CheckUtf8("ClientOptions.world_fingerprint", options.world_fingerprint);
+      !s.ok()) {
+    return s;
+  }
   if (options.deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("ClientOptions.deadline must be positive");
   }
@@ -463,7 +489,9 @@ std::string RouteKey(const std::string& world, double x, double z) {
     if (!(std::fabs(v) < 1e15)) return int64_t{0};
     return static_cast<int64_t>(std::floor(v / kRouteRegionBlocks));
   };
-  return absl::StrCat(world, "/", region(x), "/", region(z));
+  // A header value is printable ASCII (gRPC aborts the call on anything else); the names the
+  // server accepts are, and pass unchanged.
+  return absl::StrCat(absl::CHexEscape(world), "/", region(x), "/", region(z));
 }
 
 void Client::AddRouteKey(grpc::ClientContext& context, const std::string& world, double x,
@@ -581,6 +609,7 @@ absl::StatusOr<v1::WorldDescription> Client::DescribeWorld() {
 }
 
 absl::StatusOr<v1::WorldDescription> Client::DescribeWorld(absl::string_view world) {
+  if (absl::Status s = CheckUtf8("world", world); !s.ok()) return s;
   v1::DescribeWorldRequest request;
   request.set_world(std::string(world));
   v1::WorldDescription response;
@@ -751,6 +780,7 @@ absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expec
 
 absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeightsRequest request) {
   SetWorld(options_, request);
+  if (absl::Status s = CheckWorldFields(request); !s.ok()) return s;
   v1::SampleWeightsResponse response;
   absl::Status status = WithRetries([&](absl::Time deadline) {
     grpc::ClientContext context;
@@ -774,6 +804,7 @@ absl::StatusOr<v1::SampleWeightsResponse> Client::SampleWeights(v1::SampleWeight
 absl::StatusOr<v1::ListSamplingPointsResponse> Client::ListSamplingPoints(
     v1::ListSamplingPointsRequest request) {
   SetWorld(options_, request);
+  if (absl::Status s = CheckWorldFields(request); !s.ok()) return s;
   // The box's columns pick the channel, as a chunk call's would (NaN and huge boxes count as bulk;
   // the server says what is wrong with them).
   const double area = (request.max_x() - request.min_x()) * (request.max_z() - request.min_z());

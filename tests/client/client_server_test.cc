@@ -108,7 +108,9 @@ class ClientServerTest : public ::testing::Test {
 TEST(ClientCallLogTest, TheUserAgentNamesTheGameServerInTheServersCallLog) {
   auto server = ServerProcess::Start({"--call_log=all"});
   ASSERT_TRUE(server.ok()) << server.status();
-  auto client = Client::Connect((*server)->target(), {.user_agent = "survival-eu-3/1.4"});
+  ClientOptions options;
+  options.user_agent = "survival-eu-3/1.4";
+  auto client = Client::Connect((*server)->target(), options);
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->GenerateChunk(2, 3).ok());
   const std::vector<v1::CallLogLine> lines = AwaitCallLogLines(**server, 1);
@@ -159,7 +161,9 @@ TEST(ClientCallLogTest, TheGameServersTraceparentNamesTheCallInTheCallLog) {
   auto server = ServerProcess::Start({"--call_log=all"});
   ASSERT_TRUE(server.ok()) << server.status();
   std::string current = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
-  auto client = Client::Connect((*server)->target(), {.traceparent = [&] { return current; }});
+  ClientOptions options;
+  options.traceparent = [&] { return current; };
+  auto client = Client::Connect((*server)->target(), options);
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->GenerateChunk(4, 5).ok());
   std::vector<v1::CallLogLine> lines = AwaitCallLogLines(**server, 1);
@@ -319,6 +323,43 @@ TEST_F(ClientServerTest, ErrorsOtherThanUnavailableAreNotRetried) {
   ASSERT_TRUE(other.ok());
   EXPECT_EQ((*other)->DescribeWorld().status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ((*other)->stats().retries, 0);
+}
+
+// A world name is whatever the game server passes: one the server does not serve is NOT_FOUND on
+// every kind of call (its route key is escaped into a valid header), and one that is not UTF-8,
+// which a proto string cannot carry, INVALID_ARGUMENT before anything is sent.
+TEST_F(ClientServerTest, AnyWorldNameGetsAnAnswerAndNoneCrashesTheClient) {
+  ClientOptions options;
+  options.world = "w\xc3\xb6rld";  // UTF-8, but not a name the server accepts
+  auto other = Client::Connect(server_->target(), options);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ((*other)->GenerateChunk(0, 0).status().code(), absl::StatusCode::kNotFound);
+  const std::vector<std::pair<double, double>> origin = {{0, 0}};
+  EXPECT_EQ((*other)->SamplePoints(origin).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*other)->DescribeWorld().status().code(), absl::StatusCode::kNotFound);
+
+  const std::string not_utf8 = "\xff\xfe";
+  options.world = not_utf8;
+  EXPECT_EQ(Client::Connect(server_->target(), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.world = "";
+  options.world_fingerprint = not_utf8;
+  EXPECT_EQ(Client::Connect(server_->target(), options).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const int64_t attempts = client_->stats().attempts;
+  EXPECT_EQ(client_->DescribeWorld(not_utf8).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::SampleWeightsRequest sample;
+  sample.set_world(not_utf8);
+  sample.add_points();
+  EXPECT_EQ(client_->SampleWeights(sample).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::ListSamplingPointsRequest box;
+  box.set_world_fingerprint(not_utf8);
+  box.set_max_x(1);
+  box.set_max_z(1);
+  absl::StatusOr<v1::ListSamplingPointsResponse> points = client_->ListSamplingPoints(box);
+  EXPECT_EQ(points.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(points.status().message(), ::testing::HasSubstr("world_fingerprint"));
+  EXPECT_EQ(client_->stats().attempts, attempts) << "a call that cannot be sent was sent";
 }
 
 // ClientOptions::world_fingerprint pins the world on every kind of call: the server's own value
@@ -647,6 +688,8 @@ TEST(ClientRouteKeyTest, RegionsOf128BlocksFloorTowardsMinusInfinity) {
   EXPECT_EQ(RouteKey("w", 128, 255), "w/1/1");
   EXPECT_EQ(RouteKey("", -0.5, -128), "/-1/-1");
   EXPECT_EQ(RouteKey("", -128.5, 33554432), "/-2/262144");
+  // A header value is printable ASCII: other bytes of a world name are escaped.
+  EXPECT_EQ(RouteKey("w\xc3\xb6rld", 0, 0), "w\\xc3\\xb6rld/0/0");
 }
 
 // Every call carries its first chunk's or point's key; retries keep it; the option turns it off.
@@ -774,7 +817,7 @@ TEST(ClientRegionTest, RegionsAtTheEndsOfInt64AreAskedForOnceEach) {
 // A chunk without what the call asked for would leave the accessors the caller uses because it
 // asked reading nothing: the call fails DATA_LOSS before delivering it.
 TEST(ClientStreamTest, AChunkLackingWhatTheCallAskedForIsDataLoss) {
-  auto volume = [](int64_t x, int64_t z, const v1::GenerateChunkRequest& request) {
+  auto volume = [](int64_t x, int64_t z, const v1::GenerateChunkRequest&) {
     v1::ChunkData data;
     data.mutable_coord()->set_x(x);
     data.mutable_coord()->set_z(z);
