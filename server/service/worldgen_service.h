@@ -27,6 +27,9 @@
 //   sampling point costs one biome-source read, less than a blended column, which reads many).
 // - DescribeWorld: answered on the gRPC thread (no blending).
 // Error messages never echo unbounded client input: a world name is escaped and cut to 64 bytes.
+// A request that does not parse is INVALID_ARGUMENT saying why where protobuf knows (a string
+// field that is not UTF-8): the first service made installs a protobuf log handler that takes that
+// line out of stderr and into the refusal, and passes every other line on.
 // Every call's end goes to the metrics and, when ServiceOptions::call_log wants it, to the call log
 // (with the request's world and size, the peer and the balancer's forwarding headers).
 //

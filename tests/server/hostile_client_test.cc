@@ -22,6 +22,7 @@ namespace worldgen {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::worldgen::testing::Connect;
 using ::worldgen::testing::Deadline;
 using ::worldgen::testing::ExpectPeakRssBelow;
@@ -83,6 +84,27 @@ TEST(HostileClientTest, BytesThatAreNoRequestGetInvalidArgumentAndAreCounted) {
   auto stub = Connect(server->target());
   EXPECT_TRUE(GenerateAll(*stub, RegionRequest(0, 0, 0, 0, 16)).status.ok());
   ExpectPeakRssBelow(*server, int64_t{200} << 20, "unparseable requests");
+}
+
+// A world name that is not UTF-8 cannot be a proto string: the refusal names the field, and the
+// server's stderr holds the call log's lines only (protobuf's own line per request is not there).
+TEST(HostileClientTest, AStringThatIsNotUtf8IsRefusedByNameWithoutALogLineOfItsOwn) {
+  std::unique_ptr<ServerProcess> server = StartServer({"--blend_threads=1"});
+  ASSERT_TRUE(server);
+  const std::string world_ff_fe("\x0a\x02\xff\xfe", 4);  // field 1 (world) = "\xff\xfe"
+  for (const char* method :
+       {"GenerateChunk", "SampleWeights", "DescribeWorld", "ListSamplingPoints"}) {
+    grpc::Status status =
+        CallRaw(server->target(), absl::StrCat("/worldgen.v1.WorldGen/", method), world_ff_fe);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+    EXPECT_THAT(status.error_message(),
+                HasSubstr(absl::StrCat("worldgen.v1.", method, "Request.world is not valid UTF-8")))
+        << method;
+  }
+  EXPECT_EQ(
+      MetricValue(Scrape(*server), "worldgen_rejected_calls_total", {{"reason", "unparseable"}}),
+      4);
+  EXPECT_THAT(server->output(), Not(HasSubstr("libprotobuf")));
 }
 
 // Plain requests past --max_request_bytes get RESOURCE_EXHAUSTED; compressed ones are refused
