@@ -38,8 +38,6 @@
 namespace worldgen {
 namespace {
 
-// Regions are expanded into a set of pending chunks; no server accepts anywhere near this many.
-constexpr int64_t kMaxChunksPerCall = int64_t{1} << 20;
 // The longest keepalive or reconnect duration gRPC's int milliseconds hold.
 constexpr absl::Duration kMaxChannelDuration = absl::Milliseconds(std::numeric_limits<int>::max());
 
@@ -341,9 +339,18 @@ std::string MissingFromReply(const v1::GenerateChunkRequest& request, const Chun
   return "";
 }
 
-// A GenerateChunkRequest without its selection.
-v1::GenerateChunkRequest ChunkRequestMessage(const ClientOptions& options,
-                                             const ChunkRequestOptions& request) {
+// A GenerateChunkRequest without its selection. The wire's sizes are unsigned: a negative one
+// is refused here, where it would otherwise reach the server as a number near 2^32.
+absl::StatusOr<v1::GenerateChunkRequest> ChunkRequestMessage(const ClientOptions& options,
+                                                             const ChunkRequestOptions& request) {
+  if (request.chunk_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ChunkRequestOptions.chunk_size = ", request.chunk_size, " is negative"));
+  }
+  if (request.vertical && request.vertical->cell_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ChunkRequestOptions.vertical.cell_size = ", request.vertical->cell_size, " is negative"));
+  }
   v1::GenerateChunkRequest message;
   SetWorld(options, message);
   message.set_chunk_size(static_cast<uint32_t>(request.chunk_size));
@@ -640,8 +647,9 @@ absl::Status Client::GenerateChunks(absl::Span<const ChunkCoord> chunks,
   if (static_cast<int64_t>(chunks.size()) > kMaxChunksPerCall) {
     return absl::InvalidArgumentError(absl::StrCat(chunks.size(), " chunks in one call"));
   }
-  v1::GenerateChunkRequest message = ChunkRequestMessage(options_, request);
-  v1::ChunkList* list = message.mutable_chunks();
+  absl::StatusOr<v1::GenerateChunkRequest> message = ChunkRequestMessage(options_, request);
+  if (!message.ok()) return message.status();
+  v1::ChunkList* list = message->mutable_chunks();
   absl::flat_hash_set<ChunkCoord, CoordHash> seen;
   for (const ChunkCoord& c : chunks) {
     if (!seen.insert(c).second) continue;  // Each distinct chunk is asked for (and delivered) once.
@@ -649,7 +657,7 @@ absl::Status Client::GenerateChunks(absl::Span<const ChunkCoord> chunks,
     coord->set_x(c.x);
     coord->set_z(c.z);
   }
-  return StreamChunks(std::move(message), seen.size(), on_chunk);
+  return StreamChunks(*std::move(message), seen.size(), on_chunk);
 }
 
 absl::Status Client::GenerateRegion(const ChunkRegion& region, const ChunkRequestOptions& request,
@@ -669,13 +677,14 @@ absl::Status Client::GenerateRegion(const ChunkRegion& region, const ChunkReques
                         region.max_x, region.min_z, region.max_z, kMaxChunksPerCall));
   }
   const size_t count = static_cast<size_t>((width + 1) * (depth + 1));
-  v1::GenerateChunkRequest message = ChunkRequestMessage(options_, request);
-  v1::ChunkRegion* r = message.mutable_region();
+  absl::StatusOr<v1::GenerateChunkRequest> message = ChunkRequestMessage(options_, request);
+  if (!message.ok()) return message.status();
+  v1::ChunkRegion* r = message->mutable_region();
   r->set_min_x(region.min_x);
   r->set_min_z(region.min_z);
   r->set_max_x(region.max_x);
   r->set_max_z(region.max_z);
-  return StreamChunks(std::move(message), count, on_chunk);
+  return StreamChunks(*std::move(message), count, on_chunk);
 }
 
 absl::Status Client::StreamChunks(v1::GenerateChunkRequest request, size_t expected,

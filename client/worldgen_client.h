@@ -148,6 +148,9 @@ struct ClientOptions {
   std::optional<Tls> tls;
 };
 
+// Most chunks one GenerateChunks or GenerateRegion call takes (calls are expanded into a set of
+// pending chunks); no server accepts anywhere near this many (ServerLimits.max_chunks_per_request).
+inline constexpr int64_t kMaxChunksPerCall = int64_t{1} << 20;
 inline constexpr size_t kMaxUserAgentBytes = 64;
 inline constexpr size_t kMaxApiKeyBytes = 256;
 

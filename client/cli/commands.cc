@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -230,14 +231,43 @@ int WriteSplatPngs(const ChunkView& chunk, const v1::WorldDescription& world,
   return kExitOk;
 }
 
-// --y=MIN:MAX as a vertical range in cells of --cell blocks (the server checks the values).
-absl::StatusOr<ChunkRequestOptions::Vertical> ParseVertical(const std::string& text, int cell) {
+// Whether flag `name` holds another value than its default: a flag that applies only beside
+// another is refused without it, not ignored.
+bool FlagChanged(absl::string_view name) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  return flag != nullptr && flag->CurrentValue() != flag->DefaultValue();
+}
+
+// --size: 0 (the world's chunk size) or a power of two (the server says which it serves). A
+// negative one would reach the wire as a number near 2^32.
+absl::Status CheckSizeFlag() {
+  const int size = absl::GetFlag(FLAGS_size);
+  if (size == 0 || (size > 0 && (size & (size - 1)) == 0)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--size=", size, " is not 0 (the world's chunk size) or a power of two"));
+}
+
+// --y=MIN:MAX as a vertical range in cells of --cell blocks (the server checks the values), or
+// none without --y (and then no --cell either).
+absl::StatusOr<std::optional<ChunkRequestOptions::Vertical>> VerticalFromFlags() {
+  const std::string text = absl::GetFlag(FLAGS_y);
+  const int cell = absl::GetFlag(FLAGS_cell);
+  if (text.empty()) {
+    if (FlagChanged("cell")) {
+      return absl::InvalidArgumentError("--cell is the cell side of 3D chunks: give --y=MIN:MAX");
+    }
+    return std::nullopt;
+  }
   std::vector<std::string> parts = absl::StrSplit(text, ':');
   ChunkRequestOptions::Vertical vertical{.cell_size = cell};
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &vertical.min_y) ||
       !absl::SimpleAtoi(parts[1], &vertical.max_y)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--y=", text, " is not a range MIN:MAX of integers (e.g. -64:320)"));
+  }
+  if (cell < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cell=", cell, " is not a cell side in blocks (1, 2, 4, 8 or 16)"));
   }
   return vertical;
 }
@@ -247,16 +277,16 @@ int RunChunk(const std::vector<std::string>& args) {
   if (args.size() != 2 || !absl::SimpleAtoi(args[0], &x) || !absl::SimpleAtoi(args[1], &z)) {
     return Usage("chunk wants two integer chunk coordinates: chunk X Z");
   }
+  if (absl::Status size = CheckSizeFlag(); !size.ok()) return Usage(std::string(size.message()));
   const std::string splat_prefix = absl::GetFlag(FLAGS_splat_png);
   ChunkRequestOptions options{.chunk_size = absl::GetFlag(FLAGS_size),
                               .heights = absl::GetFlag(FLAGS_heights),
                               .dominant_biome = true,
                               .source_biome = absl::GetFlag(FLAGS_source_biome),
                               .splat = !splat_prefix.empty()};
-  if (const std::string y = absl::GetFlag(FLAGS_y); !y.empty()) {
-    absl::StatusOr<ChunkRequestOptions::Vertical> vertical =
-        ParseVertical(y, absl::GetFlag(FLAGS_cell));
-    if (!vertical.ok()) return Usage(std::string(vertical.status().message()));
+  absl::StatusOr<std::optional<ChunkRequestOptions::Vertical>> vertical = VerticalFromFlags();
+  if (!vertical.ok()) return Usage(std::string(vertical.status().message()));
+  if (*vertical) {
     if (!splat_prefix.empty()) return Usage("--splat_png is per column: it cannot go with --y");
     options.vertical = *vertical;
     options.heights = false;  // Per column: a 2D request's.
@@ -331,6 +361,14 @@ int RunRender(const std::vector<std::string>& args) {
   if (!region.ok()) return Usage(std::string(region.status().message()));
   absl::StatusOr<RenderLayer> layer = ParseRenderLayer(absl::GetFlag(FLAGS_layer));
   if (!layer.ok()) return Usage(std::string(layer.status().message()));
+  if (absl::Status fits = CheckLayerScale(*layer, scale); !fits.ok()) {
+    return Usage(std::string(fits.message()));
+  }
+  if (absl::Status size = CheckSizeFlag(); !size.ok()) return Usage(std::string(size.message()));
+  const std::string plane = absl::GetFlag(FLAGS_slice);
+  if (!plane.empty() && FlagChanged("size")) {
+    return Usage("--slice draws from 3D chunks of 16 columns: --size does not apply");
+  }
   auto client = MakeClient();
   if (!client.ok()) return Usage(client.status().ToString());
   absl::StatusOr<v1::WorldDescription> world = (*client)->DescribeWorld();
@@ -339,7 +377,7 @@ int RunRender(const std::vector<std::string>& args) {
     return Usage(std::string(known.message()));
   }
   absl::StatusOr<RgbImage> image;
-  if (const std::string plane = absl::GetFlag(FLAGS_slice); !plane.empty()) {
+  if (!plane.empty()) {
     absl::StatusOr<Slice> slice = ParseSlice(plane);
     if (!slice.ok()) return Usage(std::string(slice.status().message()));
     if (layer->kind == RenderLayer::Kind::kHeight || layer->kind == RenderLayer::Kind::kSplat) {
@@ -351,6 +389,9 @@ int RunRender(const std::vector<std::string>& args) {
   } else {
     int size = absl::GetFlag(FLAGS_size);
     if (size == 0) size = DefaultRenderChunkSize(*world);
+    if (absl::Status served = CheckRenderChunkSize(*world, size); !served.ok()) {
+      return Usage(std::string(served.message()));
+    }
     image = RenderRegion(**client, *world, *region, *layer, size, scale);
   }
   if (!image.ok()) return Fail(image.status());
@@ -380,12 +421,12 @@ int RunLoad(const std::vector<std::string>& args) {
   if (!pattern.ok()) return Usage(std::string(pattern.status().message()));
   config.pattern = *pattern;
   config.chunks_per_request = absl::GetFlag(FLAGS_chunks_per_request);
+  if (absl::Status size = CheckSizeFlag(); !size.ok()) return Usage(std::string(size.message()));
   config.chunk.chunk_size = absl::GetFlag(FLAGS_size);
   config.chunk.heights = absl::GetFlag(FLAGS_heights);
-  if (const std::string y = absl::GetFlag(FLAGS_y); !y.empty()) {
-    absl::StatusOr<ChunkRequestOptions::Vertical> vertical =
-        ParseVertical(y, absl::GetFlag(FLAGS_cell));
-    if (!vertical.ok()) return Usage(std::string(vertical.status().message()));
+  absl::StatusOr<std::optional<ChunkRequestOptions::Vertical>> vertical = VerticalFromFlags();
+  if (!vertical.ok()) return Usage(std::string(vertical.status().message()));
+  if (*vertical) {
     config.chunk.vertical = *vertical;
     config.chunk.heights = false;  // Per column: a 2D request's, as for `chunk --y`.
   }

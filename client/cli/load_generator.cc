@@ -169,15 +169,24 @@ absl::StatusOr<LoadReport> RunLoad(Client& client, const LoadConfig& config,
   if (config.concurrency < 1 || config.concurrency > 4096) {
     return absl::InvalidArgumentError("--concurrency must be in [1, 4096]");
   }
-  if (config.chunks_per_request < 1)
-    return absl::InvalidArgumentError("--chunks_per_request must be >= 1");
+  if (config.chunks_per_request < 1 || config.chunks_per_request > kMaxChunksPerCall) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--chunks_per_request must be in [1, ", kMaxChunksPerCall, "]"));
+  }
   if (config.duration <= absl::ZeroDuration() && config.requests <= 0) {
     return absl::InvalidArgumentError("give --duration > 0 or --requests > 0");
   }
-  if (config.area < 1 || config.area > (int64_t{1} << 40) || config.view_radius < 0 ||
-      config.hot_set < 1) {
+  if (config.area < 1 || config.area > kMaxLoadArea) {
+    return absl::InvalidArgumentError(absl::StrCat("--area must be in [1, ", kMaxLoadArea, "]"));
+  }
+  if (config.view_radius < 0) return absl::InvalidArgumentError("view_radius must be >= 0");
+  // A request asks for distinct chunks (the client drops repeats): a hot set smaller than a
+  // request could not fill one.
+  if (config.pattern == LoadPattern::kHot &&
+      (config.hot_set < config.chunks_per_request || config.hot_set > kMaxChunksPerCall)) {
     return absl::InvalidArgumentError(
-        "--area >= 1, --view_radius >= 0 and --hot_set >= 1 required");
+        absl::StrCat("--hot_set must be in [--chunks_per_request = ", config.chunks_per_request,
+                     ", ", kMaxChunksPerCall, "]"));
   }
   if (!(config.rate >= 0) || config.rate > 1e7) {
     return absl::InvalidArgumentError(

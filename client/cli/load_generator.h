@@ -37,6 +37,9 @@
 namespace worldgen::cli {
 
 enum class LoadPattern { kRandom, kSpiral, kHot };
+// The largest LoadConfig::area: chunk coordinates within +-2^40 (the server's coordinate bound
+// refuses most of them; a load test of refusals is a load test too).
+inline constexpr int64_t kMaxLoadArea = int64_t{1} << 40;
 absl::StatusOr<LoadPattern> ParseLoadPattern(absl::string_view name);
 absl::string_view LoadPatternName(LoadPattern pattern);
 

@@ -10,6 +10,7 @@
 // positional arguments (`worldgen chunk -3 -2`). Flags may come before or after the subcommand;
 // dashes in flag names are underscores (--splat-png is --splat_png).
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -100,10 +101,11 @@ int Main(int argc, char** argv) {
       std::replace(name.begin(), name.end(), '-', '_');
       const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
       if (flag == nullptr && !has_value && absl::StartsWith(name, "no")) {
-        // --noflag for a boolean flag.
-        const absl::CommandLineFlag* negated = absl::FindCommandLineFlag(name.substr(2));
+        // --noflag (or --no-flag, --no_flag) for a boolean flag.
+        const std::string base = name.substr(absl::StartsWith(name, "no_") ? 3 : 2);
+        const absl::CommandLineFlag* negated = absl::FindCommandLineFlag(base);
         if (negated != nullptr && negated->IsOfType<bool>()) {
-          settings.emplace_back(name.substr(2), "false");
+          settings.emplace_back(base, "false");
           continue;
         }
       }
@@ -158,7 +160,14 @@ int Main(int argc, char** argv) {
       return kExitUsage;
     }
   }
-  return command->run(positional);
+  const int code = command->run(positional);
+  // What the command printed must have reached stdout (a full disk, a closed pipe).
+  std::cout.flush();
+  if ((!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) && code == kExitOk) {
+    std::cerr << "worldgen: could not write to stdout\n";
+    return kExitError;
+  }
+  return code;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "client/cli/output.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,6 +14,13 @@ namespace {
 std::string NameOf(const absl::flat_hash_map<uint32_t, std::string>& names, uint32_t id) {
   auto it = names.find(id);
   return it == names.end() ? absl::StrCat("biome-", id) : it->second;
+}
+
+// `v` in the fewest digits that read back as `v` (%g's six would merge nearby coordinates).
+std::string Exact(double v) {
+  char buffer[32];
+  const std::to_chars_result end = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, end.ptr);
 }
 
 void AppendGrid(std::string& out, int n, const std::function<std::string(int, int)>& cell) {
@@ -63,10 +71,10 @@ std::string DescribeText(const v1::WorldDescription& world) {
       &out,
       "\n  climate: temperature_frequency %g  humidity_frequency %g  octaves %d\n"
       "limits: chunk_size %d..%d  max_chunks_per_request %d  max_points_per_request %d  "
-      "coordinate bound %g  max_splat_bytes_per_chunk %d  max_sampling_points_per_request %d\n",
+      "coordinate bound %s  max_splat_bytes_per_chunk %d  max_sampling_points_per_request %d\n",
       c.climate().temperature_frequency(), c.climate().humidity_frequency(), c.climate().octaves(),
       l.min_chunk_size(), l.max_chunk_size(), l.max_chunks_per_request(),
-      l.max_points_per_request(), l.world_coordinate_bound(), l.max_splat_bytes_per_chunk(),
+      l.max_points_per_request(), Exact(l.world_coordinate_bound()), l.max_splat_bytes_per_chunk(),
       l.max_sampling_points_per_request());
   absl::StrAppend(&out, "worlds:");
   for (const std::string& name : world.available_worlds()) absl::StrAppend(&out, " ", name);
@@ -180,8 +188,9 @@ std::string SamplesText(const v1::SampleWeightsRequest& request,
   for (int i = 0; i < response.samples_size() && i < request.points_size(); ++i) {
     const v1::PointWeights& s = response.samples(i);
     const v1::Point& p = request.points(i);
-    const std::string at = p.has_y() ? absl::StrFormat("(%g, %g, %g)", p.x(), p.y(), p.z())
-                                     : absl::StrFormat("(%g, %g)", p.x(), p.z());
+    const std::string at =
+        p.has_y() ? absl::StrCat("(", Exact(p.x()), ", ", Exact(p.y()), ", ", Exact(p.z()), ")")
+                  : absl::StrCat("(", Exact(p.x()), ", ", Exact(p.z()), ")");
     absl::StrAppendFormat(&out, "%s  dominant %s (%d)", at, NameOf(names, s.dominant_biome()),
                           s.dominant_biome());
     if (request.include_heights()) absl::StrAppendFormat(&out, "  height %.3f", s.height());

@@ -120,6 +120,17 @@ RegionPainter::RegionPainter(const v1::WorldDescription& world, const BlockRegio
       scale_(std::clamp(scale, 1, kMaxRenderScale)),
       window_width_((region.width() + scale_ - 1) / scale_ + 1),
       window_height_((region.height() + scale_ - 1) / scale_ + 1) {
+  const double bound = world.limits().world_coordinate_bound();
+  // The centre, unless the last block is cut short at the world's positive edge, where its
+  // centre may lie past the bound: then as far from each block's start as the last one allows.
+  auto offset = [&](int64_t min, int64_t length, int64_t pixels) {
+    const int64_t centre = scale_ / 2;
+    const int64_t last = min + scale_ * (pixels - 2) + centre;
+    if (bound <= 0 || static_cast<double>(last) < bound) return centre;
+    return std::min<int64_t>(centre, (length - 1) % scale_);
+  };
+  offset_x_ = offset(region.min_x, region.width(), window_width_);
+  offset_z_ = offset(region.min_z, region.height(), window_height_);
   bool first = true;
   for (const v1::BiomeConfig& biome : world.config().biomes()) {
     colors_[biome.id()] = biome.color();
@@ -135,12 +146,11 @@ RegionPainter::RegionPainter(const v1::WorldDescription& world, const BlockRegio
   const size_t pixels = static_cast<size_t>(window_width_ * window_height_);
   if (shaded()) {
     heights_.assign(pixels, 0.0f);
-    const double bound = world.limits().world_coordinate_bound();
     auto inside = [bound](int64_t column) {
       return bound <= 0 || static_cast<double>(column) >= -bound;
     };
-    first_x_ = inside(Column(region.min_x, 0)) ? 0 : 1;
-    first_z_ = inside(Column(region.min_z, 0)) ? 0 : 1;
+    first_x_ = inside(ColumnX(0)) ? 0 : 1;
+    first_z_ = inside(ColumnZ(0)) ? 0 : 1;
   }
   if (layer_.kind != RenderLayer::Kind::kHeight) rgb_.assign(pixels * 3, 0);
 }
@@ -164,9 +174,9 @@ PointRequestOptions RegionPainter::PointOptions() const {
 
 std::vector<ChunkCoord> RegionPainter::Chunks(int chunk_size) const {
   const int64_t n = chunk_size;
-  const int64_t x0 = Column(region_.min_x, first_x_), z0 = Column(region_.min_z, first_z_);
-  const int64_t x1 = Column(region_.min_x, window_width_ - 1);
-  const int64_t z1 = Column(region_.min_z, window_height_ - 1);
+  const int64_t x0 = ColumnX(first_x_), z0 = ColumnZ(first_z_);
+  const int64_t x1 = ColumnX(window_width_ - 1);
+  const int64_t z1 = ColumnZ(window_height_ - 1);
   std::vector<ChunkCoord> chunks;
   for (int64_t cz = FloorDiv(z0, n); cz <= FloorDiv(z1, n); ++cz) {
     for (int64_t cx = FloorDiv(x0, n); cx <= FloorDiv(x1, n); ++cx) chunks.push_back({cx, cz});
@@ -179,15 +189,14 @@ std::vector<std::pair<double, double>> RegionPainter::Points() const {
   points.reserve(static_cast<size_t>((window_width_ - first_x_) * (window_height_ - first_z_)));
   for (int64_t pz = first_z_; pz < window_height_; ++pz) {
     for (int64_t px = first_x_; px < window_width_; ++px) {
-      points.emplace_back(static_cast<double>(Column(region_.min_x, px)),
-                          static_cast<double>(Column(region_.min_z, pz)));
+      points.emplace_back(static_cast<double>(ColumnX(px)), static_cast<double>(ColumnZ(pz)));
     }
   }
   return points;
 }
 
 int64_t RegionPainter::WindowIndex(int64_t x, int64_t z) const {
-  const int64_t dx = x - Column(region_.min_x, 0), dz = z - Column(region_.min_z, 0);
+  const int64_t dx = x - ColumnX(0), dz = z - ColumnZ(0);
   if (dx < 0 || dz < 0 || dx % scale_ != 0 || dz % scale_ != 0) return -1;
   const int64_t px = dx / scale_, pz = dz / scale_;
   if (px >= window_width_ || pz >= window_height_) return -1;
@@ -515,15 +524,31 @@ int DefaultRenderChunkSize(const v1::WorldDescription& world) {
   return static_cast<int>(std::min<uint32_t>(64, world.limits().max_chunk_size()));
 }
 
+absl::Status CheckRenderChunkSize(const v1::WorldDescription& world, int chunk_size) {
+  const v1::ServerLimits& limits = world.limits();
+  if (chunk_size > 0 && (chunk_size & (chunk_size - 1)) == 0 &&
+      static_cast<uint32_t>(chunk_size) >= limits.min_chunk_size() &&
+      static_cast<uint32_t>(chunk_size) <= limits.max_chunk_size()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("chunk size ", chunk_size, " is not a power of two the server serves (",
+                   limits.min_chunk_size(), " to ", limits.max_chunk_size(), ")"));
+}
+
+absl::Status CheckLayerScale(const RenderLayer& layer, int scale) {
+  if (layer.kind != RenderLayer::Kind::kSplat || scale == 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "splat:%d is drawn from chunks' splat textures, at 1 block per pixel only (asked for %d)",
+      layer.texture, scale));
+}
+
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
                                       int chunk_size, int scale) {
   if (absl::Status scale_ok = CheckScale(scale); !scale_ok.ok()) return scale_ok;
-  if (layer.kind == RenderLayer::Kind::kSplat && scale != 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "splat:%d is drawn from chunks' splat textures, at 1 block per pixel only (asked for %d)",
-        layer.texture, scale));
-  }
+  if (absl::Status fits = CheckLayerScale(layer, scale); !fits.ok()) return fits;
+  if (absl::Status served = CheckRenderChunkSize(world, chunk_size); !served.ok()) return served;
   RegionPainter painter(world, region, layer, scale);
   if (scale <= MaxChunkRenderScale(world)) {
     const std::vector<ChunkCoord> chunks = painter.Chunks(chunk_size);

@@ -125,8 +125,11 @@ class RegionPainter {
 
  private:
   bool shaded() const;
-  // The column pixel p of the window shows along one axis whose region starts at `min`.
-  int64_t Column(int64_t min, int64_t p) const { return min + scale_ * (p - 1) + scale_ / 2; }
+  // The column window pixel p shows along x or z: its block's centre (for a last block cut short,
+  // where the whole block would be), except where that lies past the world's bound: then every
+  // block of the axis shows the column as far from its start as the last block holds.
+  int64_t ColumnX(int64_t p) const { return region_.min_x + scale_ * (p - 1) + offset_x_; }
+  int64_t ColumnZ(int64_t p) const { return region_.min_z + scale_ * (p - 1) + offset_z_; }
   // Index into the painted window (the image plus one pixel north and west) of the pixel showing
   // column (x, z), or -1 if no pixel shows it.
   int64_t WindowIndex(int64_t x, int64_t z) const;
@@ -143,6 +146,7 @@ class RegionPainter {
   BlockRegion region_;
   int scale_ = 1;
   int64_t window_width_ = 0, window_height_ = 0;
+  int64_t offset_x_ = 0, offset_z_ = 0;  // Of the column shown in each block (ColumnX, ColumnZ).
   // The first window column and row blended: 0 when shading reads the pixel north-west of the
   // image, 1 when nothing does or it lies past the world's bound.
   int64_t first_x_ = 1, first_z_ = 1;
@@ -155,6 +159,11 @@ class RegionPainter {
 // The chunk size RenderRegion is given by default: large chunks mean fewer, bigger messages; 64,
 // or the largest the server accepts if smaller.
 int DefaultRenderChunkSize(const v1::WorldDescription& world);
+// OK, or INVALID_ARGUMENT if `chunk_size` is not a power of two within the world's served range
+// (ServerLimits): checked before a region is cut into chunks of it.
+absl::Status CheckRenderChunkSize(const v1::WorldDescription& world, int chunk_size);
+// OK, or INVALID_ARGUMENT for a splat layer at a scale past 1 (the textures are per column).
+absl::Status CheckLayerScale(const RenderLayer& layer, int scale);
 
 // A plane through the 3D world (`worldgen render --slice`): y = Y (horizontal: the region's columns
 // at height Y), x = X or z = Z (vertical: the region names (z or x, y) instead, and the image has y
@@ -183,7 +192,8 @@ absl::StatusOr<RgbImage> RenderSlice(Client& client, const v1::WorldDescription&
 // max_chunks_per_request (each pixel shows the centre column of its square, bit for bit the point
 // sample there); at larger scales from point samples, in requests of at most
 // max_points_per_request.
-// INVALID_ARGUMENT for a scale out of range or splat at a scale past 1.
+// INVALID_ARGUMENT for a scale out of range, splat at a scale past 1, or a chunk size the server
+// does not serve.
 absl::StatusOr<RgbImage> RenderRegion(Client& client, const v1::WorldDescription& world,
                                       const BlockRegion& region, const RenderLayer& layer,
                                       int chunk_size, int scale = 1);

@@ -150,6 +150,11 @@ TEST_F(CliTest, SampleJsonIsTheResponseBitForBit) {
   CommandResult text = Cli({"sample", "100.5", "-7.25"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("(100.5, -7.25)  dominant "), std::string::npos) << text.out;
+  // Every digit a coordinate needs: neighbours far from the origin stay apart.
+  CommandResult far = Cli({"sample", "1234567", "0", "1234568", "0.1"});
+  ASSERT_EQ(far.exit_code, 0) << far.err;
+  EXPECT_NE(far.out.find("(1234567, 0)  dominant "), std::string::npos) << far.out;
+  EXPECT_NE(far.out.find("(1234568, 0.1)  dominant "), std::string::npos) << far.out;
 }
 
 // 3D through the CLI (the default world has no caves: its weights are its columns' at every y).
@@ -634,7 +639,7 @@ TEST_F(CliTest, HealthIsZeroWhenServingAndNonZeroWhenDown) {
 }
 
 TEST_F(CliTest, RpcErrorsExitOneWithTheStatusOnStderr) {
-  CommandResult bad = Cli({"chunk", "0", "0", "--size=3"});
+  CommandResult bad = Cli({"chunk", "0", "0", "--size=512"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("INVALID_ARGUMENT"), std::string::npos) << bad.err;
   EXPECT_TRUE(bad.out.empty()) << bad.out;
@@ -772,11 +777,78 @@ TEST_F(CliTest, UsageErrorsExitTwo) {
       {"render", "--region=1,2,3"},         // Malformed region.
       {"check"},                            // No world files.
       {"check", ".", "--allow_changed=a"},  // --allow_changed without --live.
+      // Sizes that would reach the wire wrapped around, or that the CLI would ignore.
+      {"chunk", "0", "0", "--size=-16"},
+      {"chunk", "0", "0", "--size=12"},
+      {"chunk", "0", "0", "--y=-64:64", "--cell=0"},
+      {"chunk", "0", "0", "--cell=8"},  // --cell without --y.
+      {"load", "--cell=8", "--requests=1"},
+      {"render", "--region=0,0,15,15", "--size=-16"},
+      {"render", "--region=0,0,8191,8191", "--size=1"},  // Not served: before 4M chunks are listed.
+      {"render", "--region=0,0,15,15", "--slice=y:0", "--size=8"},
+      {"render", "--region=0,0,15,15", "--layer=splat:0", "--scale=2"},
+      // Request lists that would be built whole before anything checked them.
+      {"load", "--chunks_per_request=2147483647", "--requests=1"},
+      {"load", "--pattern=hot", "--hot_set=2147483647", "--requests=1"},
+      {"load", "--pattern=hot", "--hot_set=2", "--chunks_per_request=16", "--requests=1"},
   };
   for (const auto& args : cases) {
     CommandResult run = Cli(args);
     EXPECT_EQ(run.exit_code, 2) << absl::StrJoin(args, " ") << "\n" << run.err;
     EXPECT_FALSE(run.err.empty()) << absl::StrJoin(args, " ");
+  }
+}
+
+// Output that cannot be written (stdout closed, a full disk) is exit 1, as main.cc promises.
+TEST_F(CliTest, OutputThatCannotBeWrittenExitsOne) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"describe"}, {"chunk", "0", "0", "--json"}}) {
+    std::vector<std::string> argv = {
+        "/bin/sh",           "-c",
+        "exec \"$@\" >&-",   "sh",
+        WORLDGEN_CLI_BINARY, absl::StrCat("--target=", server_->target())};
+    argv.insert(argv.end(), args.begin(), args.end());
+    absl::StatusOr<CommandResult> run = RunCommand(argv, absl::Seconds(60));
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(run->exit_code, 1) << absl::StrJoin(args, " ") << "\n" << run->err;
+    EXPECT_NE(run->err.find("could not write to stdout"), std::string::npos) << run->err;
+  }
+}
+
+// A region may end anywhere inside the world: at its positive edge a last pixel that covers fewer
+// blocks than the scale shows a column inside the region (past it lies past the world's bound),
+// drawn from chunks and from points alike.
+TEST_F(CliTest, RegionsEndingInAPartialPixelAtTheWorldsEdgeAreDrawn) {
+  absl::StatusOr<v1::WorldDescription> world = client_->DescribeWorld();
+  ASSERT_TRUE(world.ok()) << world.status();
+  const int64_t last = static_cast<int64_t>(world->limits().world_coordinate_bound()) - 1;
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-edge");
+  ASSERT_TRUE(dir.ok());
+  // (scale, width in blocks): the last pixel covers width % scale blocks, and shows the block at
+  // min(scale / 2, width % scale - 1) from its start, which is the region's last block here.
+  for (const auto& [scale, width] : {std::pair<int, int>{2, 1}, {4, 5}, {64, 4417}}) {
+    SCOPED_TRACE(absl::StrCat("scale ", scale, ", width ", width));
+    const int64_t min = last - width + 1;
+    const std::string out = (*dir)->File(absl::StrCat(scale, ".png"));
+    CommandResult r = Cli({"render", absl::StrCat("--region=", min, ",", min, ",", last, ",", last),
+                           absl::StrCat("--scale=", scale), "--layer=source", "--out=" + out});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    absl::StatusOr<RgbImage> image = ReadPng(out);
+    ASSERT_TRUE(image.ok()) << image.status();
+    const int side = (width + scale - 1) / scale;
+    ASSERT_EQ(image->width, side);
+    const std::vector<std::pair<double, double>> corner = {
+        {static_cast<double>(last), static_cast<double>(last)}};
+    absl::StatusOr<std::vector<PointSample>> sample =
+        client_->SamplePoints(corner, {.source_biome = true});
+    ASSERT_TRUE(sample.ok()) << sample.status();
+    for (const v1::BiomeConfig& biome : world->config().biomes()) {
+      if (biome.id() != sample->front().source_biome) continue;
+      const size_t p = (static_cast<size_t>(side) * side - 1) * 3;
+      EXPECT_EQ(image->pixels[p], biome.color().r());
+      EXPECT_EQ(image->pixels[p + 1], biome.color().g());
+      EXPECT_EQ(image->pixels[p + 2], biome.color().b());
+    }
   }
 }
 
