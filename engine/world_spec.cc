@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_format.h"
 #include "engine/blender.h"
@@ -185,6 +186,14 @@ absl::Status ValidateWorldSpec(const WorldSpec& spec) {
     if (b.name.empty() || b.name.size() > kMaxNameLength) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: name must have 1..64 characters", where));
+    }
+    // Names reach terminals (worldgen describe) and pages (the viewer's legend) as they are.
+    if (const auto control = absl::c_find_if(
+            b.name, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+        control != b.name.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: name has a control character (0x%02x at byte %d)", where,
+                          static_cast<unsigned char>(*control), control - b.name.begin()));
     }
     if (!names.insert(b.name).second) {
       return absl::InvalidArgumentError(

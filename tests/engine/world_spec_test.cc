@@ -181,6 +181,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpecCase{"duplicate name", [](WorldSpec& s) { s.biomes[1].name = s.biomes[0].name; },
                     "duplicate biome name"},
         BadSpecCase{"empty biome name", [](WorldSpec& s) { s.biomes[2].name = ""; }, "biomes[2]"},
+        BadSpecCase{"escape in a biome name",
+                    [](WorldSpec& s) { s.biomes[2].name = "red\x1b[31m"; },
+                    "biomes[2] (id 2): name has a control character (0x1b at byte 3)"},
+        BadSpecCase{"DEL in a biome name", [](WorldSpec& s) { s.biomes[2].name = "a\x7f"; },
+                    "(0x7f at byte 1)"},
         BadSpecCase{"temperature 2", [](WorldSpec& s) { s.biomes[3].temperature = 2; },
                     "biomes[3] (id 3).temperature"},
         BadSpecCase{"humidity NaN", [](WorldSpec& s) { s.biomes[3].humidity = kNaN; },
@@ -227,6 +232,14 @@ INSTANTIATE_TEST_SUITE_P(
                     },
                     "biomes[2] (id 2).blend_radius = 60 is outside [1, 48] (0 = "
                     "full_resolution.blend_radius)"}));
+
+// A biome's name is any text without control characters: other scripts and markup included (the
+// viewer shows it as text).
+TEST(WorldSpecTest, BiomeNamesMayBeAnyPrintableText) {
+  WorldSpec spec = DefaultWorldSpec();
+  spec.biomes[0].name = "W\xc3\xbcste <b>&amp;";
+  EXPECT_TRUE(ValidateWorldSpec(spec).ok()) << ValidateWorldSpec(spec);
+}
 
 TEST(WorldSpecTest, EveryMethodIsValidAtItsDefaults) {
   for (const BlenderMethod* method : BlenderMethods()) {

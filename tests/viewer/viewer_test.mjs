@@ -8,7 +8,7 @@
 //
 // Prints one line per check; exits 1 at the first failure. Bounded: every wait has a timeout.
 import {spawn, execFileSync} from 'node:child_process';
-import {readFileSync, mkdtempSync} from 'node:fs';
+import {readFileSync, mkdtempSync, writeFileSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import http from 'node:http';
 import net from 'node:net';
@@ -48,10 +48,15 @@ function start(bin, args, pattern) {
   });
 }
 
+// A world whose biome names are markup (world files are the studio's, but a page must not run
+// what they hold): step 11.
+const MARKUP_BIOMES = ['<img src=x onerror="window.__markup=1">', '<b>bold</b>'];
+let worldConfig = path.join(root, 'docker/worlds');
+
 async function startServer(port) {
   const {child, match} = await start(
       serverBin, ['--listen_address=127.0.0.1', `--port=${port}`, '--metrics_port=0',
-                  `--world_config=${path.join(root, 'docker/worlds')}`],
+                  `--world_config=${worldConfig}`],
       /listening on (127\.0\.0\.1:(\d+))/);
   return {child, target: match[1], port: Number(match[2])};
 }
@@ -115,6 +120,11 @@ async function setView(page, x, z, zoom) {
 
 async function run() {
   const work = mkdtempSync(path.join(tmpdir(), 'worldgen-viewer-'));
+  const markup = path.join(work, 'markup.json');
+  writeFileSync(markup, JSON.stringify({
+    name: 'markup', seed: '5',
+    biomes: [{id: 0, name: MARKUP_BIOMES[0]}, {id: 1, name: MARKUP_BIOMES[1], temperature: 0.5}]}));
+  worldConfig = `${worldConfig},${markup}`;
   let server = await startServer(0);
   const {match: viewMatch} = await start(
       cliBin, [`--target=${server.target}`, '--retries=1', `--deadline_ms=${20000 * SLOW}`, 'view',
@@ -354,6 +364,19 @@ async function run() {
   for (const socket of idle) socket.destroy();
   check(answered.statusCode === 200, `16 idle connections held a request for ${
                                    Math.round(performance.now() - t0)} ms (under 20 s)`);
+
+  // 11. Names from world files are text on the page: biome names that are markup show as those
+  // characters and never become elements (or run).
+  await page.select('#world', 'markup');
+  await waitFor(page, () => document.querySelector('#legend b')?.textContent === 'markup', null,
+                'the markup world\'s legend');
+  const legendShows = await page.evaluate(() => ({
+    text: document.getElementById('legend').textContent,
+    elements: document.querySelectorAll('#legend img, #legend b').length,
+    ran: window.__markup === 1}));
+  check(MARKUP_BIOMES.every((name) => legendShows.text.includes(name)) &&
+            legendShows.elements === 1 && !legendShows.ran,
+        `biome names that are markup are shown as text (${JSON.stringify(legendShows)})`);
 }
 
 // Tile latency per zoom (cold: blocks nobody asked for yet; warm: the same tiles again), and the

@@ -213,18 +213,28 @@ function fillLayer2(selected) {
   $('layer2').value = options.includes(selected) ? selected : 'dominant';
 }
 
+// Built from nodes, never from HTML: names come from world files.
 function legend() {
   const name = $('world').value, world = describe(name);
   if (!world) return;
   const d = world.description;
+  const element = (tag, text) => {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
   const rows = d.config.biomes.map((b) => {
     const c = b.color || {};
-    return `<div><span class="swatch" style="background:rgb(${c.r || 0},${c.g || 0},${c.b || 0})">` +
-           `</span>${b.name} <small>(${b.id})</small></div>`;
+    const swatch = element('span');
+    swatch.className = 'swatch';
+    swatch.style.background = `rgb(${c.r || 0},${c.g || 0},${c.b || 0})`;
+    const row = element('div');
+    row.append(swatch, `${b.name} `, element('small', `(${b.id})`));
+    return row;
   });
   const figures = (d.blender_figures || []).map((f) => `${f.name} ${+f.value.toFixed(4)}`);
-  $('legend').innerHTML = `<b>${name}</b>: ${d.blender}<br><small>${figures.join(', ')}</small>` +
-                          `<hr>${rows.join('')}`;
+  $('legend').replaceChildren(element('b', name), `: ${d.blender}`, element('br'),
+                              element('small', figures.join(', ')), element('hr'), ...rows);
 }
 
 function setStatus(text, error) {
