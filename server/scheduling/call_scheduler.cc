@@ -160,6 +160,14 @@ absl::StatusOr<std::unique_ptr<CallScheduler::Call>> CallScheduler::Admit(const 
                      "chunks or points"));
   }
   const int64_t reply_limit = interactive ? options_.max_reply_bytes : BackgroundReplyLimit();
+  if (shape.reply_bytes_per_task > reply_limit) {
+    return RefuseForGood(
+        "reply_memory",
+        absl::StrCat(
+            "one reply of this call may take ", shape.reply_bytes_per_task, " bytes, more than ",
+            interactive ? "max_reply_bytes = " : "background calls may reserve ", reply_limit,
+            " however empty the reply memory: ask for smaller chunks or fewer options"));
+  }
   if (reserved_reply_bytes_ + shape.reply_bytes_per_task > reply_limit) {
     return Refuse("reply_memory",
                   absl::StrCat("reply memory is full: ", reserved_reply_bytes_,

@@ -606,6 +606,30 @@ TEST(CallSchedulerTest, ACallBiggerThanTheQueueBoundIsToldToSplitNotToComeBack) 
   EXPECT_TRUE(fits.ok()) << fits.status();
 }
 
+// A reply that alone passes the reply budget can never be reserved: such a call is told so, not to
+// come back (a "retry in 100 ms" would be answered the same for ever).
+TEST(CallSchedulerTest, AReplyBiggerThanTheReplyBudgetIsRefusedForGood) {
+  BlendPool pool(1);
+  CallScheduler::Options options = Options(100);
+  options.max_reply_bytes = 1000;
+  options.interactive_reply_share = 0.25;  // Background calls may reserve 750 bytes.
+  CallScheduler scheduler(&pool, options);
+  for (const auto& [shape, limit] :
+       {std::pair{Shape(1, 1, 1001), "max_reply_bytes = 1000"},
+        std::pair{Shape(10, 100, 751), "background calls may reserve 750"}}) {
+    absl::Status refused = scheduler.Admit(shape, kNow).status();
+    EXPECT_EQ(CallScheduler::RefusalReason(refused), "reply_memory");
+    EXPECT_EQ(CallScheduler::RetryAfter(refused), absl::InfiniteDuration());
+    EXPECT_NE(refused.message().find(absl::StrCat("one reply of this call may take ",
+                                                  shape.reply_bytes_per_task, " bytes, more than ",
+                                                  limit, " however empty")),
+              std::string::npos)
+        << refused;
+  }
+  EXPECT_TRUE(scheduler.Admit(Shape(1, 1, 1000), kNow).ok());
+  EXPECT_TRUE(scheduler.Admit(Shape(10, 100, 750), kNow).ok());
+}
+
 // Many small calls with many tasks each: what counts is their work, not how many tasks wait (a
 // bound of 1024 waiting tasks refused most of 200 players' 16-chunk calls).
 TEST(CallSchedulerTest, ABurstThatFitsItsDeadlinesIsAdmittedWhateverItsTaskCount) {
