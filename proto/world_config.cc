@@ -17,6 +17,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "engine/blender.h"
 #include "google/protobuf/descriptor.h"
@@ -404,6 +405,16 @@ absl::StatusOr<std::vector<WorldSpec>> LoadWorldSpecs(const std::vector<std::str
   specs.reserve(files->size());
   for (WorldFile& file : *files) specs.push_back(std::move(file.spec));
   return specs;
+}
+
+std::vector<std::string> WorldConfigPaths(const std::vector<std::string>& values) {
+  std::vector<std::string> paths;
+  for (const std::string& value : values) {
+    for (absl::string_view path : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+      paths.emplace_back(path);
+    }
+  }
+  return paths;
 }
 
 absl::StatusOr<std::vector<WorldFile>> LoadWorldFiles(const std::vector<std::string>& paths) {

@@ -42,6 +42,9 @@ absl::StatusOr<WorldSpec> WorldSpecFromJson(absl::string_view json);
 inline constexpr int64_t kMaxWorldConfigBytes = int64_t{1} << 20;
 inline constexpr size_t kMaxWorldConfigFilesPerDirectory = 1024;
 
+// The paths --world_config values name: each value split at its commas (empty parts dropped).
+std::vector<std::string> WorldConfigPaths(const std::vector<std::string>& values);
+
 // Loads every world named by `paths`: each is a JSON file, or a directory whose *.json files are
 // all loaded (sorted by name, not recursive). Files are read without blocking and with bounded
 // memory: a path that is not a regular file (FIFO, device, socket, directory), a symlink loop, or a

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -61,6 +62,20 @@ absl::StatusOr<std::unique_ptr<const WorldRegistry>> WorldRegistry::Load(
     const std::vector<std::string>& paths) {
   absl::StatusOr<std::vector<WorldFile>> files = LoadWorldFiles(paths);
   if (!files.ok()) return files.status();
+  // A name defined twice, said with its files (Create knows only the worlds).
+  absl::flat_hash_map<std::string, std::string> file_of;
+  for (const WorldFile& file : *files) {
+    if (file.spec.name == kDefaultWorldName) {
+      return absl::InvalidArgumentError(absl::StrCat(file.path, ": world \"", kDefaultWorldName,
+                                                     "\" is the embedded world's name"));
+    }
+    auto [it, inserted] = file_of.emplace(file.spec.name, file.path);
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrCat("world \"", file.spec.name,
+                                                     "\" is defined twice: in ", it->second,
+                                                     " and in ", file.path));
+    }
+  }
   std::vector<WorldSpec> specs;
   specs.reserve(files->size());
   for (const WorldFile& file : *files) specs.push_back(file.spec);

@@ -20,7 +20,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
@@ -63,8 +62,8 @@ ABSL_FLAG(
 ABSL_FLAG(
     std::vector<std::string>, world_config, {},
     "World config JSON file (protobuf JSON mapping of worldgen.v1.WorldConfig) or a directory "
-    "of *.json files; repeatable and comma-separated. The embedded world \"default\" is always "
-    "served");
+    "of *.json files; repeatable and comma-separated (from --flagfile or --fromenv: its last "
+    "value). The embedded world \"default\" is always served");
 ABSL_FLAG(int32_t, max_chunks_per_request, 1024, "Most chunks one GenerateChunk call may ask for");
 ABSL_FLAG(int32_t, max_points_per_request, 4096, "Most points one SampleWeights call may ask for");
 ABSL_FLAG(int32_t, max_sections_per_request, 6144,
@@ -178,7 +177,7 @@ constexpr absl::Duration kShutdownLinger = absl::Seconds(1);
 }
 
 // Every --world_config value on the command line (absl keeps only the last occurrence of a flag).
-std::vector<std::string> WorldConfigPaths(int argc, char** argv) {
+std::vector<std::string> WorldConfigValues(int argc, char** argv) {
   std::vector<std::string> values;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
@@ -190,13 +189,7 @@ std::vector<std::string> WorldConfigPaths(int argc, char** argv) {
       values.emplace_back(argv[++i]);
     }
   }
-  std::vector<std::string> paths;
-  for (const std::string& value : values) {
-    for (absl::string_view path : absl::StrSplit(value, ',', absl::SkipEmpty())) {
-      paths.emplace_back(path);
-    }
-  }
-  return paths;
+  return values;
 }
 
 std::string HostPort(const std::string& host, int port) {
@@ -236,8 +229,15 @@ int Run(int argc, char** argv) {
   };
   usage_config.contains_helpshort_flags = usage_config.contains_help_flags;
   absl::SetFlagsUsageConfig(usage_config);
-  const std::vector<std::string> config_paths = WorldConfigPaths(argc, argv);
+  std::vector<std::string> config_values = WorldConfigValues(argc, argv);
   absl::ParseCommandLine(argc, argv);
+  // Abseil keeps the flag's last value: one the command line did not end with came from
+  // --flagfile or --fromenv, and counts too.
+  if (const std::string last = absl::StrJoin(absl::GetFlag(FLAGS_world_config), ",");
+      !last.empty() && (config_values.empty() || config_values.back() != last)) {
+    config_values.push_back(last);
+  }
+  const std::vector<std::string> config_paths = WorldConfigPaths(config_values);
 
   // Signals are taken synchronously by sigwait below; block them before any thread starts so every
   // thread inherits the mask.

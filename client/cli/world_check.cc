@@ -10,12 +10,15 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/output.h"
 #include "engine/blender.h"
+#include "proto/world_config.h"
 #include "proto/world_registry.h"
 
 namespace worldgen::cli {
 
 absl::StatusOr<WorldCheck> LoadWorldCheck(const std::vector<std::string>& paths) {
-  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry = WorldRegistry::Load(paths);
+  // As the server reads --world_config: a path may be a comma-separated list.
+  absl::StatusOr<std::unique_ptr<const WorldRegistry>> registry =
+      WorldRegistry::Load(WorldConfigPaths(paths));
   if (!registry.ok()) return registry.status();
   WorldCheck check;
   for (const std::string& name : (*registry)->names()) {

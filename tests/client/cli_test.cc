@@ -762,6 +762,19 @@ TEST_F(CliTest, CheckFailsAWorldThatIsNotTheFingerprintItsFileExpects) {
       << changed.err;
 }
 
+// check reads its paths as the server reads --world_config: comma-separated lists included.
+TEST_F(CliTest, CheckTakesCommaSeparatedPathsAsTheServerDoes) {
+  absl::StatusOr<std::unique_ptr<TempDir>> dir = TempDir::Create("worldgen-check-commas");
+  ASSERT_TRUE(dir.ok());
+  WriteWorld((*dir)->File("a.json"), "a", 1);
+  WriteWorld((*dir)->File("b.json"), "b", 2);
+  CommandResult both =
+      Cli({"check", absl::StrCat((*dir)->File("a.json"), ",", (*dir)->File("b.json"))}, false);
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("\na "), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("\nb "), std::string::npos) << both.out;
+}
+
 TEST_F(CliTest, UsageErrorsExitTwo) {
   const std::vector<std::vector<std::string>> cases = {
       {},                                   // No subcommand.

@@ -70,7 +70,8 @@ TEST_F(WorldGenServerStartupTest, BadWorldConfigsExitWithCodeTwoAndAMessage) {
       {"malformed.json", R"({"name": "w", "biomes": [)", "WorldConfig"},
       {"invalid.json", R"({"name": "w", "biomes": [{"id": 1, "name": "a"}], "blendRadius": 1})",
        "blend_radius"},
-      {"clash.json", R"({"name": "default", "biomes": [{"id": 1, "name": "a"}]})", "twice"},
+      {"clash.json", R"({"name": "default", "biomes": [{"id": 1, "name": "a"}]})",
+       "the embedded world's name"},
   };
   for (const Case& c : cases) {
     const std::string path = Write(c.file, c.json);
@@ -131,6 +132,33 @@ TEST_F(WorldGenServerStartupTest, RepeatedAndCommaSeparatedWorldConfigsAllLoad) 
   auto server = ServerProcess::Start({"--world_config=" + a + "," + b, "--world_config=" + c});
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_THAT((*server)->output(), HasSubstr("worlds=[alpha,bravo,charlie,default]"));
+}
+
+// A deployment that keeps its flags in a file (or the environment) gets its worlds too.
+TEST_F(WorldGenServerStartupTest, WorldConfigsFromAFlagfileLoad) {
+  const std::string a = Write("a.json", R"({"name": "alpha", "biomes": [{"id": 1, "name": "x"}]})");
+  const std::string b = Write("b.json", R"({"name": "bravo", "biomes": [{"id": 1, "name": "x"}]})");
+  const std::string flags = Write("flags.txt", "--world_config=" + b + "\n");
+  auto server = ServerProcess::Start({"--world_config=" + a, "--flagfile=" + flags});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_THAT((*server)->output(), HasSubstr("worlds=[alpha,bravo,default]"));
+}
+
+// A name two files define is refused naming both files (or the embedded world's name).
+TEST_F(WorldGenServerStartupTest, AWorldNameDefinedTwiceNamesItsFiles) {
+  const std::string a = Write("a.json", R"({"name": "alpha", "biomes": [{"id": 1, "name": "x"}]})");
+  const std::string again =
+      Write("again.json", R"({"name": "alpha", "biomes": [{"id": 2, "name": "y"}]})");
+  ServerExit twice = Run({"--world_config=" + a + "," + again});
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_THAT(twice.output,
+              HasSubstr("world \"alpha\" is defined twice: in " + a + " and in " + again));
+  const std::string named_default =
+      Write("d.json", R"({"name": "default", "biomes": [{"id": 1, "name": "x"}]})");
+  ServerExit embedded = Run({"--world_config=" + named_default});
+  EXPECT_EQ(embedded.exit_code, 2) << embedded.output;
+  EXPECT_THAT(embedded.output,
+              HasSubstr(named_default + ": world \"default\" is the embedded world's name"));
 }
 
 TEST_F(WorldGenServerStartupTest, MetricsPortInUseExitsWithCodeOne) {
