@@ -13,7 +13,8 @@
 # Usage: follow-dns.sh LISTEN NAME:PORT
 # Environment: WORLDGEN_DNS_INTERVAL (default 2), WORLDGEN_RESOLVE (command printing the name's
 # addresses in its first column; default `getent ahostsv4`), WORLDGEN_NGINX (default `nginx`),
-# WORLDGEN_NGINX_CONF (default /etc/nginx/conf.d/worldgen.conf), and render-config.sh's.
+# WORLDGEN_NGINX_CONF (default /etc/nginx/conf.d/worldgen.conf), WORLDGEN_NGINX_WORKERS (nginx's
+# worker_processes, default auto; the main config must not set it), and render-config.sh's.
 # SIGTERM or SIGQUIT: nginx stops gracefully (SIGQUIT), then this exits with its status.
 set -eu
 if [ "$#" -ne 2 ]; then
@@ -50,16 +51,20 @@ render() {
   "$here/render-config.sh" "$listen" $1 >"$conf.new" && mv "$conf.new" "$conf"
 }
 
+# Until nginx runs, a stop signal ends the wait at once (as PID 1, a shell ignores the signals it
+# has no handler for: the pod would wait out its whole grace period).
+trap 'exit 143' TERM QUIT INT
 current=$(upstreams)
 while [ -z "$current" ]; do
   echo "follow-dns: $name has no addresses yet" >&2
-  sleep "$interval"
+  sleep "$interval" &
+  wait $! || true
   current=$(upstreams)
 done
 render "$current"
 echo "follow-dns: upstreams $current" >&2
 watched=$(watched_files)
-$nginx_cmd -g 'daemon off;' &
+$nginx_cmd -g "daemon off; worker_processes ${WORLDGEN_NGINX_WORKERS:-auto};" &
 nginx_pid=$!
 trap 'kill -QUIT "$nginx_pid" 2>/dev/null || true' TERM QUIT INT
 while kill -0 "$nginx_pid" 2>/dev/null; do

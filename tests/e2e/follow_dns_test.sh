@@ -170,5 +170,24 @@ kill -0 "$follow" 2>/dev/null && fail "follow-dns.sh did not stop within 10 s of
 wait "$follow" || status=$?
 [[ $status -eq 0 ]] || fail "follow-dns.sh exited $status"
 kill -0 "$nginx_pid" 2>/dev/null && fail "nginx outlived follow-dns.sh"
+
+# Stopped while the name has no address yet, as PID 1 (a pod's balancer started before any replica
+# is ready): it must stop at once, not wait out the pod's grace period. PID 1 only where this
+# machine lets us make a PID namespace (unshare, as root); else as any process.
+: >"$tmp/answer"
+pid1=()
+if unshare --pid --fork --mount-proc true 2>/dev/null; then pid1=(unshare --pid --fork --mount-proc); fi
+WORLDGEN_DNS_INTERVAL=1 WORLDGEN_RESOLVE="$tmp/resolve.sh" \
+  "${pid1[@]}" "$root/docker/nginx/follow-dns.sh" 127.0.0.1:0 replicas:1 >"$tmp/wait.log" 2>&1 &
+waiting=$!
+eventually grep -q "has no addresses yet" "$tmp/wait.log" || fail "follow-dns.sh did not start waiting"
+# The script itself: unshare's child (the namespace's PID 1), or the process started.
+script=$waiting
+if [[ ${#pid1[@]} -gt 0 ]]; then script=$(children "$waiting"); fi
+[[ -n $script ]] || fail "no follow-dns.sh process under unshare"
+kill -TERM $script
+for _ in $(seq 15); do kill -0 "$waiting" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$waiting" 2>/dev/null && fail "follow-dns.sh waiting for DNS did not stop within 3 s of SIGTERM"
 echo "follow-dns: followed 127.0.0.1 -> 127.0.0.2 with a reload, kept them on an empty answer," \
-  "served a renewed TLS certificate, refused a revoked API key, stopped cleanly"
+  "served a renewed TLS certificate, refused a revoked API key, stopped cleanly (also while" \
+  "waiting for DNS${pid1[*]:+, as PID 1})"

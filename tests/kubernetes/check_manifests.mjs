@@ -269,6 +269,11 @@ function ruleProblems(objects, alertsYaml) {
       p(h, `scaleTargetRef ${ref.kind}/${ref.name} is not in this render`);
     }
     if (h.spec.minReplicas > h.spec.maxReplicas) p(h, "minReplicas > maxReplicas");
+    // A count in the Deployment would reset the autoscaler's on every apply.
+    const target = deployments.find((d) => d.metadata.name === ref.name);
+    if (target && target.spec.replicas !== undefined) {
+      p(target, `sets spec.replicas while ${describe(h)} scales it`);
+    }
   }
   for (const m of of("ServiceMonitor")) {
     const svc = services.filter((s) => matches(m.spec.selector.matchLabels, s.metadata.labels));
@@ -440,6 +445,8 @@ function mutations(objects) {
       (os) => { container(os).args = container(os).args.filter((a) => !a.startsWith("--port=")); },
       "--port"],
     ["misspelt field", (os) => { server(os).spec.replicaz = 2; }, "replicaz"],
+    ["a replica count beside the autoscaler", (os) => { server(os).spec.replicas = 3; },
+      "sets spec.replicas while"],
     ["replicas' gRPC port open to the cluster under --fair_share=client_header", (os) => {
       os.find((o) => o.kind === "NetworkPolicy").spec.ingress.push({ ports: [{ port: "grpc" }] });
     }, "admits gRPC"],
