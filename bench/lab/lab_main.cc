@@ -837,9 +837,16 @@ int Main(int argc, char** argv) {
   } else {
     PrintTable(*lab, rows);
   }
-  // A method this world's parameters do not suit is reported in its row; only failures fail the
-  // run.
+  // A method this world's parameters do not suit is reported in its row; failures fail the run,
+  // and so does a run in which no method ran (it measured nothing).
   for (const Row& row : rows) status = row.failed ? 1 : status;
+  const auto ran =
+      std::find_if(rows.begin(), rows.end(), [](const Row& r) { return r.error.empty(); });
+  if (ran == rows.end()) {
+    std::fprintf(stderr, "worldgen-lab: no method ran%s%s\n", rows.empty() ? "" : ": ",
+                 rows.empty() ? " (none was asked for)" : rows.front().error.c_str());
+    return 1;
+  }
   return status;
 }
 

@@ -354,6 +354,11 @@ TEST(LabTest, BadFlagsAreRefusedWithTheReason) {
   const CommandResult size = Lab({"--chunk_size=12", out});
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("--chunk_size=12"), std::string::npos) << size.err;
+  // Parameters no method can run with: every row says why, and the run, which measured nothing,
+  // fails.
+  const CommandResult none = Lab({"--methods=scattered:jitter=nan", out});
+  EXPECT_EQ(none.exit_code, 1) << none.out;
+  EXPECT_NE(none.err.find("no method ran: "), std::string::npos) << none.err;
 }
 
 }  // namespace
