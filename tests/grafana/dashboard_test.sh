@@ -56,8 +56,8 @@ eventually 10 "$cli" "${through_lb[@]}" health >/dev/null 2>&1 || fail "no SERVI
 "$cli" "${through_lb[@]}" load --duration=4s --concurrency=2 --progress=false >/dev/null ||
   fail "the load through nginx failed"
 "$cli" "${through_lb[@]}" sample 1 2 300 -40 >/dev/null || fail "sample failed"
-if "$cli" "${through_lb[@]}" --retries=0 chunk 0 0 --size=3 >/dev/null 2>&1; then
-  fail "a chunk of size 3 was not refused"
+if "$cli" "${through_lb[@]}" --retries=0 chunk 0 0 --size=512 >/dev/null 2>&1; then
+  fail "a chunk of size 512 was not refused"
 fi
 # Every series has a second sample after the load (one scrape a second).
 sleep 3
