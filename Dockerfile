@@ -44,8 +44,11 @@ RUN ! ldd /usr/local/bin/worldgen-server /usr/local/bin/worldgen | grep 'not fou
 USER worldgen
 # gRPC, then Prometheus /metrics.
 EXPOSE 50051 9464
-# SIGTERM: health turns NOT_SERVING, in-flight calls drain for up to --shutdown_grace_seconds (default 10),
-# exit 0. Give `docker stop -t` / compose stop_grace_period more than that.
+# SIGTERM: health turns NOT_SERVING while calls are still accepted for
+# --shutdown_drain_delay_seconds (default 5), then in-flight calls get up to
+# --shutdown_grace_seconds (default 10), exit 0: up to about 15 s. Plain `docker stop` kills at
+# 10 s: give `docker stop -t` / compose stop_grace_period more than drain + grace + 1 s (compose's
+# 20 s does).
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=5s --timeout=3s --start-period=20s --retries=3 \
     CMD ["/usr/local/bin/worldgen", "--target=127.0.0.1:50051", "--deadline_ms=2000", "health"]
