@@ -606,14 +606,19 @@ TEST(CallSchedulerTest, ACallBiggerThanTheQueueBoundIsToldToSplitNotToComeBack) 
   EXPECT_TRUE(fits.ok()) << fits.status();
 }
 
+// A reply budget of 1000 bytes, of which background calls may reserve 750.
+CallScheduler::Options ThousandByteReplyOptions() {
+  CallScheduler::Options options = Options(100);
+  options.max_reply_bytes = 1000;
+  options.interactive_reply_share = 0.25;
+  return options;
+}
+
 // A reply that alone passes the reply budget can never be reserved: such a call is told so, not to
 // come back (a "retry in 100 ms" would be answered the same for ever).
 TEST(CallSchedulerTest, AReplyBiggerThanTheReplyBudgetIsRefusedForGood) {
   BlendPool pool(1);
-  CallScheduler::Options options = Options(100);
-  options.max_reply_bytes = 1000;
-  options.interactive_reply_share = 0.25;  // Background calls may reserve 750 bytes.
-  CallScheduler scheduler(&pool, options);
+  CallScheduler scheduler(&pool, ThousandByteReplyOptions());
   for (const auto& [shape, limit] :
        {std::pair{Shape(1, 1, 1001), "max_reply_bytes = 1000"},
         std::pair{Shape(10, 100, 751), "background calls may reserve 750"}}) {
@@ -712,10 +717,7 @@ TEST(CallSchedulerTest, InteractiveCallsShedTheNewestBackgroundWorkInsteadOfBein
 
 TEST(CallSchedulerTest, BackgroundCallsLeaveAShareOfTheReplyBudgetToInteractiveOnes) {
   BlendPool pool(1);
-  CallScheduler::Options options = Options(100);
-  options.max_reply_bytes = 1000;
-  options.interactive_reply_share = 0.25;  // Background calls may reserve 750 bytes.
-  CallScheduler scheduler(&pool, options);
+  CallScheduler scheduler(&pool, ThousandByteReplyOptions());
   auto bulk = *scheduler.Admit(Shape(10, 100, 300), kNow);
   auto bulk2 = *scheduler.Admit(Shape(10, 100, 300), kNow);
   absl::Status full = scheduler.Admit(Shape(10, 100, 300), kNow).status();
