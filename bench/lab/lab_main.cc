@@ -56,6 +56,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -853,4 +854,15 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace worldgen::lab
 
-int main(int argc, char** argv) { return worldgen::lab::Main(argc, argv); }
+int main(int argc, char** argv) {
+  // A region the flags allow can still need more memory than the machine has (every method keeps
+  // its full picture): say so instead of dying on an uncaught exception.
+  try {
+    return worldgen::lab::Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "worldgen-lab: out of memory: the region's pictures do not fit this machine; "
+                 "ask for a smaller --region or fewer --methods\n");
+    return 1;
+  }
+}
