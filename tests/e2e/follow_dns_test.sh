@@ -176,10 +176,15 @@ kill -0 "$nginx_pid" 2>/dev/null && fail "nginx outlived follow-dns.sh"
 # machine lets us make a PID namespace (unshare, as root); else as any process.
 : >"$tmp/answer"
 pid1=()
-if unshare --pid --fork --mount-proc true 2>/dev/null; then pid1=(unshare --pid --fork --mount-proc); fi
+# --kill-child: when the cleanup kills unshare (which ignores SIGTERM while it waits), its child
+# goes too, even if the script failed to stop.
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+  pid1=(unshare --pid --fork --mount-proc --kill-child=SIGKILL)
+fi
 WORLDGEN_DNS_INTERVAL=1 WORLDGEN_RESOLVE="$tmp/resolve.sh" \
   "${pid1[@]}" "$root/docker/nginx/follow-dns.sh" 127.0.0.1:0 replicas:1 >"$tmp/wait.log" 2>&1 &
 waiting=$!
+pids+=("$waiting")
 eventually grep -q "has no addresses yet" "$tmp/wait.log" || fail "follow-dns.sh did not start waiting"
 # The script itself: unshare's child (the namespace's PID 1), or the process started.
 script=$waiting
