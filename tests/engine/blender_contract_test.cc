@@ -318,7 +318,15 @@ TEST_P(BlenderContractTest, ThreadsOrderAndCacheDoNotChangeResults) {
     // Samples no biome source (its noise is per column): the cache must stay untouched.
     EXPECT_EQ(cache.stats().hits + cache.stats().misses, 0u);
   } else {
-    EXPECT_GT(cache.stats().hits, 0u);
+    // Whether the threads overlapped in time (and so found each other's tiles) is the machine's
+    // affair: on a loaded one they may run one after another and never hit. A chunk blended twice
+    // in a row finds its own tiles, bit for bit the same.
+    const auto [cx, cz] = chunks.front();
+    const uint64_t hits = cache.stats().hits;
+    for (int again = 0; again < 2; ++again) {
+      EXPECT_EQ(HashChunk(*world.BlendChunk(cx, cz, 16, kEverything, &cache)), reference.front());
+    }
+    EXPECT_GT(cache.stats().hits, hits);
     EXPECT_GT(cache.stats().evictions, 0u);
   }
 }
